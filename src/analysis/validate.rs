@@ -1,0 +1,80 @@
+//! Semantic checks: a program that fails one of these would be miscompiled
+//! by an out-of-core schedule, so it is refused with a diagnostic.
+
+use crate::diag::{DiagResult, Diagnostic};
+use crate::front::tpace::intent_word;
+use crate::ir::{AccessKind, Intent, Program};
+
+/// Check every sweep's accesses against the directive and the schedules' assumptions.
+pub fn validate(program: &Program) -> DiagResult<()> {
+    let p = &program.pipeline;
+    let mut errors = Vec::new();
+    for sweep in &p.body {
+        for acc in &sweep.accesses {
+            let array = &p.arrays[acc.array];
+            match acc.kind {
+                AccessKind::Write => {
+                    if array.intent == Intent::In {
+                        errors.push(Diagnostic::new(
+                            acc.span.clone(),
+                            format!("`{}` is written but listed in {}(...)", array.name, intent_word(array.intent)),
+                            "write to a read-only array",
+                            format!("move `{}` to targetinout(...)", array.name),
+                        ));
+                    }
+                    if acc.offsets.iter().any(|o| *o != 0) {
+                        errors.push(Diagnostic::new(
+                            acc.span.clone(),
+                            format!("`{}` is written at a non-zero offset {:?}", array.name, acc.offsets),
+                            "writes must be at the loop indices",
+                            "write each point at offset 0 (a[x][y] = ...) and read neighbours at offsets",
+                        ));
+                    }
+                }
+                AccessKind::Read => {
+                    for (pos, off) in acc.offsets.iter().enumerate() {
+                        let h = p.halo[pos];
+                        if *off < -h.minus || *off > h.plus {
+                            let dim = p.grid.rank() - pos;
+                            errors.push(Diagnostic::new(
+                                acc.span.clone(),
+                                format!(
+                                    "`{}` is read at offset {off} in dim({dim}), outside the declared halo [{}:{}]",
+                                    array.name, h.minus, h.plus
+                                ),
+                                "outside the halo",
+                                format!(
+                                    "widen the halo clause for dim({dim}) to at least [{}:{}]",
+                                    h.minus.max(-off),
+                                    h.plus.max(*off)
+                                ),
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+        // In-place update with neighbour reads (Gauss-Seidel): the result depends on
+        // the loop order, which a chunked, parallel schedule can not keep.
+        for acc in &sweep.accesses {
+            let reads_neighbour = acc.kind == AccessKind::Read && acc.offsets.iter().any(|o| *o != 0);
+            let writes_same = sweep
+                .accesses
+                .iter()
+                .any(|w| w.kind == AccessKind::Write && w.array == acc.array);
+            if reads_neighbour && writes_same {
+                let name = &p.arrays[acc.array].name;
+                errors.push(Diagnostic::new(
+                    acc.span.clone(),
+                    format!("`{name}` is read at a neighbour and written in the same sweep"),
+                    "in-place (Gauss-Seidel) update",
+                    format!(
+                        "the result depends on the sequential loop order, which tpace can not keep; \
+                         write the new values to a second array and copy or swap them into `{name}` in a later sweep"
+                    ),
+                ));
+            }
+        }
+    }
+    if errors.is_empty() { Ok(()) } else { Err(errors) }
+}

@@ -1,0 +1,37 @@
+//! Back ends: print a target program from the IR, its facts and the plan.
+//! Back ends only print; every decision is made in `analysis` and `plan`.
+//!
+//! Each target lives in its own folder with the runtime it embeds; the
+//! pieces every target shares (source splicing, the array dump, naming) are
+//! in [`common`].
+
+pub mod common;
+pub mod openacc;
+pub mod reference;
+
+use crate::analysis::Facts;
+use crate::ir::Program;
+use crate::plan::Plan;
+
+/// Output languages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Target {
+    /// OpenACC C with explicit device buffers (the default).
+    Openacc,
+}
+
+impl Target {
+    /// Lower-case name, as on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Target::Openacc => "openacc",
+        }
+    }
+}
+
+/// Print the translated program for `target`.
+pub fn emit(target: Target, program: &Program, facts: &Facts, plan: &Plan) -> String {
+    match target {
+        Target::Openacc => openacc::emit(program, facts, plan),
+    }
+}

@@ -1,0 +1,124 @@
+//! The driver: runs the passes in order and does what the command line asks
+//! (translate, check, run).
+
+pub mod dump;
+pub mod run;
+
+use crate::analysis::{self, Facts};
+use crate::back::{self, Target};
+use crate::diag::{self, Diagnostic};
+use crate::front;
+use crate::ir::Program;
+use crate::plan::{self, Plan};
+use std::path::Path;
+
+/// A program that passed the front end and analysis, with its plan.
+#[derive(Debug, Clone)]
+pub struct Compiled {
+    /// The IR.
+    pub program: Program,
+    /// What analysis found.
+    pub facts: Facts,
+    /// Structural decisions for the back ends.
+    pub plan: Plan,
+}
+
+/// A failure with a message ready for the user (diagnostics already rendered).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure(pub String);
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Front end, validation, facts and plan for source text.
+pub fn compile_source(path: &str, source: &str) -> Result<Compiled, Vec<Diagnostic>> {
+    let program = front::parse(path, source)?;
+    analysis::validate(&program)?;
+    let facts = analysis::facts(&program);
+    let plan = plan::plan(&program, &facts);
+    Ok(Compiled {
+        program,
+        facts,
+        plan,
+    })
+}
+
+/// Read and compile a file; diagnostics come back rendered.
+pub fn compile_file(path: &Path) -> Result<Compiled, Failure> {
+    let shown = path.display().to_string();
+    let source = std::fs::read_to_string(path)
+        .map_err(|e| Failure(format!("error: cannot read {shown}: {e}\n")))?;
+    compile_source(&shown, &source).map_err(|d| Failure(diag::render(&shown, &source, &d)))
+}
+
+/// The translated program text for a target.
+pub fn translate(compiled: &Compiled, target: Target) -> String {
+    back::emit(target, &compiled.program, &compiled.facts, &compiled.plan)
+}
+
+/// Write a file all at once: a temporary file in the same folder, renamed into place,
+/// so that a failure never leaves a half-written output.
+pub fn write_atomically(path: &Path, text: &str) -> Result<(), Failure> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let fail = |e: std::io::Error| Failure(format!("error: cannot write {}: {e}\n", path.display()));
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(fail)?;
+    std::io::Write::write_all(&mut tmp, text.as_bytes()).map_err(fail)?;
+    tmp.persist(path).map_err(|e| fail(e.error))?;
+    Ok(())
+}
+
+/// A short human summary of what analysis found (for `tpace check`).
+pub fn summary(compiled: &Compiled) -> String {
+    let p = &compiled.program.pipeline;
+    let f = &compiled.facts;
+    let mut out = format!(
+        "{}: pipeline of {} sweep(s) over a {}-D grid, cut along dim({})\n",
+        p.location,
+        p.body.len(),
+        p.grid.rank(),
+        p.grid.rank()
+    );
+    for ((arr, t), transfer) in p.arrays.iter().zip(&f.arrays).zip(&compiled.plan.transfers) {
+        out.push_str(&format!(
+            "  array {:<10} {:<6} read={} written={} pure_temporary={} transfer={transfer:?}\n",
+            arr.name,
+            arr.elem.c_name(),
+            t.read,
+            t.written,
+            t.pure_temporary,
+        ));
+    }
+    let halo = |h: &[crate::ir::Halo]| {
+        h.iter()
+            .map(|h| format!("[{}:{}]", h.minus, h.plus))
+            .collect::<String>()
+    };
+    out.push_str(&format!(
+        "  halo declared {} used {}; per step along the cut axis {}:{}\n",
+        halo(&p.halo),
+        halo(&f.halo_used),
+        compiled.plan.step_reach.minus,
+        compiled.plan.step_reach.plus
+    ));
+    for (s, sf) in f.sweeps.iter().enumerate() {
+        let copy = sf.copy.map_or(String::new(), |(d, r)| {
+            format!(" (copy {} -> {})", p.arrays[r].name, p.arrays[d].name)
+        });
+        out.push_str(&format!(
+            "  sweep {}: {} flops/point{copy}\n",
+            s + 1,
+            p.body[s].flops
+        ));
+    }
+    out.push_str(&format!(
+        "  per point and step: {} flops, {} bytes\n",
+        f.flops_per_point, f.bytes_per_point
+    ));
+    out
+}

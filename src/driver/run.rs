@@ -1,0 +1,222 @@
+//! `tpace run`: translate, build the original and the translated program,
+//! run both, compare every listed array bit for bit, and report.
+
+use super::dump::{self, DumpedArray};
+use super::{Compiled, Failure, translate};
+use crate::back::{Target, reference};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The C compiler and how it is asked for OpenACC.
+#[derive(Debug, Clone)]
+pub struct Toolchain {
+    /// Compiler command (`$CC`, else `gcc`).
+    pub cc: String,
+    /// Flags that turn on OpenACC (gcc: `-fopenacc`, host fallback without a GPU).
+    pub openacc_flags: Vec<String>,
+    /// Extra flags for both builds.
+    pub cflags: Vec<String>,
+}
+
+impl Toolchain {
+    /// `$CC` or gcc, with gcc's OpenACC flag.
+    pub fn detect() -> Toolchain {
+        let cc = std::env::var("CC").ok().filter(|c| !c.is_empty()).unwrap_or_else(|| "gcc".into());
+        let openacc_flags = if cc.contains("nvc") { vec!["-acc".into()] } else { vec!["-fopenacc".into()] };
+        Toolchain {
+            cc,
+            openacc_flags,
+            cflags: vec!["-O2".into()],
+        }
+    }
+}
+
+/// A built program and what the compiler said about it.
+#[derive(Debug, Clone)]
+pub struct Built {
+    /// Path of the executable.
+    pub binary: PathBuf,
+    /// Compiler warnings (empty when clean).
+    pub warnings: String,
+}
+
+/// Which program is being built.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flavour {
+    /// The user's sequential program (pragmas ignored).
+    Reference,
+    /// The translated OpenACC program.
+    Openacc,
+}
+
+/// Write `text` to `dir/name.c` and compile it to `dir/name`.
+pub fn build(tc: &Toolchain, text: &str, dir: &Path, name: &str, flavour: Flavour) -> Result<Built, Failure> {
+    let c_file = dir.join(format!("{name}.c"));
+    let binary = dir.join(name);
+    std::fs::write(&c_file, text).map_err(|e| Failure(format!("error: cannot write {}: {e}\n", c_file.display())))?;
+    let mut cmd = Command::new(&tc.cc);
+    cmd.args(&tc.cflags).args(["-std=gnu11", "-Wall", "-Wextra"]);
+    match flavour {
+        // The sequential build ignores the tpace pragmas, quietly.
+        Flavour::Reference => cmd.arg("-Wno-unknown-pragmas"),
+        Flavour::Openacc => cmd.args(&tc.openacc_flags),
+    };
+    cmd.arg(&c_file).arg("-o").arg(&binary).arg("-lm");
+    let out = cmd
+        .output()
+        .map_err(|e| Failure(format!("error: cannot run the C compiler `{}`: {e}\n  help: install gcc or set CC\n", tc.cc)))?;
+    let warnings = String::from_utf8_lossy(&out.stderr).into_owned();
+    if !out.status.success() {
+        return Err(Failure(format!(
+            "error: {} failed to build {}:\n{warnings}",
+            tc.cc,
+            c_file.display()
+        )));
+    }
+    Ok(Built { binary, warnings })
+}
+
+/// What one run of a program produced.
+#[derive(Debug, Clone)]
+pub struct Execution {
+    /// Standard output (the program's own prints, e.g. a checksum).
+    pub stdout: String,
+    /// Standard error (tpace's report line among it).
+    pub stderr: String,
+    /// The arrays dumped after the time loop.
+    pub dump: Vec<DumpedArray>,
+    /// `key=value` pairs of the `tpace:` report line, if one was printed.
+    pub report: BTreeMap<String, String>,
+    /// Seconds the time loop took, as the program measured it.
+    pub seconds: Option<f64>,
+}
+
+/// Run a binary with extra environment variables and collect its dump.
+pub fn execute(binary: &Path, args: &[String], env: &[(String, String)], dump_path: &Path) -> Result<Execution, Failure> {
+    let _ = std::fs::remove_file(dump_path);
+    let out = Command::new(binary)
+        .args(args)
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .env("TPACE_DUMP", dump_path)
+        .output()
+        .map_err(|e| Failure(format!("error: cannot run {}: {e}\n", binary.display())))?;
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    if !out.status.success() {
+        return Err(Failure(format!(
+            "error: {} exited with {}:\n{stderr}",
+            binary.display(),
+            out.status
+        )));
+    }
+    let dump = dump::read(dump_path).map_err(|e| Failure(format!("error: {e}\n")))?;
+    let report = parse_report(&stderr);
+    let seconds = report.get("seconds").and_then(|s| s.parse().ok());
+    Ok(Execution {
+        stdout,
+        stderr,
+        dump,
+        report,
+        seconds,
+    })
+}
+
+/// `key=value` words of the last `tpace:` or `tpace-reference:` line.
+pub fn parse_report(stderr: &str) -> BTreeMap<String, String> {
+    stderr
+        .lines()
+        .rev()
+        .find(|l| l.starts_with("tpace: ") || l.starts_with("tpace-reference: "))
+        .map(|l| {
+            l.split_whitespace()
+                .filter_map(|w| w.split_once('='))
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Run-time parameters to pass to the translated program (unset: its defaults).
+#[derive(Debug, Clone, Default)]
+pub struct Params {
+    /// `TPACE_SCHEDULE`
+    pub schedule: Option<String>,
+    /// `TPACE_K`
+    pub k: Option<u64>,
+    /// `TPACE_CHUNK`
+    pub chunk: Option<u64>,
+    /// `TPACE_STREAMS`
+    pub streams: Option<u64>,
+}
+
+impl Params {
+    /// The environment variables these parameters set.
+    pub fn env(&self) -> Vec<(String, String)> {
+        let mut env = Vec::new();
+        if let Some(s) = &self.schedule {
+            env.push(("TPACE_SCHEDULE".into(), s.clone()));
+        }
+        for (name, v) in [("TPACE_K", self.k), ("TPACE_CHUNK", self.chunk), ("TPACE_STREAMS", self.streams)] {
+            if let Some(v) = v {
+                env.push((name.into(), v.to_string()));
+            }
+        }
+        env
+    }
+}
+
+/// The outcome of `tpace run`.
+#[derive(Debug, Clone)]
+pub struct RunOutcome {
+    /// The short report for the user.
+    pub summary: String,
+    /// `None` if every listed array matched bit for bit, else the first difference.
+    pub difference: Option<String>,
+}
+
+/// Translate, build both programs in a scratch folder, run both, compare.
+pub fn run(
+    compiled: &Compiled,
+    target: Target,
+    tc: &Toolchain,
+    args: &[String],
+    params: &Params,
+    keep: Option<&Path>,
+) -> Result<RunOutcome, Failure> {
+    let scratch = tempfile::tempdir().map_err(|e| Failure(format!("error: cannot make a scratch folder: {e}\n")))?;
+    let dir = keep.unwrap_or(scratch.path());
+    std::fs::create_dir_all(dir).map_err(|e| Failure(format!("error: cannot create {}: {e}\n", dir.display())))?;
+    let reference = build(tc, &reference::emit(&compiled.program), dir, "reference", Flavour::Reference)?;
+    let translated = build(tc, &translate(compiled, target), dir, "translated", Flavour::Openacc)?;
+    let seq = execute(&reference.binary, args, &[], &dir.join("reference.dump"))?;
+    let acc = execute(&translated.binary, args, &params.env(), &dir.join("translated.dump"))?;
+    let difference = dump::first_difference(&seq.dump, &acc.dump);
+    let r = &acc.report;
+    let get = |k: &str| r.get(k).map_or("?", |v| v.as_str());
+    let verdict = match &difference {
+        None => format!(
+            "identical ({} arrays, {} cells each)",
+            seq.dump.len(),
+            seq.dump.first().map_or(0, |a| a.data.len() / a.elem.max(1))
+        ),
+        Some(d) => format!("DIFFERENT: first at {d}"),
+    };
+    let summary = format!(
+        "{path}: target {target} schedule={sched} k={k} b={b} streams={s} chunks={c} steps={steps}\n\
+         \x20 sequential {seq_t} s, translated {acc_t} s ({glups} Glup/s)\n\
+         \x20 {verdict}\n",
+        path = compiled.program.path,
+        target = target.name(),
+        sched = get("schedule"),
+        k = get("k"),
+        b = get("b"),
+        s = get("streams"),
+        c = get("chunks"),
+        steps = get("steps"),
+        seq_t = seq.seconds.map_or("?".into(), |s| format!("{s:.4}")),
+        acc_t = acc.seconds.map_or("?".into(), |s| format!("{s:.4}")),
+        glups = get("glups"),
+    );
+    Ok(RunOutcome { summary, difference })
+}

@@ -1,0 +1,95 @@
+//! Helpers over tree-sitter's concrete syntax tree of a C file.
+
+use crate::diag::Diagnostic;
+use crate::ir::Span;
+use tree_sitter::{Node, Parser, Tree};
+
+/// Parse C source. tree-sitter always returns a tree; errors show up as ERROR/MISSING nodes.
+pub fn parse_c(source: &str) -> Tree {
+    let mut parser = Parser::new();
+    parser
+        .set_language(&tree_sitter_c::LANGUAGE.into())
+        .expect("the bundled tree-sitter-c grammar matches the tree-sitter runtime");
+    parser
+        .parse(source, None)
+        .expect("parsing without a timeout or cancellation flag always yields a tree")
+}
+
+/// One diagnostic per syntax error in the tree (the first few, outermost first).
+pub fn syntax_errors(tree: &Tree, source: &str) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    collect_errors(tree.root_node(), source, &mut out);
+    out.truncate(5);
+    out
+}
+
+fn collect_errors(node: Node, source: &str, out: &mut Vec<Diagnostic>) {
+    if !node.has_error() {
+        return;
+    }
+    if node.is_missing() {
+        out.push(Diagnostic::new(
+            node.start_byte()..node.start_byte(),
+            format!("C syntax error: missing `{}`", node.kind()),
+            "expected here",
+            "fix the C syntax; the program must compile as plain C without tpace",
+        ));
+        return;
+    }
+    if node.is_error() {
+        let end = node.end_byte().min(node.start_byte() + first_line_len(source, node.start_byte()));
+        out.push(Diagnostic::new(
+            node.start_byte()..end.max(node.start_byte() + 1).min(source.len()),
+            "C syntax error",
+            "could not parse this",
+            "fix the C syntax; the program must compile as plain C without tpace",
+        ));
+        return;
+    }
+    let mut cursor = node.walk();
+    for child in node.children(&mut cursor) {
+        collect_errors(child, source, out);
+    }
+}
+
+fn first_line_len(source: &str, at: usize) -> usize {
+    source[at..].find('\n').unwrap_or(source.len() - at)
+}
+
+/// Source text of a node.
+pub fn text<'s>(node: Node, source: &'s str) -> &'s str {
+    &source[node.byte_range()]
+}
+
+/// Byte span of a node.
+pub fn span(node: Node) -> Span {
+    node.byte_range()
+}
+
+/// Named children of a node, in order.
+pub fn named_children(node: Node) -> Vec<Node> {
+    let mut cursor = node.walk();
+    node.named_children(&mut cursor).collect()
+}
+
+/// Every node under `node` (itself included), depth first.
+pub fn descendants(node: Node) -> Vec<Node> {
+    let mut out = Vec::new();
+    let mut stack = vec![node];
+    while let Some(n) = stack.pop() {
+        out.push(n);
+        let mut cursor = n.walk();
+        let children: Vec<Node> = n.named_children(&mut cursor).collect();
+        stack.extend(children.into_iter().rev());
+    }
+    out
+}
+
+/// The statements a loop body stands for: the children of a block, or the body itself.
+pub fn body_items(body: Node) -> Vec<Node> {
+    if body.kind() == "compound_statement" {
+        named_children(body)
+    } else {
+        vec![body]
+    }
+}

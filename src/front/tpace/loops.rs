@@ -1,0 +1,296 @@
+//! The time loop header and the spatial loop nests (sweeps) inside it.
+
+use super::subscripts;
+use crate::diag::{DiagResult, Diagnostic};
+use crate::front::cst::{body_items, descendants, span, text};
+use crate::ir::{Array, Grid, Span, Sweep, SweepLoop, TimeLoop};
+use tree_sitter::Node;
+
+/// The first line of a node, for diagnostics about a whole statement.
+pub fn first_line(node: Node, source: &str) -> Span {
+    let r = node.byte_range();
+    let len = source[r.clone()].find('\n').unwrap_or(r.len());
+    r.start..r.start + len
+}
+
+/// The header `for (...)` of a for statement, up to its body.
+fn header(node: Node, source: &str) -> Span {
+    let end = node
+        .child_by_field_name("body")
+        .map_or(node.end_byte(), |b| b.start_byte());
+    let r = node.start_byte()..end;
+    let trimmed = source[r.clone()].trim_end().len();
+    r.start..r.start + trimmed
+}
+
+/// Diagnostic for a spatial loop without `#pragma tpace loop dim(d)`.
+pub fn missing_dim(for_node: Node, source: &str) -> Diagnostic {
+    Diagnostic::new(
+        header(for_node, source),
+        "loop without `#pragma tpace loop dim(d)`",
+        "which dimension does this loop iterate?",
+        "put `#pragma tpace loop dim(d)` above every spatial loop, dim(1) on the innermost index",
+    )
+}
+
+/// `var = start` (or `T var = start`), `var < end` / `var <= end`, `var++`.
+struct Header {
+    var: String,
+    declared_type: Option<String>,
+    start: String,
+    end: String,
+    inclusive: bool,
+}
+
+fn parse_header(node: Node, source: &str, what: &str, form: &str) -> Result<Header, Diagnostic> {
+    let bad = || {
+        Diagnostic::new(
+            header(node, source),
+            format!("{what} does not have the form `{form}`"),
+            "unsupported loop header",
+            format!("write the {what} as `{form}`, counting up by one"),
+        )
+    };
+    let init = node.child_by_field_name("initializer").ok_or_else(bad)?;
+    let (var, declared_type, start) = match init.kind() {
+        "assignment_expression" => {
+            let left = init.child_by_field_name("left").ok_or_else(bad)?;
+            let op = init.child_by_field_name("operator").ok_or_else(bad)?;
+            if left.kind() != "identifier" || text(op, source) != "=" {
+                return Err(bad());
+            }
+            let right = init.child_by_field_name("right").ok_or_else(bad)?;
+            (text(left, source).to_string(), None, text(right, source).to_string())
+        }
+        "declaration" => {
+            let ty = init.child_by_field_name("type").ok_or_else(bad)?;
+            let decl = init.child_by_field_name("declarator").ok_or_else(bad)?;
+            let name = decl.child_by_field_name("declarator").ok_or_else(bad)?;
+            let value = decl.child_by_field_name("value").ok_or_else(bad)?;
+            if decl.kind() != "init_declarator" || name.kind() != "identifier" {
+                return Err(bad());
+            }
+            (
+                text(name, source).to_string(),
+                Some(text(ty, source).to_string()),
+                text(value, source).to_string(),
+            )
+        }
+        _ => return Err(bad()),
+    };
+    let cond = node.child_by_field_name("condition").ok_or_else(bad)?;
+    let (end, inclusive) = match cond.kind() {
+        "binary_expression" => {
+            let left = cond.child_by_field_name("left").ok_or_else(bad)?;
+            let op = text(cond.child_by_field_name("operator").ok_or_else(bad)?, source);
+            let right = cond.child_by_field_name("right").ok_or_else(bad)?;
+            if text(left, source) != var || !matches!(op, "<" | "<=") {
+                return Err(bad());
+            }
+            (text(right, source).to_string(), op == "<=")
+        }
+        _ => return Err(bad()),
+    };
+    let update = node.child_by_field_name("update").ok_or_else(bad)?;
+    let compact: String = text(update, source).split_whitespace().collect();
+    let increments = [
+        format!("{var}++"),
+        format!("++{var}"),
+        format!("{var}+=1"),
+        format!("{var}={var}+1"),
+    ];
+    if !increments.contains(&compact) {
+        return Err(bad());
+    }
+    Ok(Header {
+        var,
+        declared_type,
+        start,
+        end,
+        inclusive,
+    })
+}
+
+/// Read the time loop's header.
+pub fn time_loop(node: Node, source: &str) -> DiagResult<TimeLoop> {
+    let h = parse_header(node, source, "the time loop", "for (n = 0; n < N; n++)")
+        .map_err(|d| vec![d])?;
+    Ok(TimeLoop {
+        var: h.var,
+        declared_type: h.declared_type,
+        start: h.start,
+        end: h.end,
+        inclusive: h.inclusive,
+    })
+}
+
+/// Refuse jumps out of (or within) the time loop: with temporal blocking the
+/// loop runs k steps on the device at a time, so it can not stop early.
+pub fn forbid_jumps(time_loop: Node, source: &str) -> DiagResult<()> {
+    let errors: Vec<Diagnostic> = descendants(time_loop)
+        .into_iter()
+        .filter_map(|n| {
+            let word = match n.kind() {
+                "break_statement" => "break",
+                "continue_statement" => "continue",
+                "return_statement" => "return",
+                "goto_statement" => "goto",
+                _ => return None,
+            };
+            Some(Diagnostic::new(
+                first_line(n, source),
+                format!("`{word}` inside the pipelined time loop"),
+                "control leaves the regular loop structure here",
+                "the step count must be fixed before the loop starts (tpace paper §3.2): \
+                 remove the jump, or move the test after the time loop",
+            ))
+        })
+        .collect();
+    if errors.is_empty() { Ok(()) } else { Err(errors) }
+}
+
+/// Lower one loop nest whose outermost loop carries `loop dim(dim)`.
+pub fn sweep(
+    outer: Node,
+    dim: usize,
+    pragma: Node,
+    grid: &Grid,
+    arrays: &[Array],
+    loop_dim_of: impl Fn(Node) -> Option<usize>,
+    source: &str,
+) -> DiagResult<Sweep> {
+    let rank = grid.rank();
+    let mut loops = Vec::new();
+    let (mut node, mut dim, mut pragma) = (outer, dim, pragma);
+    let body = loop {
+        let Some(pos) = grid.position_of_dim(dim) else {
+            return Err(vec![Diagnostic::new(
+                super::pragma_line(pragma, source),
+                format!("`dim({dim})` but `size` declares {rank} dimensions"),
+                "no such dimension",
+                format!("number the loops dim(1) (innermost) to dim({rank}) (outermost)"),
+            )]);
+        };
+        if let Some(prev) = loops.iter().find(|l: &&SweepLoop| l.pos == pos) {
+            return Err(vec![Diagnostic::new(
+                super::pragma_line(pragma, source),
+                format!("duplicate `loop dim({dim})` in one loop nest"),
+                format!("dimension already iterated by `{}`", prev.var),
+                "each loop of a nest iterates a different dimension: dim(1) innermost, then dim(2), ...",
+            )]);
+        }
+        let h = parse_header(node, source, "a spatial loop", "for (x = lo; x < hi; x++)")
+            .map_err(|d| vec![d])?;
+        loops.push(SweepLoop {
+            pos,
+            var: h.var,
+            declared_type: h.declared_type,
+            lo: h.start,
+            hi: if h.inclusive {
+                format!("({}) + 1", h.end)
+            } else {
+                h.end
+            },
+            header: header(node, source),
+        });
+        let body = node
+            .child_by_field_name("body")
+            .expect("a parsed for statement has a body");
+        let items: Vec<Node> = body_items(body)
+            .into_iter()
+            .filter(|n| n.kind() != "comment")
+            .collect();
+        let nested_pragma = items.iter().position(|n| loop_dim_of(*n).is_some());
+        match nested_pragma {
+            Some(i) => {
+                let next = items.get(i + 1).filter(|n| n.kind() == "for_statement");
+                let Some(next) = next.copied() else {
+                    return Err(vec![Diagnostic::new(
+                        super::pragma_line(items[i], source),
+                        "`loop` directive not followed by a `for` loop",
+                        "nothing to annotate",
+                        "put `#pragma tpace loop dim(d)` directly above a spatial `for` loop",
+                    )]);
+                };
+                if items.len() != 2 {
+                    let other = items.iter().find(|n| **n != items[i] && **n != next);
+                    let at = other.map_or(span(body), |n| first_line(*n, source));
+                    return Err(vec![Diagnostic::new(
+                        at,
+                        "loop nest is not perfectly nested",
+                        "statement between the loops",
+                        "put all statements of a sweep inside its innermost loop",
+                    )]);
+                }
+                dim = loop_dim_of(items[i]).expect("found as a loop directive");
+                pragma = items[i];
+                node = next;
+            }
+            None => {
+                if let Some(inner) = descendants(body)
+                    .into_iter()
+                    .find(|n| n.kind() == "for_statement")
+                {
+                    return Err(vec![missing_dim(inner, source)]);
+                }
+                break body;
+            }
+        }
+    };
+    if loops.len() != rank {
+        let missing: Vec<String> = (1..=rank)
+            .filter(|d| {
+                let pos = grid.position_of_dim(*d);
+                !loops.iter().any(|l| Some(l.pos) == pos)
+            })
+            .map(|d| format!("dim({d})"))
+            .collect();
+        return Err(vec![Diagnostic::new(
+            header(outer, source),
+            format!(
+                "loop nest has {} loops but `size` declares {rank} dimensions",
+                loops.len()
+            ),
+            format!("no loop for {}", missing.join(", ")),
+            "a sweep needs one loop per dimension of `size` and `halo`, each marked with its dim(d)",
+        )]);
+    }
+    let accesses = subscripts::accesses(body, &loops, grid, arrays, source)?;
+    Ok(Sweep {
+        span: span(outer),
+        loops,
+        body: span(body),
+        accesses,
+        flops: count_flops(body, source),
+    })
+}
+
+/// Arithmetic operators on values (subscript arithmetic excluded).
+fn count_flops(body: Node, source: &str) -> u32 {
+    let in_subscript = |n: Node| {
+        let mut p = n.parent();
+        while let Some(q) = p {
+            if q.kind() == "subscript_expression" {
+                let index = q.child_by_field_name("index");
+                if index.is_some_and(|i| i.start_byte() <= n.start_byte() && n.end_byte() <= i.end_byte()) {
+                    return true;
+                }
+            }
+            p = q.parent();
+        }
+        false
+    };
+    descendants(body)
+        .into_iter()
+        .filter(|n| {
+            let op = match n.kind() {
+                "binary_expression" | "assignment_expression" => n
+                    .child_by_field_name("operator")
+                    .map(|o| text(o, source))
+                    .unwrap_or(""),
+                _ => "",
+            };
+            matches!(op, "+" | "-" | "*" | "/" | "+=" | "-=" | "*=" | "/=") && !in_subscript(*n)
+        })
+        .count() as u32
+}

@@ -1,0 +1,330 @@
+//! Front end for the `#pragma tpace` dialect (the tpace paper, §3.3): finds the
+//! pipelined time loop and its sweeps in a C file and lowers them to the IR.
+
+pub mod clauses;
+mod decls;
+mod loops;
+mod subscripts;
+
+use crate::diag::{DiagResult, Diagnostic};
+use crate::front::cst::{self, body_items, span, text};
+use crate::ir::{Array, Extent, Grid, Halo, Intent, Pipeline, Program, Sweep};
+use clauses::{Directive, PipelineClauses};
+use tree_sitter::Node;
+
+/// A `#pragma tpace` line found in the tree.
+struct Found<'t> {
+    node: Node<'t>,
+    directive: Directive,
+}
+
+/// Whether the text after `#pragma` belongs to the tpace dialect.
+pub fn is_tpace_pragma(arg: &str) -> bool {
+    let arg = arg.trim_start();
+    arg.strip_prefix("tpace")
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with(char::is_whitespace))
+}
+
+/// Lower a parsed C file with tpace directives to a [`Program`].
+pub fn lower(path: &str, source: &str, tree: &tree_sitter::Tree) -> DiagResult<Program> {
+    let mut found = Vec::new();
+    let mut errors = Vec::new();
+    for node in cst::descendants(tree.root_node()) {
+        if let Some(arg) = pragma_arg(node, source) {
+            if is_tpace_pragma(text(arg, source)) {
+                match clauses::parse_directive(text(arg, source), arg.start_byte()) {
+                    Ok(directive) => found.push(Found { node, directive }),
+                    Err(d) => errors.push(d),
+                }
+            }
+        }
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let pipelines: Vec<&Found> = found
+        .iter()
+        .filter(|f| matches!(f.directive, Directive::Pipeline(_)))
+        .collect();
+    let pipeline = match pipelines.as_slice() {
+        [one] => *one,
+        [] => return Err(vec![missing_pipeline(source, &found)]),
+        [_, second, ..] => {
+            return Err(vec![Diagnostic::new(
+                span(second.node),
+                "more than one `pipeline` directive",
+                "second pipeline",
+                "tpace pipelines one time loop per file; move other stencils to their own file",
+            )]);
+        }
+    };
+    let Directive::Pipeline(clauses) = &pipeline.directive else {
+        unreachable!("filtered to pipelines above")
+    };
+    let init = found
+        .iter()
+        .find(|f| f.directive == Directive::Init)
+        .map(|f| span(f.node));
+    if let Some(init) = &init {
+        if init.start > pipeline.node.start_byte() {
+            return Err(vec![Diagnostic::new(
+                init.clone(),
+                "`init` comes after the `pipeline` directive",
+                "misplaced init",
+                "put `#pragma tpace init` before the pipelined time loop",
+            )]);
+        }
+    }
+    let time_loop = next_statement(pipeline.node).filter(|n| n.kind() == "for_statement");
+    let Some(time_loop) = time_loop else {
+        return Err(vec![Diagnostic::new(
+            pragma_line(pipeline.node, source),
+            "`pipeline` must be followed by the time loop",
+            "no `for` statement follows this directive",
+            "put `#pragma tpace pipeline ...` directly above the `for` loop over time steps",
+        )]);
+    };
+    // `loop` directives outside the time loop would be silently ignored: say so.
+    for f in &found {
+        if matches!(f.directive, Directive::Loop { .. }) && !inside(f.node, time_loop) {
+            errors.push(Diagnostic::new(
+                pragma_line(f.node, source),
+                "`loop` directive outside the pipelined time loop",
+                "not inside the time loop",
+                "`#pragma tpace loop dim(d)` belongs on the spatial loops inside the time loop",
+            ));
+        }
+    }
+    let grid_and_halo = grid_and_halo(clauses, pipeline.node, source);
+    let (grid, halo) = match grid_and_halo {
+        Ok(v) => v,
+        Err(d) => return Err(errors.into_iter().chain(d).collect()),
+    };
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let arrays = decls::listed_arrays(clauses, pipeline.node, tree, source)?;
+    let time = loops::time_loop(time_loop, source)?;
+    loops::forbid_jumps(time_loop, source)?;
+    let body = lower_body(time_loop, &grid, &arrays, &found, source)?;
+    let (line, col) = crate::diag::line_col(source, time_loop.start_byte());
+    Ok(Program {
+        path: path.to_string(),
+        source: source.to_string(),
+        init,
+        pipeline: Pipeline {
+            pragma: pragma_line(pipeline.node, source),
+            stmt: span(time_loop),
+            location: format!("{path}:{line}:{col}"),
+            time,
+            grid,
+            halo,
+            arrays,
+            body,
+            asynchronous: clauses.asynchronous,
+        },
+    })
+}
+
+/// The `preproc_arg` of a `#pragma` line.
+fn pragma_arg<'t>(node: Node<'t>, source: &str) -> Option<Node<'t>> {
+    if node.kind() != "preproc_call" {
+        return None;
+    }
+    let directive = node.child_by_field_name("directive")?;
+    (text(directive, source) == "#pragma")
+        .then(|| node.child_by_field_name("argument"))
+        .flatten()
+}
+
+/// The span of a pragma line without its trailing newline.
+fn pragma_line(node: Node, source: &str) -> std::ops::Range<usize> {
+    let r = node.byte_range();
+    let trimmed = source[r.clone()].trim_end().len();
+    r.start..r.start + trimmed
+}
+
+fn inside(node: Node, outer: Node) -> bool {
+    node.start_byte() >= outer.start_byte() && node.end_byte() <= outer.end_byte()
+}
+
+/// The statement after `node` among its siblings, skipping comments.
+fn next_statement(node: Node) -> Option<Node> {
+    let mut next = node.next_named_sibling();
+    while let Some(n) = next {
+        if n.kind() != "comment" {
+            return Some(n);
+        }
+        next = n.next_named_sibling();
+    }
+    None
+}
+
+fn missing_pipeline(source: &str, found: &[Found]) -> Diagnostic {
+    let at = found
+        .first()
+        .map_or(0..source.find('\n').unwrap_or(source.len()), |f| {
+            pragma_line(f.node, source)
+        });
+    Diagnostic::new(
+        at,
+        "no `#pragma tpace pipeline` directive",
+        "tpace found no pipelined time loop",
+        "put `#pragma tpace pipeline targetinout(...) size(...) halo(...)` above the time loop",
+    )
+}
+
+fn grid_and_halo(
+    clauses: &PipelineClauses,
+    pragma: Node,
+    source: &str,
+) -> DiagResult<(Grid, Vec<Halo>)> {
+    let whole = pragma_line(pragma, source);
+    let Some((size, size_span)) = &clauses.size else {
+        return Err(vec![Diagnostic::new(
+            whole,
+            "`pipeline` needs a `size` clause",
+            "no size clause",
+            "add size([lo:n]...) with the first index and extent of every dimension, e.g. size([0:X][0:Y])",
+        )]);
+    };
+    let Some((halo, halo_span)) = &clauses.halo else {
+        return Err(vec![Diagnostic::new(
+            whole,
+            "`pipeline` needs a `halo` clause",
+            "no halo clause",
+            "add halo([m:p]...) with the stencil's reach below and above per dimension, e.g. halo([1:1][1:1])",
+        )]);
+    };
+    if size.is_empty() || size.len() > 3 {
+        return Err(vec![Diagnostic::new(
+            size_span.clone(),
+            format!("`size` has {} dimensions; tpace handles 1 to 3", size.len()),
+            "here",
+            "give one [lo:n] pair per spatial dimension",
+        )]);
+    }
+    if halo.len() != size.len() {
+        return Err(vec![Diagnostic::new(
+            halo_span.clone(),
+            format!(
+                "`halo` has {} dimensions but `size` has {}",
+                halo.len(),
+                size.len()
+            ),
+            "rank mismatch",
+            "give one [m:p] pair per dimension, in the same order as `size`",
+        )]);
+    }
+    let mut halos = Vec::new();
+    for pair in halo {
+        let parse = |t: &str| t.parse::<i64>().ok().filter(|v| (0..=64).contains(v));
+        match (parse(&pair.first), parse(&pair.second)) {
+            (Some(minus), Some(plus)) => halos.push(Halo { minus, plus }),
+            _ => {
+                return Err(vec![Diagnostic::new(
+                    pair.span.clone(),
+                    "halo widths must be integer constants between 0 and 64",
+                    "not a constant width",
+                    "write the stencil's reach as numbers, e.g. halo([1:1])",
+                )]);
+            }
+        }
+    }
+    let dims = size
+        .iter()
+        .map(|p| Extent {
+            lo: p.first.clone(),
+            n: p.second.clone(),
+        })
+        .collect();
+    Ok((Grid { dims }, halos))
+}
+
+fn lower_body(
+    time_loop: Node,
+    grid: &Grid,
+    arrays: &[Array],
+    found: &[Found],
+    source: &str,
+) -> DiagResult<Vec<Sweep>> {
+    let body = time_loop
+        .child_by_field_name("body")
+        .expect("a parsed for statement has a body");
+    let mut sweeps = Vec::new();
+    let mut errors = Vec::new();
+    let mut pending_dim: Option<(usize, Node)> = None;
+    for item in body_items(body) {
+        match item.kind() {
+            "comment" => {}
+            "preproc_call" => {
+                let dir = found.iter().find(|f| f.node == item).map(|f| &f.directive);
+                match dir {
+                    Some(Directive::Loop { dim, .. }) => pending_dim = Some((*dim, item)),
+                    _ => errors.push(Diagnostic::new(
+                        pragma_line(item, source),
+                        "unexpected preprocessor line in the time loop",
+                        "here",
+                        "only `#pragma tpace loop dim(d)` lines may appear in the time loop",
+                    )),
+                }
+            }
+            "for_statement" => match pending_dim.take() {
+                Some((dim, pragma)) => {
+                    match loops::sweep(item, dim, pragma, grid, arrays, found_loops(found), source)
+                    {
+                        Ok(s) => sweeps.push(s),
+                        Err(d) => errors.extend(d),
+                    }
+                }
+                None => errors.push(loops::missing_dim(item, source)),
+            },
+            _ => errors.push(Diagnostic::new(
+                loops::first_line(item, source),
+                "statement in the time loop is not a tpace loop nest",
+                "not a sweep",
+                "the time loop may hold only loop nests marked with `#pragma tpace loop dim(d)`; \
+                 move other statements before or after the time loop",
+            )),
+        }
+    }
+    if let Some((_, pragma)) = pending_dim {
+        errors.push(Diagnostic::new(
+            pragma_line(pragma, source),
+            "`loop` directive not followed by a `for` loop",
+            "nothing to annotate",
+            "put `#pragma tpace loop dim(d)` directly above a spatial `for` loop",
+        ));
+    }
+    if errors.is_empty() && sweeps.is_empty() {
+        errors.push(Diagnostic::new(
+            loops::first_line(time_loop, source),
+            "the time loop holds no sweep",
+            "no loop nest marked with `#pragma tpace loop`",
+            "mark each spatial loop with `#pragma tpace loop dim(d)`, dim(1) the innermost",
+        ));
+    }
+    if errors.is_empty() {
+        Ok(sweeps)
+    } else {
+        Err(errors)
+    }
+}
+
+/// The `loop dim(d)` pragma nodes and their dimension.
+fn found_loops<'a, 't>(found: &'a [Found<'t>]) -> impl Fn(Node) -> Option<usize> + 'a {
+    move |node| {
+        found.iter().find(|f| f.node == node).and_then(|f| match f.directive {
+            Directive::Loop { dim, .. } => Some(dim),
+            _ => None,
+        })
+    }
+}
+
+/// Intent of each listed name, for messages.
+pub(crate) fn intent_word(intent: Intent) -> &'static str {
+    match intent {
+        Intent::InOut => "targetinout",
+        Intent::In => "targetin",
+    }
+}

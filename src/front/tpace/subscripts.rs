@@ -1,0 +1,273 @@
+//! Reads every subscripted reference to a listed array in a sweep body as
+//! (array, constant offset per dimension, read or write).
+
+use crate::diag::{DiagResult, Diagnostic};
+use crate::front::cst::{descendants, parse_c, span, text};
+use crate::front::poly::Poly;
+use crate::ir::{Access, AccessKind, Array, Grid, Layout, SweepLoop};
+use tree_sitter::Node;
+
+/// Largest offset magnitude tried when decomposing a flat subscript.
+const MAX_FLAT_OFFSET: i64 = 8;
+
+/// All accesses to listed arrays in `body`.
+pub fn accesses(
+    body: Node,
+    loops: &[SweepLoop],
+    grid: &Grid,
+    arrays: &[Array],
+    source: &str,
+) -> DiagResult<Vec<Access>> {
+    let mut out = Vec::new();
+    let mut errors = Vec::new();
+    for node in descendants(body) {
+        if node.kind() != "subscript_expression" || is_inner_link(node) {
+            continue;
+        }
+        let (base, indices) = chain(node);
+        if base.kind() != "identifier" {
+            continue;
+        }
+        let name = text(base, source);
+        let Some(array) = arrays.iter().position(|a| a.name == name) else {
+            let uses_index = indices.iter().any(|i| {
+                let t = text(*i, source);
+                loops.iter().any(|l| mentions_ident(t, &l.var))
+            });
+            if uses_index {
+                errors.push(Diagnostic::new(
+                    span(node),
+                    format!("array `{name}` is used but not listed in the pipeline directive"),
+                    "not in targetinout(...) or targetin(...)",
+                    format!(
+                        "add `{name}` to targetin({name}) if the stencil only reads it, \
+                         or to targetinout({name}) if it writes it"
+                    ),
+                ));
+            }
+            continue;
+        };
+        let offsets = match arrays[array].layout {
+            Layout::Flat => flat_offsets(node, &indices, loops, grid, &arrays[array], source),
+            Layout::Static | Layout::PointerToArray => {
+                per_dim_offsets(node, &indices, loops, grid, &arrays[array], source)
+            }
+        };
+        match offsets {
+            Ok(offsets) => {
+                for kind in access_kinds(node, source) {
+                    out.push(Access {
+                        array,
+                        offsets: offsets.clone(),
+                        kind,
+                        span: span(node),
+                    });
+                }
+            }
+            Err(d) => errors.push(d),
+        }
+    }
+    if errors.is_empty() {
+        Ok(out)
+    } else {
+        Err(errors)
+    }
+}
+
+/// Whether `node` is the array part of a bigger subscript (`a[x]` in `a[x][y]`).
+fn is_inner_link(node: Node) -> bool {
+    node.parent().is_some_and(|p| {
+        p.kind() == "subscript_expression" && p.child_by_field_name("argument") == Some(node)
+    })
+}
+
+/// `a[i][j]` -> (`a`, [`i`, `j`]).
+fn chain(node: Node) -> (Node, Vec<Node>) {
+    let mut indices = Vec::new();
+    let mut cur = node;
+    while cur.kind() == "subscript_expression" {
+        if let Some(i) = cur.child_by_field_name("index") {
+            indices.push(i);
+        }
+        match cur.child_by_field_name("argument") {
+            Some(a) => cur = a,
+            None => break,
+        }
+    }
+    indices.reverse();
+    (cur, indices)
+}
+
+fn mentions_ident(text: &str, name: &str) -> bool {
+    text.split(|c: char| !(c == '_' || c.is_ascii_alphanumeric()))
+        .any(|w| w == name)
+}
+
+/// Assignment target, read-modify-write, or plain read.
+fn access_kinds(node: Node, source: &str) -> Vec<AccessKind> {
+    let Some(parent) = node.parent() else {
+        return vec![AccessKind::Read];
+    };
+    match parent.kind() {
+        "assignment_expression" if parent.child_by_field_name("left") == Some(node) => {
+            let op = parent
+                .child_by_field_name("operator")
+                .map_or("=", |o| text(o, source));
+            if op == "=" {
+                vec![AccessKind::Write]
+            } else {
+                vec![AccessKind::Read, AccessKind::Write]
+            }
+        }
+        "update_expression" => vec![AccessKind::Read, AccessKind::Write],
+        _ => vec![AccessKind::Read],
+    }
+}
+
+fn not_affine(node: Node, array: &Array, expected: String) -> Diagnostic {
+    Diagnostic::new(
+        span(node),
+        format!("subscript of `{}` is not a loop index plus a constant", array.name),
+        "unsupported subscript",
+        format!("write it as {expected}, with integer constants c"),
+    )
+}
+
+fn per_dim_offsets(
+    node: Node,
+    indices: &[Node],
+    loops: &[SweepLoop],
+    grid: &Grid,
+    array: &Array,
+    source: &str,
+) -> Result<Vec<i64>, Diagnostic> {
+    let vars: Vec<&str> = (0..grid.rank())
+        .map(|p| loops.iter().find(|l| l.pos == p).map_or("?", |l| l.var.as_str()))
+        .collect();
+    let expected = format!(
+        "`{}{}`",
+        array.name,
+        vars.iter().map(|v| format!("[{v} + c]")).collect::<String>()
+    );
+    if indices.len() != grid.rank() {
+        return Err(Diagnostic::new(
+            span(node),
+            format!(
+                "`{}` is subscripted with {} indices but the grid has {} dimensions",
+                array.name,
+                indices.len(),
+                grid.rank()
+            ),
+            "wrong number of subscripts",
+            format!("write it as {expected}"),
+        ));
+    }
+    indices
+        .iter()
+        .zip(&vars)
+        .map(|(index, var)| {
+            Poly::from_node(*index, source)
+                .map(|p| p.sub(&Poly::var(var)))
+                .and_then(|p| p.as_constant())
+                .ok_or_else(|| not_affine(node, array, expected.clone()))
+        })
+        .collect()
+}
+
+/// Parse a C expression given as text (a `size` extent) into a polynomial.
+fn poly_of_text(expr: &str) -> Option<Poly> {
+    let wrapped = format!("long tpace_e = ({expr});");
+    let tree = parse_c(&wrapped);
+    let root = tree.root_node();
+    if root.has_error() {
+        return None;
+    }
+    let decl = root.named_child(0)?;
+    let init = decl.child_by_field_name("declarator")?;
+    let value = init.child_by_field_name("value")?;
+    Poly::from_node(value, &wrapped)
+}
+
+fn flat_offsets(
+    node: Node,
+    indices: &[Node],
+    loops: &[SweepLoop],
+    grid: &Grid,
+    array: &Array,
+    source: &str,
+) -> Result<Vec<i64>, Diagnostic> {
+    let rank = grid.rank();
+    let var = |p: usize| loops.iter().find(|l| l.pos == p).map_or("?", |l| l.var.as_str());
+    // Row-major strides over the `size` extents: stride[p] = n[p+1] * ... * n[rank-1].
+    let extents: Option<Vec<Poly>> = grid.dims.iter().map(|d| poly_of_text(&d.n)).collect();
+    let los: Option<Vec<Poly>> = grid.dims.iter().map(|d| poly_of_text(&d.lo)).collect();
+    let mut expected = String::new();
+    let mut strides_text = vec![String::new(); rank];
+    for p in (0..rank).rev() {
+        strides_text[p] = if p + 1 == rank {
+            String::new()
+        } else {
+            let inner: Vec<&str> = grid.dims[p + 1..].iter().map(|d| d.n.as_str()).collect();
+            format!("*{}", inner.join("*"))
+        };
+    }
+    for p in 0..rank {
+        if p > 0 {
+            expected.push_str(" + ");
+        }
+        expected.push_str(&format!("({} - {} + c){}", var(p), grid.dims[p].lo, strides_text[p]));
+    }
+    let expected = format!("`{}[{expected}]`", array.name);
+    let (Some(extents), Some(los)) = (extents, los) else {
+        return Err(Diagnostic::new(
+            span(node),
+            format!("cannot read the `size` extents to decompose the flat subscript of `{}`", array.name),
+            "flat subscript",
+            "write `size` extents as integer expressions of constants and macros",
+        ));
+    };
+    if indices.len() != 1 {
+        return Err(not_affine(node, array, expected));
+    }
+    let mut strides = vec![Poly::constant(1); rank];
+    for p in (0..rank.saturating_sub(1)).rev() {
+        strides[p] = strides[p + 1].mul(&extents[p + 1]);
+    }
+    let linear = Poly::from_node(indices[0], source).ok_or_else(|| not_affine(node, array, expected.clone()))?;
+    let mut rest = linear;
+    for p in 0..rank {
+        rest = rest.sub(&Poly::var(var(p)).sub(&los[p]).mul(&strides[p]));
+    }
+    if loops.iter().any(|l| rest.mentions(&l.var)) {
+        return Err(not_affine(node, array, expected));
+    }
+    // Smallest offsets first, so that literal extents cannot pick a far-away alias.
+    for radius in 0..=MAX_FLAT_OFFSET {
+        let mut c = vec![-radius; rank];
+        loop {
+            if c.iter().any(|v| v.abs() == radius) {
+                let sum = c
+                    .iter()
+                    .zip(&strides)
+                    .fold(Poly::constant(0), |acc, (ci, s)| acc.add(&s.scale(*ci)));
+                if sum == rest {
+                    return Ok(c);
+                }
+            }
+            // Odometer over [-radius, radius]^rank.
+            let mut i = 0;
+            while i < rank {
+                c[i] += 1;
+                if c[i] <= radius {
+                    break;
+                }
+                c[i] = -radius;
+                i += 1;
+            }
+            if i == rank {
+                break;
+            }
+        }
+    }
+    Err(not_affine(node, array, expected))
+}

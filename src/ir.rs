@@ -1,0 +1,226 @@
+//! The stencil IR: plain data that every front end produces and every
+//! analysis, planner and back end consumes.
+//!
+//! Dimensions are stored outermost first (C order): `dims[0]` is the slowest
+//! varying index and the axis along which out-of-core schedules cut the grid.
+//! The directive `loop dim(d)` numbers them the other way round, `dim(1)`
+//! being the innermost; [`Grid::position_of_dim`] converts.
+
+use std::ops::Range;
+
+/// A byte range in the translated source file.
+pub type Span = Range<usize>;
+
+/// One annotated program: the source text and its single pipelined time loop.
+#[derive(Debug, Clone)]
+pub struct Program {
+    /// Path of the input file, as given on the command line (for messages).
+    pub path: String,
+    /// Complete source text; everything outside the spans below is copied verbatim.
+    pub source: String,
+    /// Span of the `#pragma tpace init` line, if present.
+    pub init: Option<Span>,
+    /// The pipelined time loop.
+    pub pipeline: Pipeline,
+}
+
+/// The time loop annotated with `pipeline`, and everything the directive says about it.
+#[derive(Debug, Clone)]
+pub struct Pipeline {
+    /// Span of the `#pragma tpace pipeline ...` line.
+    pub pragma: Span,
+    /// Span of the whole time `for` statement (header and body).
+    pub stmt: Span,
+    /// Line:col of the time loop, for the generated code's comments and reports.
+    pub location: String,
+    /// The time loop's counter and trip count.
+    pub time: TimeLoop,
+    /// Index ranges of the grid along each dimension (the `size` clause).
+    pub grid: Grid,
+    /// Declared halo per dimension, outermost first (the `halo` clause).
+    pub halo: Vec<Halo>,
+    /// Arrays listed in `targetinout` and `targetin`, in clause order.
+    pub arrays: Vec<Array>,
+    /// Statements of one time step, in program order.
+    pub body: Vec<Sweep>,
+    /// Whether the `async` clause asked for pipelined (asynchronous) execution.
+    pub asynchronous: bool,
+}
+
+/// The time loop header `for (v = start; v < end; v++)`.
+#[derive(Debug, Clone)]
+pub struct TimeLoop {
+    /// Name of the counter variable.
+    pub var: String,
+    /// Type text when the counter is declared in the `for` header (`int n = 0`).
+    pub declared_type: Option<String>,
+    /// C expression of the first value.
+    pub start: String,
+    /// C expression of the bound.
+    pub end: String,
+    /// Whether the bound is inclusive (`<=`).
+    pub inclusive: bool,
+}
+
+impl TimeLoop {
+    /// C expression for the number of time steps.
+    pub fn trip_count(&self) -> String {
+        if self.inclusive {
+            format!("(long)(({}) - ({}) + 1)", self.end, self.start)
+        } else {
+            format!("(long)(({}) - ({}))", self.end, self.start)
+        }
+    }
+}
+
+/// The index space of every listed array.
+#[derive(Debug, Clone)]
+pub struct Grid {
+    /// Per dimension, outermost first: first index and extent, as C expressions.
+    pub dims: Vec<Extent>,
+}
+
+impl Grid {
+    /// Number of spatial dimensions.
+    pub fn rank(&self) -> usize {
+        self.dims.len()
+    }
+
+    /// Position in `dims` of the directive's `dim(d)` (1 = innermost).
+    pub fn position_of_dim(&self, d: usize) -> Option<usize> {
+        (d >= 1 && d <= self.rank()).then(|| self.rank() - d)
+    }
+}
+
+/// One dimension of the `size` clause: indices `lo .. lo + n`.
+#[derive(Debug, Clone)]
+pub struct Extent {
+    /// First index, a C expression.
+    pub lo: String,
+    /// Number of indices, a C expression.
+    pub n: String,
+}
+
+/// Declared stencil reach along one dimension: reads may go `minus` below and `plus` above.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Halo {
+    /// Largest offset towards lower indices.
+    pub minus: i64,
+    /// Largest offset towards higher indices.
+    pub plus: i64,
+}
+
+/// C element type of an array.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ElemType {
+    /// `float`
+    Float,
+    /// `double`
+    Double,
+}
+
+impl ElemType {
+    /// The C spelling.
+    pub fn c_name(self) -> &'static str {
+        match self {
+            ElemType::Float => "float",
+            ElemType::Double => "double",
+        }
+    }
+}
+
+/// How the user's program declares an array, which decides how it is subscripted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    /// `T a[X][Y]`: one subscript per dimension.
+    Static,
+    /// `T (*a)[Y] = malloc(...)`: one subscript per dimension.
+    PointerToArray,
+    /// `T *a`: one linearised subscript, row-major over the `size` extents.
+    Flat,
+}
+
+/// Data movement class of a listed array.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Intent {
+    /// `targetinout`: read and written by the stencil.
+    InOut,
+    /// `targetin`: only read.
+    In,
+}
+
+/// An array listed in the `pipeline` directive.
+#[derive(Debug, Clone)]
+pub struct Array {
+    /// Name as written in the program.
+    pub name: String,
+    /// Element type from the declaration.
+    pub elem: ElemType,
+    /// Declaration form.
+    pub layout: Layout,
+    /// Clause it was listed in.
+    pub intent: Intent,
+    /// Where it is named in the directive.
+    pub span: Span,
+}
+
+/// One spatial loop nest inside the time loop.
+#[derive(Debug, Clone)]
+pub struct Sweep {
+    /// Span of the outermost `for` statement of the nest.
+    pub span: Span,
+    /// The loops, outermost first as written.
+    pub loops: Vec<SweepLoop>,
+    /// Span of the innermost loop's body (copied into the kernel with accesses rewritten).
+    pub body: Span,
+    /// Every listed-array access in the body.
+    pub accesses: Vec<Access>,
+    /// Floating-point operations per grid point (`+ - * /` in the body).
+    pub flops: u32,
+}
+
+impl Sweep {
+    /// The loop that iterates over grid position `pos` (0 = outermost dimension).
+    pub fn loop_for(&self, pos: usize) -> Option<&SweepLoop> {
+        self.loops.iter().find(|l| l.pos == pos)
+    }
+}
+
+/// One `for` loop of a sweep, `for (var = lo; var < hi; var++)`.
+#[derive(Debug, Clone)]
+pub struct SweepLoop {
+    /// Grid position of the dimension it iterates (0 = outermost).
+    pub pos: usize,
+    /// Index variable.
+    pub var: String,
+    /// Type text when declared in the header (`int x = 1`).
+    pub declared_type: Option<String>,
+    /// First index, a C expression.
+    pub lo: String,
+    /// One past the last index, a C expression (`<=` bounds are turned into `+ 1`).
+    pub hi: String,
+    /// Span of the `for (...)` header up to the body.
+    pub header: Span,
+}
+
+/// Whether an access reads or writes its array.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AccessKind {
+    /// Value is read.
+    Read,
+    /// Value is assigned.
+    Write,
+}
+
+/// One subscripted reference to a listed array.
+#[derive(Debug, Clone)]
+pub struct Access {
+    /// Index into [`Pipeline::arrays`].
+    pub array: usize,
+    /// Constant offset from the loop index, per grid position (outermost first).
+    pub offsets: Vec<i64>,
+    /// Read or write.
+    pub kind: AccessKind,
+    /// The whole subscript expression (`a[x-1][y]`), replaced in generated kernels.
+    pub span: Span,
+}

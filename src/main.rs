@@ -1,0 +1,104 @@
+//! The `tpace` command line.
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use tpace::back::Target;
+use tpace::driver::run::{Params, Toolchain};
+use tpace::driver::{self, Failure};
+
+/// Turn sequential C stencil codes with `#pragma tpace` directives into
+/// out-of-core accelerator programs with temporal blocking.
+#[derive(Parser)]
+#[command(name = "tpace", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Translate a C file into an accelerator program.
+    Translate {
+        /// Input C file with tpace directives.
+        input: PathBuf,
+        /// Output file (default: standard output).
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+        /// Output language.
+        #[arg(long, value_enum, default_value = "openacc")]
+        target: Target,
+    },
+    /// Check a C file and print what tpace understood of it; writes nothing.
+    Check {
+        /// Input C file with tpace directives.
+        input: PathBuf,
+    },
+    /// Translate, build the original and the translation, run both, compare all arrays.
+    Run {
+        /// Input C file with tpace directives.
+        input: PathBuf,
+        /// Output language.
+        #[arg(long, value_enum, default_value = "openacc")]
+        target: Target,
+        /// Schedule (sets TPACE_SCHEDULE): naive or mm.
+        #[arg(long)]
+        schedule: Option<String>,
+        /// Time steps per transfer (sets TPACE_K).
+        #[arg(long)]
+        k: Option<u64>,
+        /// Chunk width in planes (sets TPACE_CHUNK).
+        #[arg(long)]
+        chunk: Option<u64>,
+        /// Async queues (sets TPACE_STREAMS).
+        #[arg(long)]
+        streams: Option<u64>,
+        /// Keep the generated sources and binaries in this folder.
+        #[arg(long)]
+        keep: Option<PathBuf>,
+        /// Arguments for both programs.
+        #[arg(last = true)]
+        args: Vec<String>,
+    },
+}
+
+fn main() -> ExitCode {
+    match real_main(Cli::parse()) {
+        Ok(code) => code,
+        Err(Failure(msg)) => {
+            eprint!("{msg}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn real_main(cli: Cli) -> Result<ExitCode, Failure> {
+    match cli.command {
+        Cmd::Translate { input, output, target } => {
+            let compiled = driver::compile_file(&input)?;
+            let text = driver::translate(&compiled, target);
+            match output {
+                Some(path) => driver::write_atomically(&path, &text)?,
+                None => print!("{text}"),
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Check { input } => {
+            let compiled = driver::compile_file(&input)?;
+            print!("{}", driver::summary(&compiled));
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Run { input, target, schedule, k, chunk, streams, keep, args } => {
+            if let Some(s) = &schedule {
+                if !tpace::plan::Schedule::ALL.iter().any(|x| x.name() == s) {
+                    return Err(Failure(format!("error: unknown schedule `{s}`\n  help: use naive or mm\n")));
+                }
+            }
+            let compiled = driver::compile_file(&input)?;
+            let params = Params { schedule, k, chunk, streams };
+            let outcome = driver::run::run(&compiled, target, &Toolchain::detect(), &args, &params, keep.as_deref())?;
+            print!("{}", outcome.summary);
+            Ok(if outcome.difference.is_none() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+        }
+    }
+}

@@ -1,0 +1,113 @@
+//! The plan: what a back end needs to print an out-of-core program, decided
+//! from the IR and its facts. Parameters that depend on the machine or the
+//! run (k, chunk width, streams, schedule) are read at run time by the
+//! embedded runtime; the plan fixes the defaults and everything structural.
+
+use crate::analysis::Facts;
+use crate::ir::{Halo, Intent, Program};
+
+/// Out-of-core schedules a generated program can run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Schedule {
+    /// Every step, every chunk goes to the device and back (the baseline).
+    Naive,
+    /// Overlapped chunks: ghost planes for k steps, shrinking windows (tpace paper Fig. 4).
+    Mm,
+}
+
+impl Schedule {
+    /// Name used in `TPACE_SCHEDULE` and reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Schedule::Naive => "naive",
+            Schedule::Mm => "mm",
+        }
+    }
+
+    /// Every schedule, for sweeps and `--schedule` parsing.
+    pub const ALL: [Schedule; 2] = [Schedule::Naive, Schedule::Mm];
+}
+
+/// How a listed array moves between host and device.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transfer {
+    /// Read and written: in and out every block of k steps.
+    UpDown,
+    /// Only read: in every block.
+    Up,
+    /// Pure temporary: moved only in the last block, for its final values.
+    LastBlock,
+    /// Listed but never touched by a sweep.
+    Unused,
+}
+
+impl Transfer {
+    /// The runtime's `enum tpace_transfer` constant.
+    pub fn c_name(self) -> &'static str {
+        match self {
+            Transfer::UpDown => "TPACE_UPDOWN",
+            Transfer::Up => "TPACE_UP",
+            Transfer::LastBlock => "TPACE_LAST_BLOCK",
+            Transfer::Unused => "TPACE_UNUSED",
+        }
+    }
+}
+
+/// Defaults used when the `TPACE_*` environment variables are unset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Defaults {
+    /// Time steps per transfer.
+    pub k: u32,
+    /// Number of chunks the cut axis is divided into (the chunk width is derived).
+    pub chunks: u32,
+    /// Async queues.
+    pub streams: u32,
+}
+
+/// Structural decisions shared by every back end.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    /// Planes one whole time step reads below and above a computed plane along the cut axis.
+    pub step_reach: Halo,
+    /// Per sweep: extra planes it computes beyond the step's window because later
+    /// sweeps of the same step read them.
+    pub sweep_extra: Vec<Halo>,
+    /// Per listed array.
+    pub transfers: Vec<Transfer>,
+    /// Run-time defaults.
+    pub defaults: Defaults,
+}
+
+/// Plan a validated program.
+pub fn plan(program: &Program, facts: &Facts) -> Plan {
+    let p = &program.pipeline;
+    // Walk the sweeps backwards: sweep s must also produce what sweeps after it read.
+    let mut sweep_extra = vec![Halo::default(); p.body.len()];
+    let mut acc = Halo::default();
+    for (s, f) in facts.sweeps.iter().enumerate().rev() {
+        sweep_extra[s] = acc;
+        acc.minus += f.reach[0].minus;
+        acc.plus += f.reach[0].plus;
+    }
+    let transfers = p
+        .arrays
+        .iter()
+        .zip(&facts.arrays)
+        .map(|(a, f)| match (a.intent, f.read, f.written) {
+            (_, false, false) => Transfer::Unused,
+            (Intent::InOut, _, true) if f.pure_temporary => Transfer::LastBlock,
+            (Intent::InOut, _, true) => Transfer::UpDown,
+            _ => Transfer::Up,
+        })
+        .collect();
+    Plan {
+        step_reach: acc,
+        sweep_extra,
+        transfers,
+        defaults: Defaults {
+            k: 4,
+            chunks: 4,
+            streams: 2,
+        },
+    }
+}
