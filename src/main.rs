@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use tpace::back::Target;
 use tpace::driver::run::{Params, Toolchain};
 use tpace::driver::{self, Failure};
+use tpace::plan::Schedule;
 
 /// Turn sequential C stencil codes with `#pragma tpace` directives into
 /// out-of-core accelerator programs with temporal blocking.
@@ -41,9 +42,9 @@ enum Cmd {
         /// Output language.
         #[arg(long, value_enum, default_value = "openacc")]
         target: Target,
-        /// Schedule (sets TPACE_SCHEDULE): naive or mm.
-        #[arg(long)]
-        schedule: Option<String>,
+        /// Schedule (sets TPACE_SCHEDULE).
+        #[arg(long, value_enum)]
+        schedule: Option<Schedule>,
         /// Time steps per transfer (sets TPACE_K).
         #[arg(long)]
         k: Option<u64>,
@@ -74,7 +75,11 @@ fn main() -> ExitCode {
 
 fn real_main(cli: Cli) -> Result<ExitCode, Failure> {
     match cli.command {
-        Cmd::Translate { input, output, target } => {
+        Cmd::Translate {
+            input,
+            output,
+            target,
+        } => {
             let compiled = driver::compile_file(&input)?;
             let text = driver::translate(&compiled, target);
             match output {
@@ -88,17 +93,37 @@ fn real_main(cli: Cli) -> Result<ExitCode, Failure> {
             print!("{}", driver::summary(&compiled));
             Ok(ExitCode::SUCCESS)
         }
-        Cmd::Run { input, target, schedule, k, chunk, streams, keep, args } => {
-            if let Some(s) = &schedule {
-                if !tpace::plan::Schedule::ALL.iter().any(|x| x.name() == s) {
-                    return Err(Failure(format!("error: unknown schedule `{s}`\n  help: use naive or mm\n")));
-                }
-            }
+        Cmd::Run {
+            input,
+            target,
+            schedule,
+            k,
+            chunk,
+            streams,
+            keep,
+            args,
+        } => {
             let compiled = driver::compile_file(&input)?;
-            let params = Params { schedule, k, chunk, streams };
-            let outcome = driver::run::run(&compiled, target, &Toolchain::detect(), &args, &params, keep.as_deref())?;
+            let params = Params {
+                schedule: schedule.map(|s| s.name().to_string()),
+                k,
+                chunk,
+                streams,
+            };
+            let outcome = driver::run::run(
+                &compiled,
+                target,
+                &Toolchain::detect(),
+                &args,
+                &params,
+                keep.as_deref(),
+            )?;
             print!("{}", outcome.summary);
-            Ok(if outcome.difference.is_none() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+            Ok(if outcome.difference.is_none() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            })
         }
     }
 }

@@ -48,7 +48,11 @@ pub struct Facts {
 pub fn facts(program: &Program) -> Facts {
     let p = &program.pipeline;
     let rank = p.grid.rank();
-    let sweeps: Vec<SweepFacts> = p.body.iter().map(|s| sweep_facts(s, rank, program)).collect();
+    let sweeps: Vec<SweepFacts> = p
+        .body
+        .iter()
+        .map(|s| sweep_facts(s, rank, program))
+        .collect();
     let mut halo_used = vec![Halo::default(); rank];
     for s in &sweeps {
         for (h, r) in halo_used.iter_mut().zip(&s.reach) {
@@ -69,7 +73,13 @@ pub fn facts(program: &Program) -> Facts {
     };
     let bytes_per_point = sweeps
         .iter()
-        .map(|s| s.reads.iter().chain(&s.writes).map(|a| elem_bytes(*a)).sum::<u32>())
+        .map(|s| {
+            s.reads
+                .iter()
+                .chain(&s.writes)
+                .map(|a| elem_bytes(*a))
+                .sum::<u32>()
+        })
         .sum();
     Facts {
         sweeps,
@@ -152,8 +162,11 @@ fn is_pure_temporary(program: &Program, array: usize) -> bool {
         return false;
     }
     let bounds = |s: &Sweep| {
-        let mut b: Vec<(usize, String, String)> =
-            s.loops.iter().map(|l| (l.pos, l.lo.clone(), l.hi.clone())).collect();
+        let mut b: Vec<(usize, String, String)> = s
+            .loops
+            .iter()
+            .map(|l| (l.pos, l.lo.clone(), l.hi.clone()))
+            .collect();
         b.sort();
         b
     };

@@ -17,7 +17,11 @@ pub fn validate(program: &Program) -> DiagResult<()> {
                     if array.intent == Intent::In {
                         errors.push(Diagnostic::new(
                             acc.span.clone(),
-                            format!("`{}` is written but listed in {}(...)", array.name, intent_word(array.intent)),
+                            format!(
+                                "`{}` is written but listed in {}(...)",
+                                array.name,
+                                intent_word(array.intent)
+                            ),
                             "write to a read-only array",
                             format!("move `{}` to targetinout(...)", array.name),
                         ));
@@ -57,7 +61,8 @@ pub fn validate(program: &Program) -> DiagResult<()> {
         // In-place update with neighbour reads (Gauss-Seidel): the result depends on
         // the loop order, which a chunked, parallel schedule can not keep.
         for acc in &sweep.accesses {
-            let reads_neighbour = acc.kind == AccessKind::Read && acc.offsets.iter().any(|o| *o != 0);
+            let reads_neighbour =
+                acc.kind == AccessKind::Read && acc.offsets.iter().any(|o| *o != 0);
             let writes_same = sweep
                 .accesses
                 .iter()
@@ -76,5 +81,9 @@ pub fn validate(program: &Program) -> DiagResult<()> {
             }
         }
     }
-    if errors.is_empty() { Ok(()) } else { Err(errors) }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors)
+    }
 }

@@ -17,7 +17,10 @@ pub fn emit(program: &Program) -> String {
          {dump}{indent}}}",
         dump = dump_block(program, &indent),
     );
-    let body = splice(&program.source, vec![(p.stmt.clone(), indent_rest(&block, ""))]);
+    let body = splice(
+        &program.source,
+        vec![(p.stmt.clone(), indent_rest(&block, ""))],
+    );
     format!(
         "/* tpace reference build of {path}: the original program, timed and dumping its arrays. */\n{COMMON_RUNTIME}\n{body}",
         path = program.path

@@ -18,7 +18,8 @@ pub struct DumpedArray {
 
 /// Parse a dump file.
 pub fn read(path: &Path) -> Result<Vec<DumpedArray>, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read dump {}: {e}", path.display()))?;
+    let bytes =
+        std::fs::read(path).map_err(|e| format!("cannot read dump {}: {e}", path.display()))?;
     parse(&bytes)
 }
 
@@ -31,10 +32,16 @@ pub fn parse(bytes: &[u8]) -> Result<Vec<DumpedArray>, String> {
             .iter()
             .position(|b| *b == b'\n')
             .ok_or("dump header without newline")?;
-        let header = std::str::from_utf8(&bytes[at..at + nl]).map_err(|_| "dump header is not text")?;
+        let header =
+            std::str::from_utf8(&bytes[at..at + nl]).map_err(|_| "dump header is not text")?;
         let words: Vec<&str> = header.split_whitespace().collect();
         let bad = || format!("malformed dump header `{header}`");
-        let num = |i: usize| words.get(i).and_then(|w| w.parse::<i64>().ok()).ok_or_else(bad);
+        let num = |i: usize| {
+            words
+                .get(i)
+                .and_then(|w| w.parse::<i64>().ok())
+                .ok_or_else(bad)
+        };
         let name = words.first().ok_or_else(bad)?.to_string();
         let elem = num(1)? as usize;
         let rank = num(2)? as usize;
@@ -63,7 +70,10 @@ pub fn parse(bytes: &[u8]) -> Result<Vec<DumpedArray>, String> {
 pub fn first_difference(reference: &[DumpedArray], got: &[DumpedArray]) -> Option<String> {
     for r in reference {
         let Some(g) = got.iter().find(|g| g.name == r.name) else {
-            return Some(format!("array `{}` missing from the translated program's dump", r.name));
+            return Some(format!(
+                "array `{}` missing from the translated program's dump",
+                r.name
+            ));
         };
         if g.elem != r.elem || g.dims != r.dims {
             return Some(format!("array `{}` dumped with another shape", r.name));

@@ -66,7 +66,8 @@ pub fn write_atomically(path: &Path, text: &str) -> Result<(), Failure> {
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    let fail = |e: std::io::Error| Failure(format!("error: cannot write {}: {e}\n", path.display()));
+    let fail =
+        |e: std::io::Error| Failure(format!("error: cannot write {}: {e}\n", path.display()));
     let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(fail)?;
     std::io::Write::write_all(&mut tmp, text.as_bytes()).map_err(fail)?;
     tmp.persist(path).map_err(|e| fail(e.error))?;

@@ -22,8 +22,15 @@ pub struct Toolchain {
 impl Toolchain {
     /// `$CC` or gcc, with gcc's OpenACC flag.
     pub fn detect() -> Toolchain {
-        let cc = std::env::var("CC").ok().filter(|c| !c.is_empty()).unwrap_or_else(|| "gcc".into());
-        let openacc_flags = if cc.contains("nvc") { vec!["-acc".into()] } else { vec!["-fopenacc".into()] };
+        let cc = std::env::var("CC")
+            .ok()
+            .filter(|c| !c.is_empty())
+            .unwrap_or_else(|| "gcc".into());
+        let openacc_flags = if cc.contains("nvc") {
+            vec!["-acc".into()]
+        } else {
+            vec!["-fopenacc".into()]
+        };
         Toolchain {
             cc,
             openacc_flags,
@@ -51,21 +58,32 @@ pub enum Flavour {
 }
 
 /// Write `text` to `dir/name.c` and compile it to `dir/name`.
-pub fn build(tc: &Toolchain, text: &str, dir: &Path, name: &str, flavour: Flavour) -> Result<Built, Failure> {
+pub fn build(
+    tc: &Toolchain,
+    text: &str,
+    dir: &Path,
+    name: &str,
+    flavour: Flavour,
+) -> Result<Built, Failure> {
     let c_file = dir.join(format!("{name}.c"));
     let binary = dir.join(name);
-    std::fs::write(&c_file, text).map_err(|e| Failure(format!("error: cannot write {}: {e}\n", c_file.display())))?;
+    std::fs::write(&c_file, text)
+        .map_err(|e| Failure(format!("error: cannot write {}: {e}\n", c_file.display())))?;
     let mut cmd = Command::new(&tc.cc);
-    cmd.args(&tc.cflags).args(["-std=gnu11", "-Wall", "-Wextra"]);
+    cmd.args(&tc.cflags)
+        .args(["-std=gnu11", "-Wall", "-Wextra"]);
     match flavour {
         // The sequential build ignores the tpace pragmas, quietly.
         Flavour::Reference => cmd.arg("-Wno-unknown-pragmas"),
         Flavour::Openacc => cmd.args(&tc.openacc_flags),
     };
     cmd.arg(&c_file).arg("-o").arg(&binary).arg("-lm");
-    let out = cmd
-        .output()
-        .map_err(|e| Failure(format!("error: cannot run the C compiler `{}`: {e}\n  help: install gcc or set CC\n", tc.cc)))?;
+    let out = cmd.output().map_err(|e| {
+        Failure(format!(
+            "error: cannot run the C compiler `{}`: {e}\n  help: install gcc or set CC\n",
+            tc.cc
+        ))
+    })?;
     let warnings = String::from_utf8_lossy(&out.stderr).into_owned();
     if !out.status.success() {
         return Err(Failure(format!(
@@ -93,7 +111,12 @@ pub struct Execution {
 }
 
 /// Run a binary with extra environment variables and collect its dump.
-pub fn execute(binary: &Path, args: &[String], env: &[(String, String)], dump_path: &Path) -> Result<Execution, Failure> {
+pub fn execute(
+    binary: &Path,
+    args: &[String],
+    env: &[(String, String)],
+    dump_path: &Path,
+) -> Result<Execution, Failure> {
     let _ = std::fs::remove_file(dump_path);
     let out = Command::new(binary)
         .args(args)
@@ -157,7 +180,11 @@ impl Params {
         if let Some(s) = &self.schedule {
             env.push(("TPACE_SCHEDULE".into(), s.clone()));
         }
-        for (name, v) in [("TPACE_K", self.k), ("TPACE_CHUNK", self.chunk), ("TPACE_STREAMS", self.streams)] {
+        for (name, v) in [
+            ("TPACE_K", self.k),
+            ("TPACE_CHUNK", self.chunk),
+            ("TPACE_STREAMS", self.streams),
+        ] {
             if let Some(v) = v {
                 env.push((name.into(), v.to_string()));
             }
@@ -184,13 +211,32 @@ pub fn run(
     params: &Params,
     keep: Option<&Path>,
 ) -> Result<RunOutcome, Failure> {
-    let scratch = tempfile::tempdir().map_err(|e| Failure(format!("error: cannot make a scratch folder: {e}\n")))?;
+    let scratch = tempfile::tempdir()
+        .map_err(|e| Failure(format!("error: cannot make a scratch folder: {e}\n")))?;
     let dir = keep.unwrap_or(scratch.path());
-    std::fs::create_dir_all(dir).map_err(|e| Failure(format!("error: cannot create {}: {e}\n", dir.display())))?;
-    let reference = build(tc, &reference::emit(&compiled.program), dir, "reference", Flavour::Reference)?;
-    let translated = build(tc, &translate(compiled, target), dir, "translated", Flavour::Openacc)?;
+    std::fs::create_dir_all(dir)
+        .map_err(|e| Failure(format!("error: cannot create {}: {e}\n", dir.display())))?;
+    let reference = build(
+        tc,
+        &reference::emit(&compiled.program),
+        dir,
+        "reference",
+        Flavour::Reference,
+    )?;
+    let translated = build(
+        tc,
+        &translate(compiled, target),
+        dir,
+        "translated",
+        Flavour::Openacc,
+    )?;
     let seq = execute(&reference.binary, args, &[], &dir.join("reference.dump"))?;
-    let acc = execute(&translated.binary, args, &params.env(), &dir.join("translated.dump"))?;
+    let acc = execute(
+        &translated.binary,
+        args,
+        &params.env(),
+        &dir.join("translated.dump"),
+    )?;
     let difference = dump::first_difference(&seq.dump, &acc.dump);
     let r = &acc.report;
     let get = |k: &str| r.get(k).map_or("?", |v| v.as_str());
@@ -218,5 +264,8 @@ pub fn run(
         acc_t = acc.seconds.map_or("?".into(), |s| format!("{s:.4}")),
         glups = get("glups"),
     );
-    Ok(RunOutcome { summary, difference })
+    Ok(RunOutcome {
+        summary,
+        difference,
+    })
 }

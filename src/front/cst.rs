@@ -37,7 +37,9 @@ fn collect_errors(node: Node, source: &str, out: &mut Vec<Diagnostic>) {
         return;
     }
     if node.is_error() {
-        let end = node.end_byte().min(node.start_byte() + first_line_len(source, node.start_byte()));
+        let end = node
+            .end_byte()
+            .min(node.start_byte() + first_line_len(source, node.start_byte()));
         out.push(Diagnostic::new(
             node.start_byte()..end.max(node.start_byte() + 1).min(source.len()),
             "C syntax error",

@@ -7,7 +7,7 @@ use crate::analysis::Facts;
 use crate::ir::{Halo, Intent, Program};
 
 /// Out-of-core schedules a generated program can run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Schedule {
     /// Every step, every chunk goes to the device and back (the baseline).
     Naive,

@@ -22,10 +22,13 @@ pub fn emit(program: &Program, facts: &Facts, plan: &Plan) -> String {
     if let Some(init) = &program.init {
         edits.push((
             init.start..init.end + src[init.end..].find('\n').unwrap_or(0),
-            "/* tpace init: device buffers are set up where the pipelined loop starts */".to_string(),
+            "/* tpace init: device buffers are set up where the pipelined loop starts */"
+                .to_string(),
         ));
     }
-    let directive = src[p.pragma.clone()].trim_start_matches('#').replace("*/", "* /");
+    let directive = src[p.pragma.clone()]
+        .trim_start_matches('#')
+        .replace("*/", "* /");
     edits.push((p.pragma.clone(), format!("/* {directive} */")));
     let indent = indent_at(src, p.stmt.start);
     let block = pipeline_block(program, facts, plan);
@@ -134,7 +137,12 @@ fn pipeline_block(program: &Program, facts: &Facts, plan: &Plan) -> String {
         }
     }
     w.push_str("    tpace_acc tp;\n");
-    writeln!(w, "    tpace_acc_begin(&tp, tp_plan, tp_arrays, {});", p.arrays.len()).unwrap();
+    writeln!(
+        w,
+        "    tpace_acc_begin(&tp, tp_plan, tp_arrays, {});",
+        p.arrays.len()
+    )
+    .unwrap();
     let time_used = uses_time_var(program);
     w.push_str("    /* Blocks of k steps: the data crosses the bus once per block. */\n");
     w.push_str("    for (long tp_t = 0; tp_t < tp.plan.steps; tp_t += tp.plan.k) {\n");
@@ -160,8 +168,17 @@ fn pipeline_block(program: &Program, facts: &Facts, plan: &Plan) -> String {
     w.push_str("                long tp_from, tp_to;\n");
     if time_used {
         let t = &p.time;
-        let ty = t.declared_type.as_deref().map(|t| format!("{t} ")).unwrap_or_default();
-        writeln!(w, "                {ty}{} = ({}) + tp_t + tp_i;", t.var, t.start).unwrap();
+        let ty = t
+            .declared_type
+            .as_deref()
+            .map(|t| format!("{t} "))
+            .unwrap_or_default();
+        writeln!(
+            w,
+            "                {ty}{} = ({}) + tp_t + tp_i;",
+            t.var, t.start
+        )
+        .unwrap();
     }
     for (s, sweep) in p.body.iter().enumerate() {
         w.push_str(&sweep_kernel(program, facts, plan, s, sweep));
@@ -178,7 +195,11 @@ fn pipeline_block(program: &Program, facts: &Facts, plan: &Plan) -> String {
     }
     w.push_str("}\n");
     if let Some(counter) = final_counter(program) {
-        writeln!(w, "{counter} /* the counter ends where the sequential loop leaves it */").unwrap();
+        writeln!(
+            w,
+            "{counter} /* the counter ends where the sequential loop leaves it */"
+        )
+        .unwrap();
     }
     w.push_str(&dump_block(program, ""));
     w.trim_end().to_string()
@@ -202,7 +223,11 @@ fn sweep_kernel(program: &Program, facts: &Facts, plan: &Plan, s: usize, sweep: 
     let f = &facts.sweeps[s];
     let used: BTreeSet<usize> = f.reads.union(&f.writes).copied().collect();
     let names: Vec<String> = used.iter().map(|a| dev_name(&p.arrays[*a].name)).collect();
-    let written: Vec<&str> = f.writes.iter().map(|a| p.arrays[*a].name.as_str()).collect();
+    let written: Vec<&str> = f
+        .writes
+        .iter()
+        .map(|a| p.arrays[*a].name.as_str())
+        .collect();
     let read: Vec<&str> = f.reads.iter().map(|a| p.arrays[*a].name.as_str()).collect();
     let extra = plan.sweep_extra[s];
     let mut w = String::new();
@@ -238,7 +263,11 @@ fn sweep_kernel(program: &Program, facts: &Facts, plan: &Plan, s: usize, sweep: 
             _ => "#pragma acc loop independent".to_string(),
         };
         writeln!(w, "{clause}").unwrap();
-        let decl = l.declared_type.as_deref().map(|t| format!("{t} ")).unwrap_or_default();
+        let decl = l
+            .declared_type
+            .as_deref()
+            .map(|t| format!("{t} "))
+            .unwrap_or_default();
         if l.pos == 0 {
             writeln!(
                 w,
@@ -291,7 +320,11 @@ fn rewritten_body(program: &Program, sweep: &Sweep) -> String {
             .collect();
         edits.push((
             acc.span.start - sweep.body.start..acc.span.end - sweep.body.start,
-            format!("{}[TPACE_AT({})]", dev_name(&p.arrays[acc.array].name), subs.join(", ")),
+            format!(
+                "{}[TPACE_AT({})]",
+                dev_name(&p.arrays[acc.array].name),
+                subs.join(", ")
+            ),
         ));
     }
     let body = &program.source[sweep.body.clone()];

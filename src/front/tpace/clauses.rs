@@ -362,7 +362,10 @@ mod tests {
         assert_eq!(names, ["work", "a"]);
         assert_eq!(&text[c.targetinout[1].span.start - 100..][..1], "a");
         let (size, _) = c.size.unwrap();
-        assert_eq!((size[0].first.as_str(), size[0].second.as_str()), ("0", "X"));
+        assert_eq!(
+            (size[0].first.as_str(), size[0].second.as_str()),
+            ("0", "X")
+        );
         assert_eq!(c.halo.unwrap().0.len(), 2);
         assert!(c.asynchronous);
     }

@@ -120,19 +120,20 @@ fn find_declaration(
             ));
         }
     };
-    layout_of(declarator).ok_or_else(|| {
-        Diagnostic::new(
-            named.span.clone(),
-            format!(
-                "`{}` is declared as `{}`, which is not a grid array",
-                named.name,
-                text(declarator, source)
-            ),
-            "unsupported declaration",
-            "declare it as `T a[X][Y]`, `T (*a)[Y]` or a flat `T *a`",
-        )
-    })
-    .map(|layout| (elem, layout))
+    layout_of(declarator)
+        .ok_or_else(|| {
+            Diagnostic::new(
+                named.span.clone(),
+                format!(
+                    "`{}` is declared as `{}`, which is not a grid array",
+                    named.name,
+                    text(declarator, source)
+                ),
+                "unsupported declaration",
+                "declare it as `T a[X][Y]`, `T (*a)[Y]` or a flat `T *a`",
+            )
+        })
+        .map(|layout| (elem, layout))
 }
 
 /// The declarators of a declaration, with initialisers unwrapped.

@@ -60,7 +60,11 @@ fn parse_header(node: Node, source: &str, what: &str, form: &str) -> Result<Head
                 return Err(bad());
             }
             let right = init.child_by_field_name("right").ok_or_else(bad)?;
-            (text(left, source).to_string(), None, text(right, source).to_string())
+            (
+                text(left, source).to_string(),
+                None,
+                text(right, source).to_string(),
+            )
         }
         "declaration" => {
             let ty = init.child_by_field_name("type").ok_or_else(bad)?;
@@ -82,7 +86,10 @@ fn parse_header(node: Node, source: &str, what: &str, form: &str) -> Result<Head
     let (end, inclusive) = match cond.kind() {
         "binary_expression" => {
             let left = cond.child_by_field_name("left").ok_or_else(bad)?;
-            let op = text(cond.child_by_field_name("operator").ok_or_else(bad)?, source);
+            let op = text(
+                cond.child_by_field_name("operator").ok_or_else(bad)?,
+                source,
+            );
             let right = cond.child_by_field_name("right").ok_or_else(bad)?;
             if text(left, source) != var || !matches!(op, "<" | "<=") {
                 return Err(bad());
@@ -146,7 +153,11 @@ pub fn forbid_jumps(time_loop: Node, source: &str) -> DiagResult<()> {
             ))
         })
         .collect();
-    if errors.is_empty() { Ok(()) } else { Err(errors) }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors)
+    }
 }
 
 /// Lower one loop nest whose outermost loop carries `loop dim(dim)`.
@@ -272,7 +283,9 @@ fn count_flops(body: Node, source: &str) -> u32 {
         while let Some(q) = p {
             if q.kind() == "subscript_expression" {
                 let index = q.child_by_field_name("index");
-                if index.is_some_and(|i| i.start_byte() <= n.start_byte() && n.end_byte() <= i.end_byte()) {
+                if index.is_some_and(|i| {
+                    i.start_byte() <= n.start_byte() && n.end_byte() <= i.end_byte()
+                }) {
                     return true;
                 }
             }

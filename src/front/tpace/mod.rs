@@ -30,12 +30,12 @@ pub fn lower(path: &str, source: &str, tree: &tree_sitter::Tree) -> DiagResult<P
     let mut found = Vec::new();
     let mut errors = Vec::new();
     for node in cst::descendants(tree.root_node()) {
-        if let Some(arg) = pragma_arg(node, source) {
-            if is_tpace_pragma(text(arg, source)) {
-                match clauses::parse_directive(text(arg, source), arg.start_byte()) {
-                    Ok(directive) => found.push(Found { node, directive }),
-                    Err(d) => errors.push(d),
-                }
+        if let Some(arg) = pragma_arg(node, source)
+            && is_tpace_pragma(text(arg, source))
+        {
+            match clauses::parse_directive(text(arg, source), arg.start_byte()) {
+                Ok(directive) => found.push(Found { node, directive }),
+                Err(d) => errors.push(d),
             }
         }
     }
@@ -65,15 +65,15 @@ pub fn lower(path: &str, source: &str, tree: &tree_sitter::Tree) -> DiagResult<P
         .iter()
         .find(|f| f.directive == Directive::Init)
         .map(|f| span(f.node));
-    if let Some(init) = &init {
-        if init.start > pipeline.node.start_byte() {
-            return Err(vec![Diagnostic::new(
-                init.clone(),
-                "`init` comes after the `pipeline` directive",
-                "misplaced init",
-                "put `#pragma tpace init` before the pipelined time loop",
-            )]);
-        }
+    if let Some(init) = &init
+        && init.start > pipeline.node.start_byte()
+    {
+        return Err(vec![Diagnostic::new(
+            init.clone(),
+            "`init` comes after the `pipeline` directive",
+            "misplaced init",
+            "put `#pragma tpace init` before the pipelined time loop",
+        )]);
     }
     let time_loop = next_statement(pipeline.node).filter(|n| n.kind() == "for_statement");
     let Some(time_loop) = time_loop else {
@@ -314,10 +314,13 @@ fn lower_body(
 /// The `loop dim(d)` pragma nodes and their dimension.
 fn found_loops<'a, 't>(found: &'a [Found<'t>]) -> impl Fn(Node) -> Option<usize> + 'a {
     move |node| {
-        found.iter().find(|f| f.node == node).and_then(|f| match f.directive {
-            Directive::Loop { dim, .. } => Some(dim),
-            _ => None,
-        })
+        found
+            .iter()
+            .find(|f| f.node == node)
+            .and_then(|f| match f.directive {
+                Directive::Loop { dim, .. } => Some(dim),
+                _ => None,
+            })
     }
 }
 

@@ -127,7 +127,10 @@ fn access_kinds(node: Node, source: &str) -> Vec<AccessKind> {
 fn not_affine(node: Node, array: &Array, expected: String) -> Diagnostic {
     Diagnostic::new(
         span(node),
-        format!("subscript of `{}` is not a loop index plus a constant", array.name),
+        format!(
+            "subscript of `{}` is not a loop index plus a constant",
+            array.name
+        ),
         "unsupported subscript",
         format!("write it as {expected}, with integer constants c"),
     )
@@ -142,12 +145,19 @@ fn per_dim_offsets(
     source: &str,
 ) -> Result<Vec<i64>, Diagnostic> {
     let vars: Vec<&str> = (0..grid.rank())
-        .map(|p| loops.iter().find(|l| l.pos == p).map_or("?", |l| l.var.as_str()))
+        .map(|p| {
+            loops
+                .iter()
+                .find(|l| l.pos == p)
+                .map_or("?", |l| l.var.as_str())
+        })
         .collect();
     let expected = format!(
         "`{}{}`",
         array.name,
-        vars.iter().map(|v| format!("[{v} + c]")).collect::<String>()
+        vars.iter()
+            .map(|v| format!("[{v} + c]"))
+            .collect::<String>()
     );
     if indices.len() != grid.rank() {
         return Err(Diagnostic::new(
@@ -197,7 +207,12 @@ fn flat_offsets(
     source: &str,
 ) -> Result<Vec<i64>, Diagnostic> {
     let rank = grid.rank();
-    let var = |p: usize| loops.iter().find(|l| l.pos == p).map_or("?", |l| l.var.as_str());
+    let var = |p: usize| {
+        loops
+            .iter()
+            .find(|l| l.pos == p)
+            .map_or("?", |l| l.var.as_str())
+    };
     // Row-major strides over the `size` extents: stride[p] = n[p+1] * ... * n[rank-1].
     let extents: Option<Vec<Poly>> = grid.dims.iter().map(|d| poly_of_text(&d.n)).collect();
     let los: Option<Vec<Poly>> = grid.dims.iter().map(|d| poly_of_text(&d.lo)).collect();
@@ -211,17 +226,20 @@ fn flat_offsets(
             format!("*{}", inner.join("*"))
         };
     }
-    for p in 0..rank {
+    for (p, stride) in strides_text.iter().enumerate() {
         if p > 0 {
             expected.push_str(" + ");
         }
-        expected.push_str(&format!("({} - {} + c){}", var(p), grid.dims[p].lo, strides_text[p]));
+        expected.push_str(&format!("({} - {} + c){stride}", var(p), grid.dims[p].lo));
     }
     let expected = format!("`{}[{expected}]`", array.name);
     let (Some(extents), Some(los)) = (extents, los) else {
         return Err(Diagnostic::new(
             span(node),
-            format!("cannot read the `size` extents to decompose the flat subscript of `{}`", array.name),
+            format!(
+                "cannot read the `size` extents to decompose the flat subscript of `{}`",
+                array.name
+            ),
             "flat subscript",
             "write `size` extents as integer expressions of constants and macros",
         ));
@@ -233,7 +251,8 @@ fn flat_offsets(
     for p in (0..rank.saturating_sub(1)).rev() {
         strides[p] = strides[p + 1].mul(&extents[p + 1]);
     }
-    let linear = Poly::from_node(indices[0], source).ok_or_else(|| not_affine(node, array, expected.clone()))?;
+    let linear = Poly::from_node(indices[0], source)
+        .ok_or_else(|| not_affine(node, array, expected.clone()))?;
     let mut rest = linear;
     for p in 0..rank {
         rest = rest.sub(&Poly::var(var(p)).sub(&los[p]).mul(&strides[p]));
