@@ -2,8 +2,12 @@
 
 use crate::ir::{Array, Layout, Program, Span};
 
-/// The target-independent C runtime: parameters, chunk arithmetic, report, dump.
-pub const COMMON_RUNTIME: &str = include_str!("runtime/common.h");
+/// The C runtime every build embeds, the reference included: clock and array dump.
+pub const BASE_RUNTIME: &str = include_str!("runtime/base.h");
+
+/// The target-independent part of the out-of-core runtime: parameters, chunk
+/// arithmetic, the schedule executor, the memory budget and the report.
+pub const SCHEDULE_RUNTIME: &str = include_str!("runtime/schedule.h");
 
 /// Replace spans of `source` (non-overlapping, any order) with new text.
 pub fn splice(source: &str, mut edits: Vec<(Span, String)>) -> String {
@@ -103,9 +107,262 @@ pub fn final_counter(program: &Program) -> Option<String> {
         return None;
     }
     Some(format!(
-        "{var} = ({start}) + ({steps} > 0 ? {steps} : 0);",
+        "{var} = ({start}) + ({steps} > 0 ? {steps} : 0); (void){var};",
         var = t.var,
         start = t.start,
         steps = t.trip_count()
     ))
+}
+
+/// `#define`s for the inner extents and `TPACE_AT(i0, ..)`: the element of a chunk
+/// buffer whose first plane is grid plane `tp_base` (the same in every target).
+pub fn index_macros(program: &Program) -> String {
+    let rank = program.pipeline.grid.rank();
+    let mut w = String::new();
+    for (pos, d) in program.pipeline.grid.dims.iter().enumerate().skip(1) {
+        w.push_str(&format!("#define TPACE_LO{pos} ({})\n", d.lo));
+        w.push_str(&format!("#define TPACE_N{pos} ({})\n", d.n));
+    }
+    let params: Vec<String> = (0..rank).map(|i| format!("i{i}")).collect();
+    let mut index = "((long)(i0) - tp_base)".to_string();
+    for pos in 1..rank {
+        index = format!("({index} * (long)TPACE_N{pos} + ((long)(i{pos}) - (long)TPACE_LO{pos}))");
+    }
+    w.push_str(&format!(
+        "/* Element (i0, ..) of a chunk buffer whose first plane is grid plane tp_base. */\n\
+         #define TPACE_AT({}) {index}\n",
+        params.join(", ")
+    ));
+    w
+}
+
+/// `#undef`s matching [`index_macros`].
+pub fn index_macros_end(program: &Program) -> String {
+    let mut w = String::from("#undef TPACE_AT\n");
+    for pos in 1..program.pipeline.grid.rank() {
+        w.push_str(&format!("#undef TPACE_LO{pos}\n#undef TPACE_N{pos}\n"));
+    }
+    w
+}
+
+/// Statements that fill `tpace_shape tp_shape` and `tpace_array tp_arrays[]`, start
+/// the executor `tp`, and check that declared row lengths match the `size` clause
+/// (at 4 spaces of indent).
+pub fn executor_setup(program: &Program, plan: &crate::plan::Plan) -> String {
+    use crate::plan::Transfer;
+    let p = &program.pipeline;
+    let mut w = String::new();
+    w.push_str("    /* The listed arrays: host memory, element size, and how each moves. */\n");
+    w.push_str(&format!(
+        "    tpace_array tp_arrays[{}];\n    memset(tp_arrays, 0, sizeof tp_arrays);\n",
+        p.arrays.len()
+    ));
+    for (i, (a, t)) in p.arrays.iter().zip(&plan.transfers).enumerate() {
+        let why = match t {
+            Transfer::UpDown => "read and written",
+            Transfer::Up => "only read",
+            Transfer::LastBlock => "pure temporary: moved in the last block only",
+            Transfer::Unused => "not used by any sweep",
+        };
+        w.push_str(&format!(
+            "    tp_arrays[{i}].name = \"{name}\"; tp_arrays[{i}].host = {base}; \
+             tp_arrays[{i}].elem = sizeof({ty}); tp_arrays[{i}].transfer = {t}; /* {why} */\n",
+            name = a.name,
+            base = host_base(program, a),
+            ty = a.elem.c_name(),
+            t = t.c_name(),
+        ));
+    }
+    let skew = &plan.skew;
+    let fields = [
+        ("where", format!("\"{}\"", p.location), "the time loop"),
+        (
+            "lo",
+            format!("(long)({})", p.grid.dims[0].lo),
+            "first plane of the cut axis",
+        ),
+        (
+            "n",
+            format!("(long)({})", p.grid.dims[0].n),
+            "planes along the cut axis",
+        ),
+        ("plane", plane_elements(program), "elements per plane"),
+        (
+            "reach_lo",
+            plan.step_reach.minus.to_string(),
+            "mm: planes a step reads below",
+        ),
+        (
+            "reach_hi",
+            plan.step_reach.plus.to_string(),
+            "mm: planes a step reads above",
+        ),
+        (
+            "skew",
+            skew.per_step.to_string(),
+            "mmtb: planes the windows move down per step",
+        ),
+        (
+            "below",
+            skew.below().to_string(),
+            "mmtb: planes below its window a chunk reads at step 0",
+        ),
+        (
+            "above",
+            skew.above().to_string(),
+            "mmtb: planes above a chunk read before any write",
+        ),
+        ("steps", p.time.trip_count(), "time steps"),
+        (
+            "default_k",
+            plan.defaults.k.to_string(),
+            "defaults without TPACE_* or a memory budget",
+        ),
+        ("default_chunks", plan.defaults.chunks.to_string(), ""),
+        ("default_streams", plan.defaults.streams.to_string(), ""),
+    ];
+    w.push_str(
+        "    /* The grid and the stencil's reach along the cut axis (outermost dimension). */\n",
+    );
+    w.push_str("    tpace_shape tp_shape;\n    memset(&tp_shape, 0, sizeof tp_shape);\n");
+    for (field, value, why) in fields {
+        let comment = if why.is_empty() {
+            String::new()
+        } else {
+            format!(" /* {why} */")
+        };
+        w.push_str(&format!("    tp_shape.{field} = {value};{comment}\n"));
+    }
+    // Arrays declared with their shape must match the size clause's inner extents.
+    let rank = p.grid.rank();
+    for a in &p.arrays {
+        if a.layout != Layout::Flat && rank > 1 {
+            w.push_str(&format!(
+                "    if (sizeof({name}[0]) != {plane} * sizeof({ty})) {{\n\
+                 \x20       fprintf(stderr, \"tpace: %s: array `{name}` has rows of another length than the size clause's inner extents\\n\", tp_shape.where);\n\
+                 \x20       exit(2);\n\
+                 \x20   }}\n",
+                name = a.name,
+                plane = plane_elements(program),
+                ty = a.elem.c_name(),
+            ));
+        }
+    }
+    w.push_str(&format!(
+        "    tpace_rt tp;\n    tpace_begin(&tp, &tp_shape, tp_arrays, {});\n",
+        p.arrays.len()
+    ));
+    w
+}
+
+/// Largest window trail of any sweep (the executor's `max_tau`).
+pub fn max_tau(plan: &crate::plan::Plan) -> i64 {
+    plan.skew.sweep.iter().copied().max().unwrap_or(0)
+}
+
+/// The time loop's counter at step `tp_i` of the chunk's block, if sweeps use it.
+pub fn time_counter(program: &Program) -> Option<String> {
+    let var = &program.pipeline.time.var;
+    let used = program.pipeline.body.iter().any(|s| {
+        program.source[s.body.clone()]
+            .split(|c: char| !(c == '_' || c.is_ascii_alphanumeric()))
+            .any(|w| w == var)
+    });
+    used.then(|| {
+        let t = &program.pipeline.time;
+        let ty = t
+            .declared_type
+            .as_deref()
+            .map(|t| format!("{t} "))
+            .unwrap_or_default();
+        format!("{ty}{var} = ({}) + tp_ch.t + tp_i;", t.start)
+    })
+}
+
+/// One-line description of a sweep for the generated comments.
+pub fn sweep_summary(program: &Program, facts: &crate::analysis::Facts, s: usize) -> String {
+    let p = &program.pipeline;
+    let f = &facts.sweeps[s];
+    let (line, _) = crate::diag::line_col(&program.source, p.body[s].span.start);
+    let names = |set: &std::collections::BTreeSet<usize>| {
+        set.iter()
+            .map(|a| p.arrays[*a].name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let what = match f.copy {
+        Some((d, r)) => format!("copies {} into {}", p.arrays[r].name, p.arrays[d].name),
+        None => format!("writes {} from {}", names(&f.writes), names(&f.reads)),
+    };
+    format!("Sweep {n} (line {line}) {what}", n = s + 1)
+}
+
+/// The innermost body of a sweep, verbatim except that listed arrays index the
+/// chunk buffers `tp_<name>[TPACE_AT(..)]`, without its outer braces.
+pub fn rewritten_body(program: &Program, sweep: &crate::ir::Sweep) -> String {
+    let p = &program.pipeline;
+    let mut seen = std::collections::BTreeSet::new();
+    let mut edits = Vec::new();
+    for acc in &sweep.accesses {
+        if !seen.insert(acc.span.start) {
+            continue;
+        }
+        let subs: Vec<String> = acc
+            .offsets
+            .iter()
+            .enumerate()
+            .map(|(pos, off)| {
+                let var = &sweep.loop_for(pos).expect("one loop per dimension").var;
+                match off {
+                    0 => var.clone(),
+                    o if *o > 0 => format!("{var} + {o}"),
+                    o => format!("{var} - {}", -o),
+                }
+            })
+            .collect();
+        edits.push((
+            acc.span.start - sweep.body.start..acc.span.end - sweep.body.start,
+            format!(
+                "{}[TPACE_AT({})]",
+                dev_name(&p.arrays[acc.array].name),
+                subs.join(", ")
+            ),
+        ));
+    }
+    let body = &program.source[sweep.body.clone()];
+    let text = splice(body, edits);
+    let trimmed = text.trim();
+    let inner = trimmed
+        .strip_prefix('{')
+        .and_then(|t| t.strip_suffix('}'))
+        .unwrap_or(trimmed);
+    inner.trim().to_string()
+}
+
+/// Name of the C variable that points at an array's chunk buffer.
+pub fn dev_name(name: &str) -> String {
+    format!("tp_{name}")
+}
+
+/// Replace the `init` and `pipeline` pragmas by comments and the time loop by
+/// `block`, copying everything else verbatim.
+pub fn splice_pipeline(program: &Program, block: &str) -> String {
+    let p = &program.pipeline;
+    let src = &program.source;
+    let mut edits = Vec::new();
+    if let Some(init) = &program.init {
+        let line = src[init.clone()].trim_end();
+        edits.push((
+            init.start..init.start + line.len(),
+            "/* tpace init: device buffers are set up where the pipelined loop starts */"
+                .to_string(),
+        ));
+    }
+    let directive = src[p.pragma.clone()]
+        .trim_start_matches('#')
+        .replace("*/", "* /");
+    edits.push((p.pragma.clone(), format!("/* {directive} */")));
+    let indent = indent_at(src, p.stmt.start);
+    edits.push((p.stmt.clone(), indent_rest(block, &indent)));
+    splice(src, edits)
 }

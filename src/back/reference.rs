@@ -1,7 +1,7 @@
 //! The reference build for `tpace run`: the user's program unchanged except
 //! for a timer around the time loop and a dump of the listed arrays after it.
 
-use super::common::{COMMON_RUNTIME, dump_block, indent_at, indent_rest, splice};
+use super::common::{BASE_RUNTIME, dump_block, indent_at, indent_rest, splice};
 use crate::ir::Program;
 
 /// Print the instrumented sequential program.
@@ -22,7 +22,7 @@ pub fn emit(program: &Program) -> String {
         vec![(p.stmt.clone(), indent_rest(&block, ""))],
     );
     format!(
-        "/* tpace reference build of {path}: the original program, timed and dumping its arrays. */\n{COMMON_RUNTIME}\n{body}",
+        "/* tpace reference build of {path}: the original program, timed and dumping its arrays. */\n{BASE_RUNTIME}\n{body}",
         path = program.path
     )
 }

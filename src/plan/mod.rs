@@ -3,6 +3,10 @@
 //! run (k, chunk width, streams, schedule) are read at run time by the
 //! embedded runtime; the plan fixes the defaults and everything structural.
 
+mod skew;
+
+pub use skew::{Skew, skew};
+
 use crate::analysis::Facts;
 use crate::ir::{Halo, Intent, Program};
 
@@ -13,6 +17,11 @@ pub enum Schedule {
     Naive,
     /// Overlapped chunks: ghost planes for k steps, shrinking windows (tpace paper Fig. 4).
     Mm,
+    /// Chunks in order with time-skewed windows; the planes a chunk needs from its
+    /// predecessor are handed over on the device (MMTB paper §4): no point is computed twice.
+    Mmtb,
+    /// The whole grid resident on the device for all steps (when it fits; the baseline).
+    Incore,
 }
 
 impl Schedule {
@@ -21,11 +30,18 @@ impl Schedule {
         match self {
             Schedule::Naive => "naive",
             Schedule::Mm => "mm",
+            Schedule::Mmtb => "mmtb",
+            Schedule::Incore => "incore",
         }
     }
 
     /// Every schedule, for sweeps and `--schedule` parsing.
-    pub const ALL: [Schedule; 2] = [Schedule::Naive, Schedule::Mm];
+    pub const ALL: [Schedule; 4] = [
+        Schedule::Naive,
+        Schedule::Mm,
+        Schedule::Mmtb,
+        Schedule::Incore,
+    ];
 }
 
 /// How a listed array moves between host and device.
@@ -53,7 +69,9 @@ impl Transfer {
     }
 }
 
-/// Defaults used when the `TPACE_*` environment variables are unset.
+/// Defaults used when the `TPACE_*` environment variables are unset and the
+/// program can not tell how much device memory it has (with a budget, the
+/// runtime picks `incore` when the grid fits and sizes the chunks otherwise).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Defaults {
     /// Time steps per transfer.
@@ -74,6 +92,8 @@ pub struct Plan {
     pub sweep_extra: Vec<Halo>,
     /// Per listed array.
     pub transfers: Vec<Transfer>,
+    /// Window skews of the `mmtb` schedule.
+    pub skew: Skew,
     /// Run-time defaults.
     pub defaults: Defaults,
 }
@@ -104,10 +124,11 @@ pub fn plan(program: &Program, facts: &Facts) -> Plan {
         step_reach: acc,
         sweep_extra,
         transfers,
+        skew: skew(program),
         defaults: Defaults {
             k: 4,
             chunks: 4,
-            streams: 2,
+            streams: 3,
         },
     }
 }

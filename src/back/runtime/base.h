@@ -1,0 +1,45 @@
+/* ==== tpace runtime, base part (embedded by the translator; same for every program and target) ====
+ * The clock and the array dump that `tpace run` uses to compare a translation
+ * with the sequential program (the reference build embeds only this part).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define TPACE_MAX(a, b) ((a) > (b) ? (a) : (b))
+#define TPACE_MIN(a, b) ((a) < (b) ? (a) : (b))
+static inline double tpace_now(void)
+{
+    struct timespec ts;
+    timespec_get(&ts, TIME_UTC);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Append one array to the file named by TPACE_DUMP (nothing when unset):
+ * a text line "name elem_bytes rank lo n lo n ..." and the raw elements. */
+static inline void tpace_dump(const char *name, const void *data, size_t elem, int rank,
+                              const long *lo, const long *n)
+{
+    const char *path = getenv("TPACE_DUMP");
+    if (path == NULL || *path == '\0')
+        return;
+    FILE *f = fopen(path, "ab");
+    if (f == NULL) {
+        fprintf(stderr, "tpace: cannot open TPACE_DUMP file %s: %s\n", path, strerror(errno));
+        exit(2);
+    }
+    size_t count = 1;
+    fprintf(f, "%s %zu %d", name, elem, rank);
+    for (int d = 0; d < rank; d++) {
+        fprintf(f, " %ld %ld", lo[d], n[d]);
+        count *= (size_t)n[d];
+    }
+    fputc('\n', f);
+    if (fwrite(data, elem, count, f) != count || fclose(f) != 0) {
+        fprintf(stderr, "tpace: cannot write TPACE_DUMP file %s\n", path);
+        exit(2);
+    }
+}
+/* ==== end of tpace runtime, base part ==== */

@@ -1,0 +1,586 @@
+/* ==== tpace runtime, schedule part (embedded by the translator; same for every program and target) ====
+ * Run-time parameters from the environment, the chunk arithmetic of the
+ * out-of-core schedules, the schedule executor (which planes go where, in
+ * which order, on which queue), the device-memory budget and the timing
+ * report. The target part that follows supplies the tpace_dev_* hooks
+ * declared below (allocation, copies, queues).
+ */
+#define TPACE_MAX_SLOTS 64
+
+/* Schedules (DESIGN.md §3).
+ * naive:  every step, every chunk goes to the device and back.
+ * mm:     a chunk plus ghost planes goes in, k steps run on a shrinking window,
+ *         the chunk's own planes come back (tpace paper, Fig. 4).
+ * mmtb:   chunks in order along the cut axis with time-skewed windows; the planes
+ *         a chunk needs from its predecessor are handed over on the device, so
+ *         every point is computed once per step (MMTB paper §4, ETBM poster).
+ * incore: the whole grid stays on the device for all steps. */
+enum tpace_schedule { TPACE_NAIVE = 0, TPACE_MM = 1, TPACE_MMTB = 2, TPACE_INCORE = 3 };
+
+/* How a listed array moves between host and device. */
+enum tpace_transfer {
+    TPACE_UPDOWN = 0,     /* read and written: in and out every block of k steps */
+    TPACE_UP = 1,         /* only read: in every block */
+    TPACE_LAST_BLOCK = 2, /* pure temporary: moved only in the last block, for its final values */
+    TPACE_UNUSED = 3      /* listed but never touched by a sweep */
+};
+
+/* What the translator knows about the pipelined loop. */
+typedef struct tpace_shape {
+    const char *where;   /* file:line:col of the time loop, for messages */
+    long lo, n;          /* the cut axis (outermost dimension) covers indices [lo, lo + n) */
+    size_t plane;        /* elements per plane (product of the inner extents) */
+    long reach_lo;       /* mm: planes one time step reads below a computed plane */
+    long reach_hi;       /* ... and above */
+    long skew;           /* mmtb: planes the sweep windows move down per step */
+    long below;          /* mmtb: planes below its window a chunk reads at the block's first step */
+    long above;          /* mmtb: planes above a chunk it reads before anything writes them */
+    long steps;          /* time steps of the loop */
+    int default_k;       /* defaults when TPACE_* are unset and no budget is known */
+    long default_chunks;
+    int default_streams;
+} tpace_shape;
+
+/* One listed array: the user's host memory and its device buffers. */
+typedef struct tpace_array {
+    const char *name;             /* for messages and the dump */
+    void *host;                   /* the user's array, element (lo, lo, ...) first */
+    size_t elem;                  /* bytes per element */
+    int transfer;                 /* enum tpace_transfer */
+    void *slot[TPACE_MAX_SLOTS];  /* one chunk buffer per slot (queue) */
+    void *carry;                  /* mm: lower ghost planes handed from chunk c to c + 1 */
+} tpace_array;
+
+/* The out-of-core plan: shape, chosen parameters and the memory they need. */
+typedef struct tpace_plan {
+    tpace_shape s;
+    int schedule;        /* enum tpace_schedule */
+    int k;               /* time steps per transfer (1 for naive, all steps for incore) */
+    long b;              /* chunk width in planes */
+    int streams;         /* queues requested */
+    long nchunks;        /* ceil(n / b) */
+    int slots;           /* chunk buffers (and queues) in use */
+    long slot_planes;    /* planes in one chunk buffer */
+    size_t plane_bytes;  /* bytes of one plane of every array that lives on the device */
+    size_t device_bytes; /* device memory the plan needs */
+    size_t budget;       /* device memory it may use (0: unknown) */
+    double seconds;      /* wall time of the pipeline */
+} tpace_plan;
+
+/* The chunk the executor hands to the generated kernels. */
+typedef struct tpace_chunk {
+    long c;         /* chunk index along the cut axis */
+    long t;         /* first step of the block, counted from 0 */
+    int kb;         /* steps in this block (the last block may be short) */
+    int slot;       /* buffer slot, also the queue its work goes to */
+    long base;      /* grid plane at the start of the slot's buffers */
+    int last_block; /* whether this is the block with the loop's last step */
+} tpace_chunk;
+
+/* The executor's state. */
+typedef struct tpace_rt {
+    tpace_plan plan;
+    tpace_array *arrays;
+    int narrays;
+    tpace_chunk cur; /* the chunk whose kernels were issued last */
+    int started;     /* whether `cur` holds a chunk */
+    double start;
+    int mark_queue[TPACE_MAX_SLOTS]; /* target bookkeeping for tpace_dev_mark */
+    void *target;                    /* target-specific state */
+} tpace_rt;
+
+/* ---- Hooks every target defines (queues 0 .. slots - 1 carry chunks; queue `slots` the mm carry). ---- */
+static void *tpace_dev_alloc(tpace_rt *r, size_t bytes);  /* NULL when device memory runs out */
+static void tpace_dev_free(tpace_rt *r, void *p);
+static void tpace_dev_upload(tpace_rt *r, void *dev, const void *host, size_t bytes, int q);
+static void tpace_dev_download(tpace_rt *r, void *host, const void *dev, size_t bytes, int q);
+static void tpace_dev_copy(tpace_rt *r, void *dst, const void *src, size_t bytes, int q);
+static void tpace_dev_wait(tpace_rt *r, int from_q, int to_q); /* to_q waits for the work on from_q so far */
+static void tpace_dev_mark(tpace_rt *r, int q, int id);        /* remember the work on q so far as mark id */
+static void tpace_dev_wait_mark(tpace_rt *r, int id, int q);   /* q waits for mark id */
+static void tpace_dev_sync(tpace_rt *r);                       /* wait for all queues */
+static size_t tpace_dev_free_memory(tpace_rt *r);              /* free device bytes, 0 when unknown */
+static void tpace_dev_begin(tpace_rt *r);                      /* queues, host registration */
+static void tpace_dev_end(tpace_rt *r);
+
+static inline void tpace_fail(const tpace_plan *p, const char *what)
+{
+    fprintf(stderr, "tpace: %s: %s\n", p && p->s.where ? p->s.where : "runtime", what);
+    exit(2);
+}
+
+/* A whole number from the environment, or `fallback` when unset. */
+static inline long tpace_env_long(const char *name, long fallback, long min, long max)
+{
+    const char *text = getenv(name);
+    if (text == NULL || *text == '\0')
+        return fallback;
+    errno = 0;
+    char *end = NULL;
+    long v = strtol(text, &end, 10);
+    if (errno != 0 || end == text || *end != '\0' || v < min || v > max) {
+        fprintf(stderr, "tpace: %s=%s is not a whole number from %ld to %ld\n", name, text, min, max);
+        exit(2);
+    }
+    return v;
+}
+
+/* TPACE_DEVICE_MEM: bytes, with an optional suffix K, M, G, T (powers of 1000) or
+ * Ki, Mi, Gi, Ti (powers of 1024). 0 when unset. */
+static inline size_t tpace_env_bytes(const char *name)
+{
+    const char *text = getenv(name);
+    if (text == NULL || *text == '\0')
+        return 0;
+    errno = 0;
+    char *end = NULL;
+    double v = strtod(text, &end);
+    static const char *const suffix[] = {"", "K", "M", "G", "T", "Ki", "Mi", "Gi", "Ti"};
+    static const double scale[] = {1.0, 1e3, 1e6, 1e9, 1e12, 1024.0, 1048576.0, 1073741824.0, 1099511627776.0};
+    for (int i = 0; end != text && errno == 0 && v > 0 && i < 9; i++)
+        if (strcmp(end, suffix[i]) == 0)
+            return (size_t)(v * scale[i]);
+    fprintf(stderr, "tpace: %s=%s is not a size in bytes (e.g. 8G, 512Mi, 1000000)\n", name, text);
+    exit(2);
+}
+
+static const char *const tpace_schedule_names[] = {"naive", "mm", "mmtb", "incore"};
+
+static inline int tpace_env_schedule(void)
+{
+    const char *text = getenv("TPACE_SCHEDULE");
+    if (text == NULL || *text == '\0')
+        return -1;
+    for (int s = 0; s < 4; s++)
+        if (strcmp(text, tpace_schedule_names[s]) == 0)
+            return s;
+    fprintf(stderr, "tpace: TPACE_SCHEDULE=%s is not a schedule (naive, mm, mmtb, incore)\n", text);
+    exit(2);
+}
+
+/* Planes chunk c owns: [tpace_own_lo, tpace_own_hi). */
+static inline long tpace_own_lo(const tpace_plan *p, long c) { return p->s.lo + c * p->b; }
+static inline long tpace_own_hi(const tpace_plan *p, long c) { return TPACE_MIN(p->s.lo + (c + 1) * p->b, p->s.lo + p->s.n); }
+
+/* mmtb: planes below its own a chunk takes over from its predecessor for a block of
+ * kb steps, and planes above its own it uploads. A single chunk needs neither. */
+static inline long tpace_mmtb_below(const tpace_plan *p, int kb)
+{
+    return p->nchunks == 1 ? 0 : (long)(kb - 1) * p->s.skew + p->s.below;
+}
+static inline long tpace_mmtb_above(const tpace_plan *p) { return p->nchunks == 1 ? 0 : p->s.above; }
+
+/* Planes one chunk buffer holds for blocks of k steps. */
+static inline long tpace_slot_planes_for(const tpace_plan *p, int k)
+{
+    if (p->schedule == TPACE_MMTB || p->schedule == TPACE_INCORE)
+        return tpace_mmtb_below(p, k) + p->b + tpace_mmtb_above(p);
+    return p->b + (p->s.reach_lo + p->s.reach_hi) * (long)k;
+}
+
+/* Device bytes for chunk width b, k steps per block and `slots` buffers. */
+static inline size_t tpace_bytes_for(tpace_plan *p, long b, int k, int slots)
+{
+    tpace_plan q = *p;
+    q.b = b;
+    q.nchunks = (q.s.n + b - 1) / b;
+    size_t planes = (size_t)slots * (size_t)tpace_slot_planes_for(&q, k);
+    if (p->schedule == TPACE_NAIVE || p->schedule == TPACE_MM)
+        planes += (size_t)(p->s.reach_lo * k); /* the carry buffer */
+    return planes * p->plane_bytes;
+}
+
+static inline int tpace_slots_for(const tpace_plan *p, long nchunks)
+{
+    /* mmtb hands planes from one slot to the next: two slots at least, unless one chunk. */
+    long want = p->schedule == TPACE_MMTB && nchunks > 1 ? TPACE_MAX(2, p->streams) : p->streams;
+    return (int)TPACE_MIN(want, nchunks);
+}
+
+/* The widest chunk that fits the budget with k steps per block, or 0 if none does. */
+static inline long tpace_widest_chunk(tpace_plan *p, int k)
+{
+    if (p->budget == 0)
+        return 0;
+    long lo = 0, hi = p->s.n;
+    while (lo < hi) { /* the largest b with bytes(b) <= budget */
+        long mid = lo + (hi - lo + 1) / 2;
+        int slots = tpace_slots_for(p, (p->s.n + mid - 1) / mid);
+        if (tpace_bytes_for(p, mid, k, slots) <= p->budget)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+
+/* Refuse, in plain words, a plan that does not fit the device-memory budget. */
+static inline void tpace_refuse_plan(tpace_plan *p)
+{
+    char msg[768];
+    double need = (double)p->device_bytes / 1e9, have = (double)p->budget / 1e9;
+    long b_fit = tpace_widest_chunk(p, p->k);
+    if (p->schedule == TPACE_INCORE) {
+        snprintf(msg, sizeof msg,
+                 "the whole grid needs %.3f GB of device memory but %.3f GB are available; "
+                 "run out-of-core with TPACE_SCHEDULE=mmtb", need, have);
+    } else if (b_fit >= 1) {
+        snprintf(msg, sizeof msg,
+                 "the plan (schedule=%s k=%d TPACE_CHUNK=%ld streams=%d) needs %.3f GB of device memory "
+                 "but %.3f GB are available; lower TPACE_CHUNK to %ld or less",
+                 tpace_schedule_names[p->schedule], p->k, p->b, p->streams, need, have, b_fit);
+    } else {
+        int k_fit = p->k;
+        while (k_fit > 1 && tpace_widest_chunk(p, k_fit) < 1)
+            k_fit /= 2;
+        if (tpace_widest_chunk(p, k_fit) >= 1)
+            snprintf(msg, sizeof msg,
+                     "the plan (schedule=%s k=%d streams=%d) needs %.3f GB of device memory but %.3f GB "
+                     "are available even with one-plane chunks; lower TPACE_K to %d or less",
+                     tpace_schedule_names[p->schedule], p->k, p->streams, need, have, k_fit);
+        else
+            snprintf(msg, sizeof msg,
+                     "even one plane per chunk with k=1 needs more than the %.3f GB of device memory "
+                     "available; lower TPACE_STREAMS or raise TPACE_DEVICE_MEM", have);
+    }
+    tpace_fail(p, msg);
+}
+
+/* Fill the plan: the program's shape, TPACE_* overrides, and the device-memory budget.
+ * Without TPACE_SCHEDULE the grid stays on the device when it fits the budget, and
+ * otherwise runs mmtb with the widest chunks that fit. */
+static inline void tpace_plan_init(tpace_rt *r, const tpace_shape *shape)
+{
+    tpace_plan *p = &r->plan;
+    memset(p, 0, sizeof *p);
+    p->s = *shape;
+    p->s.steps = TPACE_MAX(shape->steps, 0L);
+    if (p->s.n < 1)
+        tpace_fail(p, "the cut dimension of the grid is empty (size clause extent < 1)");
+    for (int a = 0; a < r->narrays; a++)
+        if (r->arrays[a].transfer != TPACE_UNUSED)
+            p->plane_bytes += p->s.plane * r->arrays[a].elem;
+    size_t cap = tpace_env_bytes("TPACE_DEVICE_MEM");
+    size_t free_bytes = tpace_dev_free_memory(r);
+    p->budget = cap && free_bytes ? TPACE_MIN(cap, free_bytes) : (cap ? cap : free_bytes);
+    int schedule = tpace_env_schedule();
+    if (schedule < 0) {
+        size_t whole = (size_t)p->s.n * p->plane_bytes;
+        schedule = p->budget && whole <= p->budget ? TPACE_INCORE : TPACE_MMTB;
+    }
+    p->schedule = schedule;
+    long k = tpace_env_long("TPACE_K", shape->default_k, 1, 1L << 20);
+    p->streams = (int)tpace_env_long("TPACE_STREAMS", shape->default_streams, 1, TPACE_MAX_SLOTS - 1);
+    if (schedule == TPACE_NAIVE)
+        k = 1;
+    if (schedule == TPACE_INCORE)
+        k = TPACE_MAX(p->s.steps, 1L);
+    /* k beyond the step count buys nothing but memory. */
+    if (k > p->s.steps && p->s.steps > 0)
+        k = p->s.steps;
+    p->k = (int)k;
+    long b_default = (p->s.n + shape->default_chunks - 1) / shape->default_chunks;
+    if (p->budget && schedule != TPACE_INCORE) {
+        long widest = tpace_widest_chunk(p, p->k);
+        if (widest >= 1)
+            b_default = widest;
+    }
+    p->b = schedule == TPACE_INCORE ? p->s.n : tpace_env_long("TPACE_CHUNK", b_default, 1, 1L << 40);
+    if (p->b > p->s.n)
+        p->b = p->s.n;
+    p->nchunks = (p->s.n + p->b - 1) / p->b;
+    p->slots = tpace_slots_for(p, p->nchunks);
+    p->slot_planes = tpace_slot_planes_for(p, p->k);
+    p->device_bytes = tpace_bytes_for(p, p->b, p->k, p->slots);
+    if (p->budget && p->device_bytes > p->budget)
+        tpace_refuse_plan(p);
+}
+
+/* Steps in the block that starts at step t (the last block may be short). */
+static inline int tpace_block_steps(const tpace_plan *p, long t)
+{
+    return (int)TPACE_MIN((long)p->k, p->s.steps - t);
+}
+
+/* Grid plane at the start of chunk c's buffers for a block of kb steps. */
+static inline long tpace_chunk_base(const tpace_plan *p, long c, int kb)
+{
+    if (p->schedule == TPACE_MMTB || p->schedule == TPACE_INCORE)
+        return tpace_own_lo(p, c) - tpace_mmtb_below(p, kb);
+    return tpace_own_lo(p, c) - p->s.reach_lo * kb;
+}
+
+/* Planes [from, to) a sweep computes at step i (0-based) of the chunk's block.
+ * mm/naive: the window shrinks by one step's reach per step, and a sweep followed
+ *   by others in the same step computes extra_lo / extra_hi more planes, which those
+ *   later sweeps read.
+ * mmtb/incore: the window of the chunk's own planes moves down i * skew + tau planes;
+ *   the first chunk starts at the grid's first plane and the last one ends at its last.
+ * The generated loops intersect the window with the sweep's own bounds. */
+static inline void tpace_window(const tpace_plan *p, const tpace_chunk *ch, int i, long extra_lo, long extra_hi,
+                                long tau, long *from, long *to)
+{
+    const long top = p->s.lo + p->s.n;
+    if (p->schedule == TPACE_MMTB || p->schedule == TPACE_INCORE) {
+        long shift = (long)i * p->s.skew + tau;
+        *from = ch->c == 0 ? p->s.lo : TPACE_MAX(tpace_own_lo(p, ch->c) - shift, p->s.lo);
+        *to = ch->c == p->nchunks - 1 ? top : TPACE_MAX(tpace_own_hi(p, ch->c) - shift, p->s.lo);
+        return;
+    }
+    long left = (long)(ch->kb - 1 - i);
+    long win_lo = TPACE_MAX(ch->base, p->s.lo);
+    long win_hi = TPACE_MIN(tpace_own_hi(p, ch->c) + p->s.reach_hi * ch->kb, top);
+    *from = TPACE_MAX(tpace_own_lo(p, ch->c) - (p->s.reach_lo * left + extra_lo), win_lo);
+    *to = TPACE_MIN(tpace_own_hi(p, ch->c) + (p->s.reach_hi * left + extra_hi), win_hi);
+}
+
+/* ---- The schedule executor: the same for every target. ---- */
+
+/* Address of plane `plane` of array a in the host array / in a buffer whose first plane is `base`. */
+static inline char *tpace_host_plane(const tpace_rt *r, const tpace_array *a, long plane)
+{
+    return (char *)a->host + (size_t)(plane - r->plan.s.lo) * r->plan.s.plane * a->elem;
+}
+static inline char *tpace_buf_plane(const tpace_rt *r, const tpace_array *a, void *buf, long base, long plane)
+{
+    return (char *)buf + (size_t)(plane - base) * r->plan.s.plane * a->elem;
+}
+static inline size_t tpace_planes_bytes(const tpace_rt *r, const tpace_array *a, long planes)
+{
+    return (size_t)planes * r->plan.s.plane * a->elem;
+}
+
+static inline int tpace_moves_in(const tpace_array *a, int last_block)
+{
+    return a->transfer == TPACE_UPDOWN || a->transfer == TPACE_UP || (a->transfer == TPACE_LAST_BLOCK && last_block);
+}
+static inline int tpace_moves_out(const tpace_array *a, int last_block)
+{
+    return a->transfer == TPACE_UPDOWN || (a->transfer == TPACE_LAST_BLOCK && last_block);
+}
+
+/* Upload planes [from, to) of every array that moves in, into chunk ch's buffers. */
+static inline void tpace_upload_planes(tpace_rt *r, const tpace_chunk *ch, long from, long to)
+{
+    if (from >= to)
+        return;
+    for (int a = 0; a < r->narrays; a++) {
+        tpace_array *arr = &r->arrays[a];
+        if (tpace_moves_in(arr, ch->last_block))
+            tpace_dev_upload(r, tpace_buf_plane(r, arr, arr->slot[ch->slot], ch->base, from),
+                             tpace_host_plane(r, arr, from), tpace_planes_bytes(r, arr, to - from), ch->slot);
+    }
+}
+
+/* Download planes [from, to) of every array that moves out, from chunk ch's buffers. */
+static inline void tpace_download_planes(tpace_rt *r, const tpace_chunk *ch, long from, long to)
+{
+    if (from >= to)
+        return;
+    for (int a = 0; a < r->narrays; a++) {
+        tpace_array *arr = &r->arrays[a];
+        if (tpace_moves_out(arr, ch->last_block))
+            tpace_dev_download(r, tpace_host_plane(r, arr, from),
+                               tpace_buf_plane(r, arr, arr->slot[ch->slot], ch->base, from),
+                               tpace_planes_bytes(r, arr, to - from), ch->slot);
+    }
+}
+
+/* mm / naive: bring chunk ch in. Planes below its own come from the carry buffer
+ * (the previous chunk's copy, still at the block's starting time level), except for
+ * the first chunk, so that no chunk reads from the host a plane an earlier chunk has
+ * already written back. Queue `slots` (the carry queue) moves them. */
+static inline void tpace_mm_in(tpace_rt *r, const tpace_chunk *ch)
+{
+    const tpace_plan *p = &r->plan;
+    const int q = ch->slot, carry_q = p->slots;
+    const long own_lo = tpace_own_lo(p, ch->c), own_hi = tpace_own_hi(p, ch->c);
+    const long win_lo = TPACE_MAX(ch->base, p->s.lo);
+    const long win_hi = TPACE_MIN(own_hi + p->s.reach_hi * ch->kb, p->s.lo + p->s.n);
+    const long host_lo = ch->c == 0 ? win_lo : own_lo;
+    const long carry_lo = TPACE_MAX(own_hi - p->s.reach_lo * ch->kb, p->s.lo);
+    const int has_next = ch->c + 1 < p->nchunks;
+    tpace_upload_planes(r, ch, host_lo, win_hi);
+    if (p->s.reach_lo == 0)
+        return;
+    /* The carry queue waits for this upload, fills the planes below the chunk from the
+     * previous chunk, and keeps this chunk's top planes for the next. */
+    tpace_dev_wait(r, q, carry_q);
+    for (int a = 0; a < r->narrays; a++) {
+        tpace_array *arr = &r->arrays[a];
+        if (!tpace_moves_in(arr, ch->last_block))
+            continue;
+        void *buf = arr->slot[q];
+        if (ch->c > 0 && win_lo < own_lo)
+            tpace_dev_copy(r, tpace_buf_plane(r, arr, buf, ch->base, win_lo), arr->carry,
+                           tpace_planes_bytes(r, arr, own_lo - win_lo), carry_q);
+        if (has_next && carry_lo < own_hi)
+            tpace_dev_copy(r, arr->carry, tpace_buf_plane(r, arr, buf, ch->base, carry_lo),
+                           tpace_planes_bytes(r, arr, own_hi - carry_lo), carry_q);
+    }
+    /* The kernels overwrite the buffer: they wait until the carry copies are done. */
+    tpace_dev_wait(r, carry_q, q);
+}
+
+/* mmtb: bring chunk ch in. Its own planes (and the few above that nothing has written
+ * yet) come from the host; the planes below come from the previous chunk's buffer,
+ * on the device, after that chunk's kernels. Then the previous chunk's finished
+ * planes go back to the host. */
+static inline void tpace_mmtb_in(tpace_rt *r, const tpace_chunk *ch, const tpace_chunk *prev)
+{
+    const tpace_plan *p = &r->plan;
+    const long own_lo = tpace_own_lo(p, ch->c), own_hi = tpace_own_hi(p, ch->c);
+    const long top = p->s.lo + p->s.n;
+    /* The slot's previous occupant must have handed its planes over first. */
+    if (ch->c >= p->slots)
+        tpace_dev_wait_mark(r, ch->slot, ch->slot);
+    tpace_upload_planes(r, ch, own_lo, TPACE_MIN(own_hi + tpace_mmtb_above(p), top));
+    if (prev == NULL)
+        return;
+    tpace_dev_wait(r, prev->slot, ch->slot);
+    const long from = TPACE_MAX(own_lo - tpace_mmtb_below(p, ch->kb), p->s.lo);
+    for (int a = 0; a < r->narrays; a++) {
+        tpace_array *arr = &r->arrays[a];
+        if (arr->transfer != TPACE_UNUSED && from < own_lo)
+            tpace_dev_copy(r, tpace_buf_plane(r, arr, arr->slot[ch->slot], ch->base, from),
+                           tpace_buf_plane(r, arr, arr->slot[prev->slot], prev->base, from),
+                           tpace_planes_bytes(r, arr, own_lo - from), ch->slot);
+    }
+    tpace_dev_mark(r, ch->slot, prev->slot);
+}
+
+/* mmtb: planes whose every update of the block is done once chunk c has run. */
+static inline long tpace_mmtb_done_below(const tpace_plan *p, long c, int kb, long max_tau)
+{
+    if (c == p->nchunks - 1)
+        return p->s.lo + p->s.n;
+    return TPACE_MAX(tpace_own_hi(p, c) - ((long)(kb - 1) * p->s.skew + max_tau), p->s.lo);
+}
+
+/* Send a chunk's finished planes back to the host. */
+static inline void tpace_chunk_out(tpace_rt *r, const tpace_chunk *ch, long max_tau)
+{
+    const tpace_plan *p = &r->plan;
+    if (p->schedule == TPACE_MMTB || p->schedule == TPACE_INCORE) {
+        long from = ch->c == 0 ? p->s.lo : tpace_mmtb_done_below(p, ch->c - 1, ch->kb, max_tau);
+        tpace_download_planes(r, ch, from, tpace_mmtb_done_below(p, ch->c, ch->kb, max_tau));
+    } else {
+        tpace_download_planes(r, ch, tpace_own_lo(p, ch->c), tpace_own_hi(p, ch->c));
+    }
+}
+
+/* Set up: the plan, the device buffers, the queues. */
+static inline void tpace_begin(tpace_rt *r, const tpace_shape *shape, tpace_array *arrays, int narrays)
+{
+    memset(r, 0, sizeof *r);
+    r->arrays = arrays;
+    r->narrays = narrays;
+    tpace_plan_init(r, shape);
+    const tpace_plan *p = &r->plan;
+    tpace_dev_begin(r);
+    for (int a = 0; a < narrays; a++) {
+        tpace_array *arr = &arrays[a];
+        memset(arr->slot, 0, sizeof arr->slot);
+        arr->carry = NULL;
+        if (arr->transfer == TPACE_UNUSED || p->s.steps == 0)
+            continue;
+        size_t plane_bytes = p->s.plane * arr->elem;
+        long carry_planes = p->schedule == TPACE_NAIVE || p->schedule == TPACE_MM ? p->s.reach_lo * p->k : 0;
+        for (int s = 0; s <= p->slots; s++) {
+            size_t bytes = (size_t)(s < p->slots ? p->slot_planes : carry_planes) * plane_bytes;
+            void *buf = bytes ? tpace_dev_alloc(r, bytes) : NULL;
+            if (bytes && buf == NULL) {
+                char msg[512];
+                snprintf(msg, sizeof msg,
+                         "device memory ran out allocating %zu bytes for array `%s` (the plan needs %zu bytes: "
+                         "schedule=%s TPACE_CHUNK=%ld TPACE_K=%d TPACE_STREAMS=%d); set TPACE_DEVICE_MEM to the "
+                         "memory the device has free, or lower TPACE_CHUNK",
+                         bytes, arr->name, p->device_bytes, tpace_schedule_names[p->schedule], p->b, p->k,
+                         p->streams);
+                tpace_fail(p, msg);
+            }
+            if (s < p->slots)
+                arr->slot[s] = buf;
+            else
+                arr->carry = buf;
+        }
+    }
+    r->start = tpace_now();
+}
+
+/* Finish the chunk whose kernels were issued last and bring the next one in.
+ * max_tau is the largest window trail of any sweep (mmtb). Returns 0 when all
+ * steps are done. */
+static inline int tpace_next(tpace_rt *r, tpace_chunk *ch, long max_tau)
+{
+    const tpace_plan *p = &r->plan;
+    tpace_chunk prev = r->cur;
+    int have_prev = r->started;
+    tpace_chunk next;
+    memset(&next, 0, sizeof next);
+    if (!have_prev) {
+        if (p->s.steps == 0)
+            return 0;
+        next.t = 0;
+        next.c = 0;
+    } else if (prev.c + 1 < p->nchunks) {
+        next.t = prev.t;
+        next.c = prev.c + 1;
+    } else {
+        /* The block is done: its last chunk goes back, then every queue drains,
+         * since the next block reads planes this block writes back. */
+        tpace_chunk_out(r, &prev, max_tau);
+        tpace_dev_sync(r);
+        if (prev.t + prev.kb >= p->s.steps)
+            return 0;
+        have_prev = 0;
+        next.t = prev.t + prev.kb;
+        next.c = 0;
+    }
+    next.kb = tpace_block_steps(p, next.t);
+    next.last_block = next.t + next.kb >= p->s.steps;
+    next.slot = (int)(next.c % p->slots);
+    next.base = tpace_chunk_base(p, next.c, next.kb);
+    if (p->schedule == TPACE_MMTB || p->schedule == TPACE_INCORE) {
+        tpace_mmtb_in(r, &next, have_prev ? &prev : NULL);
+        if (have_prev)
+            tpace_chunk_out(r, &prev, max_tau);
+    } else {
+        if (have_prev)
+            tpace_chunk_out(r, &prev, max_tau);
+        tpace_mm_in(r, &next);
+    }
+    r->cur = next;
+    r->started = 1;
+    *ch = next;
+    return 1;
+}
+
+/* One line on stderr that people read and `tpace run` parses. */
+static inline void tpace_report(const tpace_plan *p)
+{
+    double points = (double)p->s.n * (double)p->s.plane * (double)p->s.steps;
+    double glups = p->seconds > 0 ? points / p->seconds * 1e-9 : 0.0;
+    fprintf(stderr,
+            "tpace: %s: schedule=%s k=%d b=%ld streams=%d chunks=%ld steps=%ld points=%.0f device_bytes=%zu "
+            "seconds=%.6f glups=%.3f\n",
+            p->s.where, tpace_schedule_names[p->schedule], p->k, p->b, p->streams, p->nchunks, p->s.steps, points,
+            p->device_bytes, p->seconds, glups);
+}
+
+/* Wait for the last transfers, free the device buffers and report. */
+static inline void tpace_end(tpace_rt *r)
+{
+    r->plan.seconds = tpace_now() - r->start;
+    for (int a = 0; a < r->narrays; a++) {
+        for (int s = 0; s < TPACE_MAX_SLOTS; s++)
+            if (r->arrays[a].slot[s])
+                tpace_dev_free(r, r->arrays[a].slot[s]);
+        if (r->arrays[a].carry)
+            tpace_dev_free(r, r->arrays[a].carry);
+    }
+    tpace_dev_end(r);
+    tpace_report(&r->plan);
+}
+
+/* ==== end of tpace runtime, schedule part ==== */
