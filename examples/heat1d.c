@@ -26,8 +26,8 @@ int main(int argc, char **argv)
 {
     int n, i;
     int steps = argc > 1 ? atoi(argv[1]) : STEPS;
-    double *u = malloc(N * sizeof *u);
-    double *un = malloc(N * sizeof *un);
+    double *u = (double *)malloc(N * sizeof *u); /* cast: valid C and C++ (the CUDA target) */
+    double *un = (double *)malloc(N * sizeof *un);
     if (u == NULL || un == NULL) {
         fprintf(stderr, "heat1d: out of memory\n");
         return 1;

@@ -31,8 +31,8 @@ int main(int argc, char **argv)
     int t, i, j, k;
     int steps = argc > 1 ? atoi(argv[1]) : STEPS;
     const float c0 = 0.4f, c1 = 0.1f;
-    float (*a)[NY][NZ] = malloc(sizeof(float[NX][NY][NZ]));
-    float (*b)[NY][NZ] = malloc(sizeof(float[NX][NY][NZ]));
+    float (*a)[NY][NZ] = (float (*)[NY][NZ])malloc(sizeof(float[NX][NY][NZ])); /* cast: valid C and C++ */
+    float (*b)[NY][NZ] = (float (*)[NY][NZ])malloc(sizeof(float[NX][NY][NZ]));
     if (a == NULL || b == NULL) {
         fprintf(stderr, "heat3d: out of memory\n");
         return 1;

@@ -31,6 +31,9 @@ pub struct Pipeline {
     pub pragma: Span,
     /// Span of the whole time `for` statement (header and body).
     pub stmt: Span,
+    /// Span of the function definition that contains the time loop (kernels of
+    /// targets that need file-scope functions go right before it).
+    pub function: Span,
     /// Line:col of the time loop, for the generated code's comments and reports.
     pub location: String,
     /// The time loop's counter and trip count.
@@ -60,6 +63,8 @@ pub struct TimeLoop {
     pub end: String,
     /// Whether the bound is inclusive (`<=`).
     pub inclusive: bool,
+    /// The counter's C type, from the header or its declaration (`long` if unknown).
+    pub var_type: String,
 }
 
 impl TimeLoop {
@@ -177,6 +182,20 @@ pub struct Sweep {
     pub accesses: Vec<Access>,
     /// Floating-point operations per grid point (`+ - * /` in the body).
     pub flops: u32,
+    /// Variables the body reads that are declared outside it, in order of first use.
+    pub scalars: Vec<Scalar>,
+}
+
+/// A variable declared outside a sweep and used inside it (a coefficient, a size).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Scalar {
+    /// Its name.
+    pub name: String,
+    /// Its C type if it is a plain scalar (`float`, `int`, ...); `None` for pointers,
+    /// arrays and other variables a kernel argument can not carry by value.
+    pub ty: Option<String>,
+    /// Its first use in the sweep body.
+    pub span: Span,
 }
 
 impl Sweep {
@@ -195,6 +214,8 @@ pub struct SweepLoop {
     pub var: String,
     /// Type text when declared in the header (`int x = 1`).
     pub declared_type: Option<String>,
+    /// The index variable's C type, from the header or its declaration (`long` if unknown).
+    pub var_type: String,
     /// First index, a C expression.
     pub lo: String,
     /// One past the last index, a C expression (`<=` bounds are turned into `+ 1`).

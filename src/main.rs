@@ -81,7 +81,7 @@ fn real_main(cli: Cli) -> Result<ExitCode, Failure> {
             target,
         } => {
             let compiled = driver::compile_file(&input)?;
-            let text = driver::translate(&compiled, target);
+            let text = driver::translate(&compiled, target)?;
             match output {
                 Some(path) => driver::write_atomically(&path, &text)?,
                 None => print!("{text}"),

@@ -5,277 +5,24 @@
 //! comparison notices. The `#[ignore]`d tests at the end reproduce known
 //! translator bugs (`cargo test --test examples -- --ignored`).
 
-use std::path::{Path, PathBuf};
-use std::time::Instant;
+mod common;
+
+use common::*;
+use std::path::Path;
 use tpace::back::{Target, reference};
+use tpace::driver;
 use tpace::driver::dump::first_difference;
-use tpace::driver::run::{Built, Execution, Flavour, Params, Toolchain, build, execute};
-use tpace::driver::{self, Compiled};
-
-/// Step counts every program runs with: 7 and 13 are multiples of few k below.
-const STEP_COUNTS: [u64; 3] = [1, 7, 13];
-
-/// The programs under test: examples/*.c and tests/fixtures/layouts/*.c.
-fn programs() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut files = Vec::new();
-    for dir in ["examples", "tests/fixtures/layouts"] {
-        let entries =
-            std::fs::read_dir(root.join(dir)).unwrap_or_else(|e| panic!("cannot list {dir}: {e}"));
-        for entry in entries {
-            let path = entry.expect("directory entry").path();
-            if path.extension().is_some_and(|e| e == "c") {
-                files.push(path);
-            }
-        }
-    }
-    files.sort();
-    files
-}
-
-fn compile(path: &Path) -> Compiled {
-    driver::compile_file(path)
-        .unwrap_or_else(|f| panic!("{} does not compile:\n{f}", path.display()))
-}
-
-fn build_ok(tc: &Toolchain, text: &str, dir: &Path, name: &str, flavour: Flavour) -> Built {
-    build(tc, text, dir, name, flavour).unwrap_or_else(|f| panic!("{name}: {f}"))
-}
-
-fn run_ok(binary: &Path, steps: u64, params: &Params, dump: &Path) -> Execution {
-    execute(binary, &[steps.to_string()], &params.env(), dump)
-        .unwrap_or_else(|f| panic!("{} with {params:?}, {steps} steps: {f}", binary.display()))
-}
-
-/// The smallest width >= `start` that does not divide `n` (so the last chunk is short).
-fn non_divisor(n: u64, start: u64) -> u64 {
-    (start.max(2)..)
-        .find(|b| !n.is_multiple_of(*b))
-        .expect("some width does not divide n")
-}
-
-fn params(schedule: &str, k: u64, chunk: u64, streams: u64) -> Params {
-    Params {
-        schedule: Some(schedule.into()),
-        k: Some(k),
-        chunk: Some(chunk),
-        streams: Some(streams),
-    }
-}
-
-/// The sweep of (schedule, k, b, S) for a cut axis of `n` planes and `steps` steps.
-fn sweep(n: u64, steps: u64) -> Vec<Params> {
-    let half = n.div_ceil(2);
-    vec![
-        // The baseline schedule, with a short last chunk and with one chunk.
-        params("naive", 1, non_divisor(n, 7), 2),
-        params("naive", 4, n, 3),
-        // One step per block.
-        params("mm", 1, non_divisor(n, 5), 1),
-        params("mm", 1, non_divisor(n, n / 3), 3),
-        // Chunks narrower than the ghost zone of k steps (h * k > b).
-        params("mm", 5, 1, 2),
-        params("mm", 5, 2, 3),
-        params("mm", 3, 1, 1),
-        // b not dividing the extent, k not dividing the step count.
-        params("mm", 2, non_divisor(n, 7), 3),
-        params("mm", 4, non_divisor(n, n / 4 + 1), 2),
-        params("mm", 6, non_divisor(n, n / 5 + 1), 4),
-        // A single chunk: b equal to and larger than the extent, S above the chunk count.
-        params("mm", 4, n, 1),
-        params("mm", 3, n + 10, 4),
-        // Two chunks, more streams than chunks.
-        params("mm", 3, half, 5),
-        // k equal to and larger than the step count.
-        params("mm", steps, non_divisor(n, 9), 2),
-        params("mm", steps + 20, non_divisor(n, n / 3), 3),
-        // Many streams.
-        params("mm", 2, non_divisor(n, 3), 63),
-        // mmtb: chunks narrower than the skew of k steps, one slot asked for.
-        params("mmtb", 5, 1, 1),
-        params("mmtb", 4, 2, 2),
-        params("mmtb", 3, 3, 3),
-        // mmtb: b not dividing the extent, k not dividing the step count.
-        params("mmtb", 2, non_divisor(n, 7), 3),
-        params("mmtb", 4, non_divisor(n, n / 4 + 1), 2),
-        params("mmtb", 6, non_divisor(n, n / 5 + 1), 4),
-        // mmtb: a single chunk, and two chunks with more streams than chunks.
-        params("mmtb", 4, n, 2),
-        params("mmtb", 3, half, 5),
-        // mmtb: k equal to and larger than the step count, one step per block.
-        params("mmtb", steps, non_divisor(n, 9), 3),
-        params("mmtb", steps + 20, non_divisor(n, n / 3), 3),
-        params("mmtb", 1, non_divisor(n, 5), 3),
-        // The whole grid on the device.
-        params("incore", 3, n, 1),
-    ]
-}
-
-/// What the runtime should report for these parameters.
-fn expected_report(p: &Params, n: u64, steps: u64) -> (String, u64, u64, u64) {
-    let schedule = p.schedule.clone().expect("schedule set");
-    let k = match schedule.as_str() {
-        "naive" => 1,
-        "incore" => steps.max(1),
-        _ => p.k.expect("k set").min(steps.max(1)),
-    };
-    let b = if schedule == "incore" {
-        n
-    } else {
-        p.chunk.expect("chunk set").min(n)
-    };
-    (schedule, k, b, n.div_ceil(b))
-}
-
-fn report_of(got: &Execution) -> (String, u64, u64, u64) {
-    let get = |key: &str| {
-        got.report
-            .get(key)
-            .unwrap_or_else(|| panic!("no `{key}` in the report:\n{}", got.stderr))
-            .clone()
-    };
-    let num = |key: &str| get(key).parse::<u64>().expect("a number in the report");
-    (get("schedule"), num("k"), num("b"), num("chunks"))
-}
-
-/// The `warning:` lines of a compiler's output.
-fn warnings(output: &str) -> Vec<&str> {
-    output.lines().filter(|l| l.contains("warning:")).collect()
-}
-
-/// Build one program's reference and translation once, then run the sweep.
-/// Returns the number of translated runs.
-fn check_program(tc: &Toolchain, path: &Path) -> usize {
-    let name = path.file_name().unwrap().to_string_lossy().into_owned();
-    let compiled = compile(path);
-    let dir = tempfile::tempdir().expect("scratch folder");
-    let reference = build_ok(
-        tc,
-        &reference::emit(&compiled.program),
-        dir.path(),
-        "reference",
-        Flavour::Reference,
-    );
-    assert!(
-        reference.warnings.trim().is_empty(),
-        "{name}: the sequential program does not build warning-free:\n{}",
-        reference.warnings
-    );
-    let translated = build_ok(
-        tc,
-        &driver::translate(&compiled, Target::Openacc),
-        dir.path(),
-        "translated",
-        Flavour::Openacc,
-    );
-    assert!(
-        warnings(&translated.warnings).is_empty(),
-        "{name}: the translated program builds with warnings:\n{}",
-        translated.warnings
-    );
-    let ref_dump = dir.path().join("reference.dump");
-    let got_dump = dir.path().join("translated.dump");
-    let mut runs = 0;
-    for steps in STEP_COUNTS {
-        let seq = run_ok(&reference.binary, steps, &Params::default(), &ref_dump);
-        assert!(
-            !seq.dump.is_empty(),
-            "{name}: the reference dumped no array"
-        );
-        let n = seq.dump[0].dims[0].1 as u64;
-        let sweep = sweep(n, steps);
-        // The sweep covers the cases DESIGN.md §6 names, for this extent.
-        assert!(sweep.iter().any(|p| !n.is_multiple_of(p.chunk.unwrap())));
-        assert!(sweep.iter().any(|p| p.chunk.unwrap() >= n));
-        assert!(sweep.iter().any(|p| p.k.unwrap() > steps));
-        assert!(
-            sweep
-                .iter()
-                .any(|p| p.k.unwrap() > 1 && !steps.is_multiple_of(p.k.unwrap()))
-        );
-        for p in &sweep {
-            let got = run_ok(&translated.binary, steps, p, &got_dump);
-            let what = format!(
-                "{name}: {steps} steps, TPACE_SCHEDULE={} TPACE_K={} TPACE_CHUNK={} TPACE_STREAMS={}",
-                p.schedule.as_deref().unwrap(),
-                p.k.unwrap(),
-                p.chunk.unwrap(),
-                p.streams.unwrap()
-            );
-            assert_eq!(
-                report_of(&got),
-                expected_report(p, n, steps),
-                "{what}: the program did not take the parameters (schedule, k, b, chunks)"
-            );
-            assert_eq!(
-                first_difference(&seq.dump, &got.dump),
-                None,
-                "{what}: the translation differs from the sequential program"
-            );
-            assert_eq!(
-                got.stdout, seq.stdout,
-                "{what}: the program's own output differs"
-            );
-            runs += 1;
-        }
-    }
-    runs
-}
+use tpace::driver::run::{Flavour, Params, Toolchain};
 
 #[test]
 fn every_example_matches_its_sequential_program_bit_for_bit() {
-    let files = programs();
-    let names: Vec<String> = files
-        .iter()
-        .map(|f| f.file_name().unwrap().to_string_lossy().into_owned())
-        .collect();
-    for expected in ["jacobi2d.c", "heat1d.c", "heat3d.c", "jacobi2d_flat.c"] {
-        assert!(
-            names.iter().any(|n| n == expected),
-            "{expected} not found in {names:?}"
-        );
-    }
-    let tc = Toolchain::detect();
-    let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let failures = std::sync::Mutex::new(Vec::new());
-    std::thread::scope(|scope| {
-        for _ in 0..workers.min(files.len()) {
-            scope.spawn(|| {
-                loop {
-                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    let Some(path) = files.get(i) else { break };
-                    let start = Instant::now();
-                    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        check_program(&tc, path)
-                    }));
-                    match outcome {
-                        Ok(runs) => eprintln!(
-                            "{}: {runs} translated runs identical ({:.1} s)",
-                            names[i],
-                            start.elapsed().as_secs_f64()
-                        ),
-                        Err(e) => {
-                            let msg = e
-                                .downcast_ref::<String>()
-                                .cloned()
-                                .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
-                                .unwrap_or_else(|| "panic".into());
-                            failures.lock().unwrap().push(msg);
-                        }
-                    }
-                }
-            });
-        }
-    });
-    let failures = failures.into_inner().unwrap();
-    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    check_all(Target::Openacc, Flavour::Openacc, &[]);
 }
 
 /// jacobi2d's translation with `from` replaced by `to` in the embedded runtime.
 fn broken_jacobi(from: &str, to: &str) -> String {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/jacobi2d.c");
-    let text = driver::translate(&compile(&path), Target::Openacc);
+    let text = driver::translate(&compile(&path), Target::Openacc).expect("translates");
     assert_eq!(
         text.matches(from).count(),
         1,
@@ -408,7 +155,7 @@ fn compare_source(source: &str, steps: u64, p: &Params) -> Option<String> {
     );
     let translated = build_ok(
         &tc,
-        &driver::translate(&compiled, Target::Openacc),
+        &driver::translate(&compiled, Target::Openacc).expect("translates"),
         dir.path(),
         "translated",
         Flavour::Openacc,

@@ -107,7 +107,7 @@ pub fn final_counter(program: &Program) -> Option<String> {
         return None;
     }
     Some(format!(
-        "{var} = ({start}) + ({steps} > 0 ? {steps} : 0); (void){var};",
+        "{var} = ({start}) + ({steps} > 0 ? {steps} : 0); (void)&{var};",
         var = t.var,
         start = t.start,
         steps = t.trip_count()
@@ -347,6 +347,11 @@ pub fn dev_name(name: &str) -> String {
 /// Replace the `init` and `pipeline` pragmas by comments and the time loop by
 /// `block`, copying everything else verbatim.
 pub fn splice_pipeline(program: &Program, block: &str) -> String {
+    splice(&program.source, splice_pipeline_edits(program, block))
+}
+
+/// The edits of [`splice_pipeline`], for back ends that add edits of their own.
+pub fn splice_pipeline_edits(program: &Program, block: &str) -> Vec<(Span, String)> {
     let p = &program.pipeline;
     let src = &program.source;
     let mut edits = Vec::new();
@@ -364,5 +369,38 @@ pub fn splice_pipeline(program: &Program, block: &str) -> String {
     edits.push((p.pragma.clone(), format!("/* {directive} */")));
     let indent = indent_at(src, p.stmt.start);
     edits.push((p.stmt.clone(), indent_rest(block, &indent)));
-    splice(src, edits)
+    edits
+}
+
+/// Statements that leave the spatial loop indices declared outside the loops
+/// where the sequential sweeps leave them (`x = max(lo, hi)` after a loop that
+/// ran, in sweep order), so that code after the loop sees the same values.
+pub fn final_loop_vars(program: &Program) -> Option<String> {
+    let p = &program.pipeline;
+    let mut stmts = Vec::new();
+    let mut names = Vec::new();
+    for sweep in &p.body {
+        let mut ran: Vec<String> = Vec::new();
+        for l in sweep.loops.iter().filter(|l| l.declared_type.is_none()) {
+            let value = format!("TPACE_MAX(({}), ({}))", l.lo, l.hi);
+            if ran.is_empty() {
+                stmts.push(format!("{} = {value};", l.var));
+            } else {
+                stmts.push(format!("if ({}) {} = {value};", ran.join(" && "), l.var));
+            }
+            ran.push(format!("({}) < ({})", l.lo, l.hi));
+            if !names.contains(&l.var) {
+                names.push(l.var.clone());
+            }
+        }
+    }
+    if stmts.is_empty() {
+        return None;
+    }
+    let voids: String = names.iter().map(|n| format!(" (void)&{n};")).collect();
+    Some(format!(
+        "if ({steps} > 0) {{ {} }}{voids}",
+        stmts.join(" "),
+        steps = p.time.trip_count()
+    ))
 }

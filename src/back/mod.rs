@@ -6,6 +6,7 @@
 //! in [`common`].
 
 pub mod common;
+pub mod cuda;
 pub mod openacc;
 pub mod reference;
 
@@ -18,6 +19,8 @@ use crate::plan::Plan;
 pub enum Target {
     /// OpenACC C with explicit device buffers (the default).
     Openacc,
+    /// CUDA C++ (one `.cu` file with the runtime embedded).
+    Cuda,
 }
 
 impl Target {
@@ -25,6 +28,7 @@ impl Target {
     pub fn name(self) -> &'static str {
         match self {
             Target::Openacc => "openacc",
+            Target::Cuda => "cuda",
         }
     }
 }
@@ -33,5 +37,6 @@ impl Target {
 pub fn emit(target: Target, program: &Program, facts: &Facts, plan: &Plan) -> String {
     match target {
         Target::Openacc => openacc::emit(program, facts, plan),
+        Target::Cuda => cuda::emit(program, facts, plan),
     }
 }

@@ -54,9 +54,13 @@ pub fn compile_file(path: &Path) -> Result<Compiled, Failure> {
     compile_source(&shown, &source).map_err(|d| Failure(diag::render(&shown, &source, &d)))
 }
 
-/// The translated program text for a target.
-pub fn translate(compiled: &Compiled, target: Target) -> String {
-    back::emit(target, &compiled.program, &compiled.facts, &compiled.plan)
+/// The translated program text for a target, or the rendered reasons the
+/// target can not express the program.
+pub fn translate(compiled: &Compiled, target: Target) -> Result<String, Failure> {
+    let p = &compiled.program;
+    analysis::validate_target(p, target)
+        .map_err(|d| Failure(diag::render(&p.path, &p.source, &d)))?;
+    Ok(back::emit(target, p, &compiled.facts, &compiled.plan))
 }
 
 /// Write a file all at once: a temporary file in the same folder, renamed into place,

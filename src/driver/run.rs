@@ -8,33 +8,65 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The C compiler and how it is asked for OpenACC.
+/// The compilers `tpace run` and the tests use.
 #[derive(Debug, Clone)]
 pub struct Toolchain {
-    /// Compiler command (`$CC`, else `gcc`).
+    /// C compiler command (`$CC`, else `gcc`).
     pub cc: String,
+    /// C++ compiler for the CUDA target's CPU emulation (`$CXX`, else `g++`).
+    pub cxx: String,
+    /// nvcc, if found (`$NVCC`, else `nvcc` on the PATH).
+    pub nvcc: Option<String>,
+    /// Whether a CUDA GPU answers (`nvidia-smi -L` lists one).
+    pub gpu: bool,
     /// Flags that turn on OpenACC (gcc: `-fopenacc`, host fallback without a GPU).
     pub openacc_flags: Vec<String>,
-    /// Extra flags for both builds.
+    /// Extra flags for the C and C++ builds.
     pub cflags: Vec<String>,
 }
 
 impl Toolchain {
-    /// `$CC` or gcc, with gcc's OpenACC flag.
+    /// `$CC` or gcc with its OpenACC flag, `$CXX` or g++, and nvcc and a GPU if present.
     pub fn detect() -> Toolchain {
-        let cc = std::env::var("CC")
-            .ok()
-            .filter(|c| !c.is_empty())
-            .unwrap_or_else(|| "gcc".into());
+        let var = |name: &str| std::env::var(name).ok().filter(|c| !c.is_empty());
+        let cc = var("CC").unwrap_or_else(|| "gcc".into());
         let openacc_flags = if cc.contains("nvc") {
             vec!["-acc".into()]
         } else {
             vec!["-fopenacc".into()]
         };
+        let answers = |cmd: &str, arg: &str| {
+            Command::new(cmd)
+                .arg(arg)
+                .output()
+                .is_ok_and(|o| o.status.success())
+        };
+        let nvcc = var("NVCC")
+            .or_else(|| Some("nvcc".to_string()))
+            .filter(|n| answers(n, "--version"));
+        let gpu = Command::new("nvidia-smi")
+            .arg("-L")
+            .output()
+            .is_ok_and(|o| {
+                o.status.success() && String::from_utf8_lossy(&o.stdout).contains("GPU")
+            });
         Toolchain {
             cc,
+            cxx: var("CXX").unwrap_or_else(|| "g++".into()),
+            nvcc,
+            gpu,
             openacc_flags,
             cflags: vec!["-O2".into()],
+        }
+    }
+
+    /// How a CUDA translation runs here: on the GPU when nvcc and a GPU are
+    /// present, else on the CPU emulation built by the C++ compiler.
+    pub fn cuda_flavour(&self) -> Flavour {
+        if self.nvcc.is_some() && self.gpu {
+            Flavour::CudaDevice
+        } else {
+            Flavour::CudaEmulation
         }
     }
 }
@@ -55,9 +87,13 @@ pub enum Flavour {
     Reference,
     /// The translated OpenACC program.
     Openacc,
+    /// The translated CUDA program, built by nvcc for the GPU.
+    CudaDevice,
+    /// The translated CUDA program, built by the C++ compiler for the CPU emulation.
+    CudaEmulation,
 }
 
-/// Write `text` to `dir/name.c` and compile it to `dir/name`.
+/// Write `text` to `dir/name.<ext>` and compile it to `dir/name`.
 pub fn build(
     tc: &Toolchain,
     text: &str,
@@ -65,31 +101,55 @@ pub fn build(
     name: &str,
     flavour: Flavour,
 ) -> Result<Built, Failure> {
-    let c_file = dir.join(format!("{name}.c"));
-    let binary = dir.join(name);
-    std::fs::write(&c_file, text)
-        .map_err(|e| Failure(format!("error: cannot write {}: {e}\n", c_file.display())))?;
-    let mut cmd = Command::new(&tc.cc);
-    cmd.args(&tc.cflags)
-        .args(["-std=gnu11", "-Wall", "-Wextra"]);
-    match flavour {
-        // The sequential build ignores the tpace pragmas, quietly.
-        Flavour::Reference => cmd.arg("-Wno-unknown-pragmas"),
-        Flavour::Openacc => cmd.args(&tc.openacc_flags),
+    let ext = match flavour {
+        Flavour::Reference | Flavour::Openacc => "c",
+        Flavour::CudaDevice => "cu",
+        Flavour::CudaEmulation => "cpp",
     };
-    cmd.arg(&c_file).arg("-o").arg(&binary).arg("-lm");
+    let source = dir.join(format!("{name}.{ext}"));
+    let binary = dir.join(name);
+    std::fs::write(&source, text)
+        .map_err(|e| Failure(format!("error: cannot write {}: {e}\n", source.display())))?;
+    let mut cmd = match flavour {
+        Flavour::Reference | Flavour::Openacc => {
+            let mut c = Command::new(&tc.cc);
+            c.args(&tc.cflags).args(["-std=gnu11", "-Wall", "-Wextra"]);
+            if flavour == Flavour::Reference {
+                // The sequential build ignores the tpace pragmas, quietly.
+                c.arg("-Wno-unknown-pragmas");
+            } else {
+                c.args(&tc.openacc_flags);
+            }
+            c
+        }
+        Flavour::CudaEmulation => {
+            let mut c = Command::new(&tc.cxx);
+            c.args(&tc.cflags).args(["-std=c++17", "-Wall", "-Wextra"]);
+            c
+        }
+        Flavour::CudaDevice => {
+            let nvcc = tc.nvcc.as_deref().ok_or_else(|| {
+                Failure(
+                    "error: nvcc not found\n  help: install the CUDA toolkit or set NVCC\n".into(),
+                )
+            })?;
+            let mut c = Command::new(nvcc);
+            c.args(crate::back::cuda::BUILD_FLAGS.split_whitespace());
+            c
+        }
+    };
+    cmd.arg(&source).arg("-o").arg(&binary).arg("-lm");
+    let compiler = cmd.get_program().to_string_lossy().into_owned();
     let out = cmd.output().map_err(|e| {
         Failure(format!(
-            "error: cannot run the C compiler `{}`: {e}\n  help: install gcc or set CC\n",
-            tc.cc
+            "error: cannot run the compiler `{compiler}`: {e}\n  help: install it or set CC, CXX or NVCC\n"
         ))
     })?;
     let warnings = String::from_utf8_lossy(&out.stderr).into_owned();
     if !out.status.success() {
         return Err(Failure(format!(
-            "error: {} failed to build {}:\n{warnings}",
-            tc.cc,
-            c_file.display()
+            "error: {compiler} failed to build {}:\n{warnings}",
+            source.display()
         )));
     }
     Ok(Built { binary, warnings })
@@ -223,12 +283,16 @@ pub fn run(
         "reference",
         Flavour::Reference,
     )?;
+    let flavour = match target {
+        Target::Openacc => Flavour::Openacc,
+        Target::Cuda => tc.cuda_flavour(),
+    };
     let translated = build(
         tc,
-        &translate(compiled, target),
+        &translate(compiled, target)?,
         dir,
         "translated",
-        Flavour::Openacc,
+        flavour,
     )?;
     let seq = execute(&reference.binary, args, &[], &dir.join("reference.dump"))?;
     let acc = execute(
@@ -249,11 +313,16 @@ pub fn run(
         Some(d) => format!("DIFFERENT: first at {d}"),
     };
     let summary = format!(
-        "{path}: target {target} schedule={sched} k={k} b={b} streams={s} chunks={c} steps={steps}\n\
+        "{path}: target {target}{how} schedule={sched} k={k} b={b} streams={s} chunks={c} steps={steps}\n\
          \x20 sequential {seq_t} s, translated {acc_t} s ({glups} Glup/s)\n\
          \x20 {verdict}\n",
         path = compiled.program.path,
         target = target.name(),
+        how = if flavour == Flavour::CudaEmulation {
+            " (CPU emulation: no GPU or no nvcc here)"
+        } else {
+            ""
+        },
         sched = get("schedule"),
         k = get("k"),
         b = get("b"),

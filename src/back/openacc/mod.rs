@@ -4,8 +4,8 @@
 
 use super::common::{
     BASE_RUNTIME, SCHEDULE_RUNTIME, dev_name, dump_block, executor_setup, final_counter,
-    index_macros, index_macros_end, max_tau, rewritten_body, splice_pipeline, sweep_summary,
-    time_counter,
+    final_loop_vars, index_macros, index_macros_end, max_tau, rewritten_body, splice_pipeline,
+    sweep_summary, time_counter,
 };
 use crate::analysis::Facts;
 use crate::ir::{Program, Sweep};
@@ -85,6 +85,9 @@ fn pipeline_block(program: &Program, facts: &Facts, plan: &Plan) -> String {
             "{counter} /* the counter ends where the sequential loop leaves it */"
         )
         .unwrap();
+    }
+    if let Some(indices) = final_loop_vars(program) {
+        writeln!(w, "/* ... and so do the spatial loop indices */\n{indices}").unwrap();
     }
     w.push_str(&dump_block(program, ""));
     w.trim_end().to_string()

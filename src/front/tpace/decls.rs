@@ -57,28 +57,21 @@ pub fn listed_arrays(
     }
 }
 
-/// Declarations visible at the pipeline: the enclosing function's parameters and
-/// locals declared before it, then file-scope declarations.
-fn find_declaration(
-    named: &Named,
-    pragma: Node,
-    tree: &Tree,
+/// The declaration (and its declarator) of `name` visible at the pipeline: the
+/// enclosing function's parameters and locals declared before it, else file scope.
+pub fn find_decl<'t>(
+    name: &str,
+    pragma: Node<'t>,
+    tree: &'t Tree,
     source: &str,
-) -> Result<(ElemType, Layout), Diagnostic> {
-    let mut candidates: Vec<(Node, Node)> = Vec::new(); // (declaration, declarator)
-    let mut func = pragma.parent();
-    while let Some(f) = func {
-        if f.kind() == "function_definition" {
-            break;
-        }
-        func = f.parent();
-    }
-    if let Some(f) = func {
+) -> Option<(Node<'t>, Node<'t>)> {
+    let mut candidates: Vec<(Node, Node)> = Vec::new();
+    if let Some(f) = enclosing_function(pragma) {
         for d in descendants(f) {
             let is_decl = matches!(d.kind(), "declaration" | "parameter_declaration");
             if is_decl && d.start_byte() < pragma.start_byte() {
                 for decl in declarators(d) {
-                    if declared_name(decl, source) == Some(named.name.as_str()) {
+                    if declared_name(decl, source) == Some(name) {
                         candidates.push((d, decl));
                     }
                 }
@@ -89,14 +82,47 @@ fn find_declaration(
         for d in named_children(tree.root_node()) {
             if d.kind() == "declaration" {
                 for decl in declarators(d) {
-                    if declared_name(decl, source) == Some(named.name.as_str()) {
+                    if declared_name(decl, source) == Some(name) {
                         candidates.push((d, decl));
                     }
                 }
             }
         }
     }
-    let Some((decl, declarator)) = candidates.last().copied() else {
+    candidates.last().copied()
+}
+
+/// The function definition that contains `node`.
+pub fn enclosing_function(node: Node) -> Option<Node> {
+    let mut func = node.parent();
+    while let Some(f) = func {
+        if f.kind() == "function_definition" {
+            return Some(f);
+        }
+        func = f.parent();
+    }
+    None
+}
+
+/// The C type of a plain scalar variable `name` (`int`, `float`, `long`, a typedef
+/// name, ...), or `None` if it is not declared as one where the pipeline sees it.
+pub fn scalar_type(name: &str, pragma: Node, tree: &Tree, source: &str) -> Option<String> {
+    let (decl, declarator) = find_decl(name, pragma, tree, source)?;
+    if declarator.kind() != "identifier" {
+        return None;
+    }
+    let ty = decl.child_by_field_name("type")?;
+    // Keep `unsigned long` and the like whole; drop storage class and qualifiers.
+    Some(text(ty, source).to_string())
+}
+
+fn find_declaration(
+    named: &Named,
+    pragma: Node,
+    tree: &Tree,
+    source: &str,
+) -> Result<(ElemType, Layout), Diagnostic> {
+    let Some((decl, declarator)) = find_decl(&named.name, pragma, tree, source) else {
         return Err(Diagnostic::new(
             named.span.clone(),
             format!("cannot find the declaration of `{}`", named.name),

@@ -124,6 +124,7 @@ pub fn time_loop(node: Node, source: &str) -> DiagResult<TimeLoop> {
         .map_err(|d| vec![d])?;
     Ok(TimeLoop {
         var: h.var,
+        var_type: h.declared_type.clone().unwrap_or_else(|| "long".into()),
         declared_type: h.declared_type,
         start: h.start,
         end: h.end,
@@ -195,6 +196,7 @@ pub fn sweep(
         loops.push(SweepLoop {
             pos,
             var: h.var,
+            var_type: h.declared_type.clone().unwrap_or_else(|| "long".into()),
             declared_type: h.declared_type,
             lo: h.start,
             hi: if h.inclusive {
@@ -273,6 +275,7 @@ pub fn sweep(
         body: span(body),
         accesses,
         flops: count_flops(body, source),
+        scalars: Vec::new(),
     })
 }
 

@@ -4,11 +4,12 @@
 pub mod clauses;
 mod decls;
 mod loops;
+mod scalars;
 mod subscripts;
 
 use crate::diag::{DiagResult, Diagnostic};
 use crate::front::cst::{self, body_items, span, text};
-use crate::ir::{Array, Extent, Grid, Halo, Intent, Pipeline, Program, Sweep};
+use crate::ir::{Array, Extent, Grid, Halo, Intent, Pipeline, Program, Sweep, TimeLoop};
 use clauses::{Directive, PipelineClauses};
 use tree_sitter::Node;
 
@@ -104,9 +105,11 @@ pub fn lower(path: &str, source: &str, tree: &tree_sitter::Tree) -> DiagResult<P
         return Err(errors);
     }
     let arrays = decls::listed_arrays(clauses, pipeline.node, tree, source)?;
-    let time = loops::time_loop(time_loop, source)?;
+    let mut time = loops::time_loop(time_loop, source)?;
     loops::forbid_jumps(time_loop, source)?;
-    let body = lower_body(time_loop, &grid, &arrays, &found, source)?;
+    let mut body = lower_body(time_loop, &grid, &arrays, &found, source)?;
+    resolve_variables(&mut time, &mut body, &arrays, time_loop, tree, source);
+    let function = decls::enclosing_function(time_loop).map_or(0..0, span);
     let (line, col) = crate::diag::line_col(source, time_loop.start_byte());
     Ok(Program {
         path: path.to_string(),
@@ -115,6 +118,7 @@ pub fn lower(path: &str, source: &str, tree: &tree_sitter::Tree) -> DiagResult<P
         pipeline: Pipeline {
             pragma: pragma_line(pipeline.node, source),
             stmt: span(time_loop),
+            function,
             location: format!("{path}:{line}:{col}"),
             time,
             grid,
@@ -124,6 +128,39 @@ pub fn lower(path: &str, source: &str, tree: &tree_sitter::Tree) -> DiagResult<P
             asynchronous: clauses.asynchronous,
         },
     })
+}
+
+/// Types of the counters declared before the loops, and each sweep's free variables.
+fn resolve_variables(
+    time: &mut TimeLoop,
+    body: &mut [Sweep],
+    arrays: &[Array],
+    time_loop: Node,
+    tree: &tree_sitter::Tree,
+    source: &str,
+) {
+    let type_of = |var: &str, declared: &Option<String>| {
+        declared
+            .clone()
+            .or_else(|| decls::scalar_type(var, time_loop, tree, source))
+            .unwrap_or_else(|| "long".into())
+    };
+    time.var_type = type_of(&time.var, &time.declared_type);
+    let macros = scalars::macro_names(tree, source);
+    let root = tree.root_node();
+    for sweep in body {
+        for l in &mut sweep.loops {
+            l.var_type = type_of(&l.var, &l.declared_type);
+        }
+        let mut bound: std::collections::BTreeSet<String> =
+            sweep.loops.iter().map(|l| l.var.clone()).collect();
+        bound.insert(time.var.clone());
+        let Some(node) = root.descendant_for_byte_range(sweep.body.start, sweep.body.end) else {
+            continue;
+        };
+        sweep.scalars =
+            scalars::free_scalars(node, &bound, arrays, &macros, time_loop, tree, source);
+    }
 }
 
 /// The `preproc_arg` of a `#pragma` line.

@@ -1,0 +1,55 @@
+//! Checks that depend on the target: what a separate kernel function (CUDA)
+//! can not take from the surrounding C function.
+
+use crate::back::Target;
+use crate::diag::{DiagResult, Diagnostic};
+use crate::ir::Program;
+
+/// Refuse what `target` can not express, with a diagnostic per problem.
+pub fn validate_target(program: &Program, target: Target) -> DiagResult<()> {
+    if target != Target::Cuda {
+        return Ok(());
+    }
+    let p = &program.pipeline;
+    let mut errors = Vec::new();
+    for sweep in &p.body {
+        for s in sweep.scalars.iter().filter(|s| s.ty.is_none()) {
+            errors.push(Diagnostic::new(
+                s.span.clone(),
+                format!("`{}` is used in a sweep but is not a plain scalar or a listed array", s.name),
+                "a CUDA kernel can not reach it",
+                format!(
+                    "list `{}` in targetin(...) if it is a grid array, or copy the value into a scalar \
+                     variable before the time loop and use that",
+                    s.name
+                ),
+            ));
+        }
+        // Loop bounds are evaluated on the host before the launch.
+        for l in &sweep.loops {
+            for other in sweep.loops.iter().filter(|o| o.var != l.var) {
+                let mentions = |e: &str| {
+                    e.split(|c: char| !(c == '_' || c.is_ascii_alphanumeric()))
+                        .any(|w| w == other.var)
+                };
+                if mentions(&l.lo) || mentions(&l.hi) {
+                    errors.push(Diagnostic::new(
+                        l.header.clone(),
+                        format!(
+                            "the bounds of the `{}` loop depend on the index `{}` of another loop",
+                            l.var, other.var
+                        ),
+                        "not a rectangular box",
+                        "give every loop of a sweep bounds that do not depend on the other indices \
+                         (the CUDA target launches one kernel over a box)",
+                    ));
+                }
+            }
+        }
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors)
+    }
+}

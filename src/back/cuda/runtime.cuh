@@ -1,0 +1,356 @@
+/* ==== tpace runtime, CUDA part (embedded by the translator; same for every program) ====
+ * The device hooks of the common executor on CUDA streams: queue q is stream q,
+ * marks are events, every CUDA call is checked. The user's arrays are registered
+ * (page-locked) for the pipeline so that copies run at pinned-memory speed and
+ * overlap kernels; a chunk along the outermost axis is contiguous, so nothing is
+ * packed on the host.
+ *
+ * Built by a compiler that is not nvcc (no __CUDACC__), the file runs on the CPU
+ * against a small emulation of the runtime API below: separate "device" memory,
+ * and streams whose work is deferred and run in a shuffled order that respects
+ * only the events and synchronisations the program asks for, so that a missing
+ * wait shows up as a wrong answer. tpace's tests use it; it is not fast.
+ */
+#ifndef __CUDACC__
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <vector>
+
+/* ---- CPU emulation of the part of the CUDA runtime API tpace uses ---- */
+#define __global__
+#define __device__
+#define __host__
+typedef int cudaError_t;
+enum { cudaSuccess = 0, cudaErrorMemoryAllocation = 2, cudaErrorInvalidValue = 1 };
+enum cudaMemcpyKind { cudaMemcpyHostToDevice, cudaMemcpyDeviceToHost, cudaMemcpyDeviceToDevice };
+#define cudaHostRegisterDefault 0
+struct dim3 {
+    unsigned x, y, z;
+    dim3(unsigned a = 1, unsigned b = 1, unsigned c = 1) : x(a), y(b), z(c) {}
+};
+static dim3 blockIdx, threadIdx, blockDim, gridDim; /* the emulation runs on one thread */
+
+namespace tpace_emu {
+struct op {
+    std::function<void()> run; /* the work, or empty for an event wait */
+    long waits_for;            /* sequence number of the record this op waits for (-1: none) */
+    long seq;                  /* this op's sequence number */
+};
+struct stream_t {
+    std::deque<op> ops;
+};
+static std::vector<stream_t *> streams;
+static std::vector<char> done; /* done[seq] */
+static long next_seq = 0;
+static unsigned long long rng = 0x9e3779b97f4a7c15ULL;
+static inline unsigned long long random_next()
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+static inline void enqueue(stream_t *s, std::function<void()> f, long waits_for)
+{
+    op o;
+    o.run = f;
+    o.waits_for = waits_for;
+    o.seq = next_seq++;
+    done.push_back(0);
+    s->ops.push_back(o);
+}
+/* Run queued work until `s` (or every stream, when s is NULL) is empty, taking the
+ * heads of the streams in a shuffled order that only the waits constrain. */
+static inline void drain(stream_t *s)
+{
+    for (;;) {
+        std::vector<stream_t *> ready;
+        bool pending = false;
+        for (stream_t *t : streams) {
+            if (t->ops.empty())
+                continue;
+            pending = true;
+            const op &h = t->ops.front();
+            if (h.waits_for < 0 || done[(size_t)h.waits_for])
+                ready.push_back(t);
+        }
+        if ((s != NULL && s->ops.empty()) || !pending)
+            return;
+        if (ready.empty()) {
+            fprintf(stderr, "tpace emulation: the streams wait for each other (deadlock)\n");
+            exit(3);
+        }
+        stream_t *t = ready[(size_t)(random_next() % ready.size())];
+        op o = t->ops.front();
+        t->ops.pop_front();
+        if (o.run)
+            o.run();
+        done[(size_t)o.seq] = 1;
+    }
+}
+struct event_t {
+    long recorded; /* sequence number of the last record, -1 if never recorded */
+};
+} // namespace tpace_emu
+
+typedef tpace_emu::stream_t *cudaStream_t;
+typedef tpace_emu::event_t *cudaEvent_t;
+
+static inline const char *cudaGetErrorString(cudaError_t e)
+{
+    return e == cudaSuccess ? "no error" : e == cudaErrorMemoryAllocation ? "out of memory" : "invalid value";
+}
+static inline cudaError_t cudaGetLastError(void) { return cudaSuccess; }
+static inline cudaError_t cudaMalloc(void **p, size_t bytes)
+{
+    *p = malloc(bytes);
+    return *p ? cudaSuccess : cudaErrorMemoryAllocation;
+}
+static inline cudaError_t cudaFree(void *p)
+{
+    tpace_emu::drain(NULL);
+    free(p);
+    return cudaSuccess;
+}
+/* TPACE_EMU_DEVICE_MEM plays the device's free memory (unset: unknown). */
+static inline cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total)
+{
+    const char *t = getenv("TPACE_EMU_DEVICE_MEM");
+    *free_bytes = *total = t ? (size_t)strtod(t, NULL) : 0;
+    return cudaSuccess;
+}
+static inline cudaError_t cudaHostRegister(void *, size_t, unsigned) { return cudaSuccess; }
+static inline cudaError_t cudaHostUnregister(void *) { return cudaSuccess; }
+static inline cudaError_t cudaStreamCreate(cudaStream_t *s)
+{
+    *s = new tpace_emu::stream_t();
+    tpace_emu::streams.push_back(*s);
+    const char *seed = getenv("TPACE_EMU_SEED");
+    if (seed)
+        tpace_emu::rng = 0x9e3779b97f4a7c15ULL ^ (unsigned long long)strtoull(seed, NULL, 10);
+    return cudaSuccess;
+}
+static inline cudaError_t cudaStreamDestroy(cudaStream_t s)
+{
+    tpace_emu::drain(s);
+    for (size_t i = 0; i < tpace_emu::streams.size(); i++)
+        if (tpace_emu::streams[i] == s)
+            tpace_emu::streams.erase(tpace_emu::streams.begin() + (long)i);
+    delete s;
+    return cudaSuccess;
+}
+static inline cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned)
+{
+    *e = new tpace_emu::event_t();
+    (*e)->recorded = -1;
+    return cudaSuccess;
+}
+#define cudaEventDisableTiming 0
+static inline cudaError_t cudaEventDestroy(cudaEvent_t e)
+{
+    delete e;
+    return cudaSuccess;
+}
+static inline cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s)
+{
+    tpace_emu::enqueue(s, std::function<void()>(), -1);
+    e->recorded = tpace_emu::next_seq - 1;
+    return cudaSuccess;
+}
+static inline cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned)
+{
+    tpace_emu::enqueue(s, std::function<void()>(), e->recorded);
+    return cudaSuccess;
+}
+static inline cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, cudaMemcpyKind, cudaStream_t s)
+{
+    tpace_emu::enqueue(s, [=]() { memcpy(dst, src, bytes); }, -1);
+    return cudaSuccess;
+}
+static inline cudaError_t cudaDeviceSynchronize(void)
+{
+    tpace_emu::drain(NULL);
+    return cudaSuccess;
+}
+/* A kernel launch: every thread of every block, one after another, later. */
+template <typename F>
+static inline void tpace_emu_launch(dim3 grid, dim3 block, cudaStream_t s, F kernel)
+{
+    tpace_emu::enqueue(s, [=]() {
+        gridDim = grid;
+        blockDim = block;
+        for (unsigned bz = 0; bz < grid.z; bz++)
+            for (unsigned by = 0; by < grid.y; by++)
+                for (unsigned bx = 0; bx < grid.x; bx++)
+                    for (unsigned tz = 0; tz < block.z; tz++)
+                        for (unsigned ty = 0; ty < block.y; ty++)
+                            for (unsigned tx = 0; tx < block.x; tx++) {
+                                blockIdx = dim3(bx, by, bz);
+                                threadIdx = dim3(tx, ty, tz);
+                                kernel();
+                            }
+    }, -1);
+}
+#define TPACE_LAUNCH(kernel, grid, block, stream, ...) \
+    tpace_emu_launch(grid, block, stream, [=]() { kernel(__VA_ARGS__); })
+#else
+#define TPACE_LAUNCH(kernel, grid, block, stream, ...) kernel<<<grid, block, 0, stream>>>(__VA_ARGS__)
+#endif
+
+/* ---- Error checks: every call, in plain words ---- */
+static inline void tpace_cuda_check(cudaError_t e, const char *call, const char *where)
+{
+    if (e != cudaSuccess) {
+        fprintf(stderr, "tpace: %s: CUDA call %s failed: %s\n", where, call, cudaGetErrorString(e));
+        exit(2);
+    }
+}
+#define TPACE_CUDA(r, call) tpace_cuda_check((call), #call, (r)->plan.s.where)
+
+/* A kernel launch is checked for a bad configuration at once; its execution
+ * errors surface at the next synchronisation, which is checked too. */
+static inline void tpace_cuda_check_launch(const tpace_rt *r, const char *kernel)
+{
+    cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess) {
+        fprintf(stderr, "tpace: %s: launching %s failed: %s\n", r->plan.s.where, kernel, cudaGetErrorString(e));
+        exit(2);
+    }
+}
+
+/* Streams (one per slot plus the mm carry stream), one event per mark, and
+ * whether each array's host memory could be registered. */
+typedef struct tpace_cuda {
+    cudaStream_t stream[TPACE_MAX_SLOTS + 1];
+    cudaEvent_t mark[TPACE_MAX_SLOTS];
+    cudaEvent_t scratch[TPACE_MAX_SLOTS + 1];
+    int registered[TPACE_MAX_SLOTS];
+} tpace_cuda;
+
+static inline tpace_cuda *tpace_cuda_of(tpace_rt *r) { return (tpace_cuda *)r->target; }
+
+/* The stream a chunk's kernels run on. */
+static inline cudaStream_t tpace_stream(tpace_rt *r, int q) { return tpace_cuda_of(r)->stream[q]; }
+
+static void *tpace_dev_alloc(tpace_rt *r, size_t bytes)
+{
+    (void)r;
+    void *p = NULL;
+    if (cudaMalloc(&p, bytes) != cudaSuccess) {
+        (void)cudaGetLastError(); /* clear the error: the executor reports it in words */
+        return NULL;
+    }
+    return p;
+}
+
+static void tpace_dev_free(tpace_rt *r, void *p)
+{
+    TPACE_CUDA(r, cudaFree(p));
+}
+
+static void tpace_dev_upload(tpace_rt *r, void *dev, const void *host, size_t bytes, int q)
+{
+    TPACE_CUDA(r, cudaMemcpyAsync(dev, host, bytes, cudaMemcpyHostToDevice, tpace_stream(r, q)));
+}
+
+static void tpace_dev_download(tpace_rt *r, void *host, const void *dev, size_t bytes, int q)
+{
+    TPACE_CUDA(r, cudaMemcpyAsync(host, dev, bytes, cudaMemcpyDeviceToHost, tpace_stream(r, q)));
+}
+
+static void tpace_dev_copy(tpace_rt *r, void *dst, const void *src, size_t bytes, int q)
+{
+    TPACE_CUDA(r, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, tpace_stream(r, q)));
+}
+
+static void tpace_dev_wait(tpace_rt *r, int from_q, int to_q)
+{
+    tpace_cuda *c = tpace_cuda_of(r);
+    TPACE_CUDA(r, cudaEventRecord(c->scratch[from_q], c->stream[from_q]));
+    TPACE_CUDA(r, cudaStreamWaitEvent(c->stream[to_q], c->scratch[from_q], 0));
+}
+
+static void tpace_dev_mark(tpace_rt *r, int q, int id)
+{
+    tpace_cuda *c = tpace_cuda_of(r);
+    TPACE_CUDA(r, cudaEventRecord(c->mark[id], c->stream[q]));
+}
+
+static void tpace_dev_wait_mark(tpace_rt *r, int id, int q)
+{
+    tpace_cuda *c = tpace_cuda_of(r);
+    TPACE_CUDA(r, cudaStreamWaitEvent(c->stream[q], c->mark[id], 0));
+}
+
+static void tpace_dev_sync(tpace_rt *r)
+{
+    TPACE_CUDA(r, cudaDeviceSynchronize());
+}
+
+/* Free device memory, less a little for the context and the kernels' own needs. */
+static size_t tpace_dev_free_memory(tpace_rt *r)
+{
+    size_t free_bytes = 0, total = 0;
+    TPACE_CUDA(r, cudaMemGetInfo(&free_bytes, &total));
+    return free_bytes / 100 * 97;
+}
+
+static void tpace_dev_begin(tpace_rt *r)
+{
+    static tpace_cuda state;
+    memset(&state, 0, sizeof state);
+    r->target = &state;
+    const tpace_plan *p = &r->plan;
+    for (int q = 0; q <= p->slots; q++) {
+        TPACE_CUDA(r, cudaStreamCreate(&state.stream[q]));
+        TPACE_CUDA(r, cudaEventCreateWithFlags(&state.scratch[q], cudaEventDisableTiming));
+        if (q < p->slots)
+            TPACE_CUDA(r, cudaEventCreateWithFlags(&state.mark[q], cudaEventDisableTiming));
+    }
+    /* Page-lock the user's arrays for the pipeline: pageable copies are about six
+     * times slower and do not overlap kernels. If the system refuses, run anyway. */
+    for (int a = 0; a < r->narrays && a < TPACE_MAX_SLOTS; a++) {
+        tpace_array *arr = &r->arrays[a];
+        if (arr->transfer == TPACE_UNUSED || p->s.steps == 0)
+            continue;
+        size_t bytes = (size_t)p->s.n * p->s.plane * arr->elem;
+        if (cudaHostRegister(arr->host, bytes, cudaHostRegisterDefault) == cudaSuccess) {
+            state.registered[a] = 1;
+        } else {
+            (void)cudaGetLastError();
+            fprintf(stderr, "tpace: %s: note: could not page-lock `%s`; its copies use pageable memory\n",
+                    p->s.where, arr->name);
+        }
+    }
+}
+
+static void tpace_dev_end(tpace_rt *r)
+{
+    tpace_cuda *c = tpace_cuda_of(r);
+    TPACE_CUDA(r, cudaDeviceSynchronize());
+    for (int a = 0; a < r->narrays && a < TPACE_MAX_SLOTS; a++)
+        if (c->registered[a])
+            TPACE_CUDA(r, cudaHostUnregister(r->arrays[a].host));
+    for (int q = 0; q <= r->plan.slots; q++) {
+        TPACE_CUDA(r, cudaStreamDestroy(c->stream[q]));
+        TPACE_CUDA(r, cudaEventDestroy(c->scratch[q]));
+        if (q < r->plan.slots)
+            TPACE_CUDA(r, cudaEventDestroy(c->mark[q]));
+    }
+}
+
+/* Launch shape for a sweep: x over the innermost dimension (coalesced), y over
+ * the next, z over the third; kernels stride over what the grid does not cover. */
+static inline void tpace_launch_shape(int rank, const long *lo, const long *hi, dim3 *grid, dim3 *block)
+{
+    const long bx = rank == 1 ? 256 : 32, by = rank == 1 ? 1 : 8;
+    long ext[3] = {1, 1, 1};
+    for (int d = 0; d < rank; d++)
+        ext[rank - 1 - d] = TPACE_MAX(hi[d] - lo[d], 1L);
+    *block = dim3((unsigned)bx, (unsigned)by, 1);
+    *grid = dim3((unsigned)TPACE_MIN((ext[0] + bx - 1) / bx, 2147483647L),
+                 (unsigned)TPACE_MIN((ext[1] + by - 1) / by, 65535L),
+                 (unsigned)TPACE_MIN(ext[2], 65535L));
+}
+/* ==== end of tpace runtime, CUDA part ==== */

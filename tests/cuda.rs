@@ -1,0 +1,175 @@
+//! The CUDA target on a machine without a GPU (DESIGN.md §6): every example's
+//! `.cu` compiles warning-free with nvcc, and runs on the runtime's CPU
+//! emulation over the same parameter sweep as the OpenACC target, bit for bit.
+//! The emulation keeps "device" memory separate and runs the streams' work in a
+//! shuffled order that only the program's events and synchronisations
+//! constrain, so a missing or short transfer or a missing wait gives a wrong answer.
+
+mod common;
+
+use common::*;
+use std::path::Path;
+use std::process::Command;
+use tpace::back::{Target, reference};
+use tpace::driver;
+use tpace::driver::dump::first_difference;
+use tpace::driver::run::{Flavour, Params, Toolchain};
+
+fn seed(s: u64) -> Vec<(String, String)> {
+    vec![("TPACE_EMU_SEED".into(), s.to_string())]
+}
+
+#[test]
+fn every_example_matches_on_the_cpu_emulation() {
+    check_all(Target::Cuda, Flavour::CudaEmulation, &seed(7));
+}
+
+/// nvcc from `$NVCC` or the PATH; in CI (`CI` set) its absence is a failure,
+/// since `.ci/run` installs it.
+fn nvcc() -> Option<String> {
+    let tc = Toolchain::detect();
+    if tc.nvcc.is_none() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "nvcc not found in CI: .ci/run installs it (pip nvidia-cuda-nvcc) and sets NVCC"
+        );
+        eprintln!("nvcc not found: the nvcc compile check did not run here (set NVCC)");
+    }
+    tc.nvcc
+}
+
+#[test]
+fn every_example_compiles_with_nvcc_without_warnings() {
+    let Some(nvcc) = nvcc() else { return };
+    let dir = tempfile::tempdir().expect("scratch folder");
+    for path in programs() {
+        let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+        let text = driver::translate(&compile(&path), Target::Cuda).expect("translates");
+        let cu = dir.path().join(format!("{name}.cu"));
+        std::fs::write(&cu, text).expect("write .cu");
+        // sm_90 (Hopper, the lent H100) since there is no GPU here to ask.
+        let out = Command::new(&nvcc)
+            .args(["-arch=sm_90", "--fmad=false", "-Werror", "all-warnings"])
+            .args(["-Xcompiler", "-Wall,-Wextra"])
+            .arg("-c")
+            .arg(&cu)
+            .arg("-o")
+            .arg(dir.path().join(format!("{name}.o")))
+            .output()
+            .expect("run nvcc");
+        assert!(
+            out.status.success() && out.stderr.is_empty(),
+            "{name}: nvcc reports:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+/// jacobi2d's CUDA translation with `from` replaced by `to`.
+fn broken_jacobi(from: &str, to: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/jacobi2d.c");
+    let text = driver::translate(&compile(&path), Target::Cuda).expect("translates");
+    assert_eq!(
+        text.matches(from).count(),
+        1,
+        "the runtime no longer contains `{from}` exactly once: update this test"
+    );
+    text.replace(from, to)
+}
+
+#[test]
+fn the_shuffled_streams_catch_a_missing_wait() {
+    let tc = Toolchain::detect();
+    let dir = tempfile::tempdir().expect("scratch folder");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/jacobi2d.c");
+    let compiled = compile(&path);
+    let reference = build_ok(
+        &tc,
+        &reference::emit(&compiled.program),
+        dir.path(),
+        "reference",
+        Flavour::Reference,
+    );
+    let steps = 9;
+    let seq = run_ok(
+        &reference.binary,
+        steps,
+        &Params::default(),
+        &dir.path().join("ref.dump"),
+    );
+    // The intact program is right under every seed; each break is caught under some.
+    let intact = build_ok(
+        &tc,
+        &broken_jacobi(
+            "tpace_dev_sync(r);\n        if (prev.t",
+            "tpace_dev_sync(r);\n        if (prev.t",
+        ),
+        dir.path(),
+        "intact",
+        Flavour::CudaEmulation,
+    );
+    let breaks = [
+        (
+            "mmtb_handover_before_previous_kernels",
+            "    tpace_dev_wait(r, prev->slot, ch->slot);\n",
+            "",
+            "mmtb",
+        ),
+        (
+            "mmtb_upload_into_a_slot_still_handing_over",
+            "        tpace_dev_wait_mark(r, ch->slot, ch->slot);\n",
+            "",
+            "mmtb",
+        ),
+        (
+            "next_block_before_downloads",
+            "tpace_dev_sync(r);\n        if (prev.t",
+            "if (prev.t",
+            "mmtb",
+        ),
+        (
+            "mm_kernels_before_carry",
+            "    tpace_dev_wait(r, carry_q, q);\n",
+            "",
+            "mm",
+        ),
+    ];
+    for (name, from, to, schedule) in breaks {
+        let built = build_ok(
+            &tc,
+            &broken_jacobi(from, to),
+            dir.path(),
+            name,
+            Flavour::CudaEmulation,
+        );
+        let p = params(schedule, 3, 50, 2);
+        let mut caught = None;
+        for s in 1..=8 {
+            let ok = run_with(
+                &intact.binary,
+                steps,
+                &p,
+                &seed(s),
+                &dir.path().join("i.dump"),
+            );
+            assert_eq!(
+                first_difference(&seq.dump, &ok.dump),
+                None,
+                "the intact program differs under seed {s}"
+            );
+            let got = run_with(
+                &built.binary,
+                steps,
+                &p,
+                &seed(s),
+                &dir.path().join("b.dump"),
+            );
+            if let Some(d) = first_difference(&seq.dump, &got.dump) {
+                caught = Some((s, d));
+                break;
+            }
+        }
+        let (s, d) = caught.unwrap_or_else(|| panic!("{name}: no seed caught the missing wait"));
+        eprintln!("{name}: caught under seed {s}: {d}");
+    }
+}
