@@ -68,14 +68,14 @@ fn the_comparison_catches_a_broken_runtime() {
         ),
         (
             "mmtb_no_handover",
-            "if (arr->transfer != TPACE_UNUSED && from < own_lo)",
-            "if (0)",
+            "if (arr->transfer == TPACE_UNUSED || from >= own_lo)",
+            "if (1)",
             "mmtb",
         ),
         (
             "mmtb_short_handover",
-            "tpace_planes_bytes(r, arr, own_lo - from), ch->slot);",
-            "tpace_planes_bytes(r, arr, own_lo - from - 1), ch->slot);",
+            "tpace_buf_plane(r, arr, arr->slot[prev->slot], prev->base, from),\n                       tpace_planes_bytes(r, arr, own_lo - from), ch->slot);",
+            "tpace_buf_plane(r, arr, arr->slot[prev->slot], prev->base, from),\n                       tpace_planes_bytes(r, arr, own_lo - from - 1), ch->slot);",
             "mmtb",
         ),
         (
@@ -85,9 +85,21 @@ fn the_comparison_catches_a_broken_runtime() {
             "mmtb",
         ),
         (
+            "swap_shadow_not_filled",
+            "        if (arr->swap)\n            tpace_dev_copy(r, tpace_buf_plane(r, arr, arr->shadow[ch->slot], ch->base, from),\n                           tpace_buf_plane(r, arr, arr->slot[ch->slot], ch->base, from),",
+            "        if (0)\n            tpace_dev_copy(r, tpace_buf_plane(r, arr, arr->shadow[ch->slot], ch->base, from),\n                           tpace_buf_plane(r, arr, arr->slot[ch->slot], ch->base, from),",
+            "mmtb",
+        ),
+        (
+            "swap_wrong_final_buffer",
+            "const int swaps = ch->kb - 1 + tpace_swap_step(ch, ch->kb - 1);",
+            "const int swaps = ch->kb;",
+            "mmtb",
+        ),
+        (
             "mmtb_no_skew",
             "long shift = (long)i * p->s.skew + tau;",
-            "long shift = (long)i * (p->s.skew - 1) + tau;",
+            "long shift = (long)i * 0 + tau;",
             "mmtb",
         ),
     ];

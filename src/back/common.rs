@@ -173,6 +173,12 @@ pub fn executor_setup(program: &Program, plan: &crate::plan::Plan) -> String {
             t = t.c_name(),
         ));
     }
+    if let Some(swap) = plan.swap {
+        w.push_str(&format!(
+            "    tp_arrays[{}].swap = 1; /* the copy into it runs as a buffer swap */\n",
+            swap.dst
+        ));
+    }
     let skew = &plan.skew;
     let fields = [
         ("where", format!("\"{}\"", p.location), "the time loop"),
@@ -403,4 +409,83 @@ pub fn final_loop_vars(program: &Program) -> Option<String> {
         stmts.join(" "),
         steps = p.time.trip_count()
     ))
+}
+
+/// The executor's chunk loop, the same for every target: per chunk its buffers,
+/// per step the time counter and (with a swap) which buffer is which, then the
+/// sweeps as `sweep(s)` prints them (at 12 spaces of indent). `chunk_decls` are
+/// the target's own per-chunk declarations (at 8 spaces).
+pub fn chunk_loop(
+    program: &Program,
+    plan: &crate::plan::Plan,
+    chunk_decls: &str,
+    sweep: &dyn Fn(usize) -> String,
+) -> String {
+    use crate::plan::Transfer;
+    let p = &program.pipeline;
+    let swap = plan.swap;
+    let swapped = |a: usize| swap.is_some_and(|s| s.dst == a || s.tmp == a);
+    let mut w = String::new();
+    w.push_str("    /* Chunk by chunk, block by block: the executor moves the data, the kernels below compute. */\n");
+    w.push_str("    tpace_chunk tp_ch;\n");
+    w.push_str(&format!(
+        "    while (tpace_next(&tp, &tp_ch, /* max_tau */ {})) {{\n",
+        max_tau(plan)
+    ));
+    w.push_str("        const long tp_base = tp_ch.base;\n");
+    w.push_str(chunk_decls);
+    for (i, (a, t)) in p.arrays.iter().zip(&plan.transfers).enumerate() {
+        if *t != Transfer::Unused && !swapped(i) {
+            w.push_str(&format!(
+                "        {ty} *{dev} = ({ty} *)tp_arrays[{i}].slot[tp_ch.slot];\n",
+                ty = a.elem.c_name(),
+                dev = dev_name(&a.name)
+            ));
+        }
+    }
+    w.push_str("        /* The block's steps on this chunk, each sweep on its window. */\n");
+    w.push_str("        for (int tp_i = 0; tp_i < tp_ch.kb; tp_i++) {\n");
+    w.push_str("            long tp_from, tp_to;\n");
+    if let Some(counter) = time_counter(program) {
+        w.push_str(&format!("            {counter}\n"));
+    }
+    if let Some(s) = swap {
+        let (dst, tmp) = (&p.arrays[s.dst], &p.arrays[s.tmp]);
+        w.push_str(&format!(
+            "            /* The copy {tmp} -> {dst} runs as a swap: {dst} has two buffers that trade roles every\n\
+             \x20            * step, sweep {w} writes the next one instead of {tmp}, and the copy is skipped; the loop's\n\
+             \x20            * last step runs both sweeps as written so that {tmp} ends as the sequential program leaves it. */\n\
+             \x20           const int tp_swap = tpace_swap_step(&tp_ch, tp_i);\n\
+             \x20           {ty} *{dd} = ({ty} *)tpace_swap_buffer(&tp, &tp_ch, {di}, tp_i);\n\
+             \x20           {tty} *{td} = tp_swap ? ({tty} *)tpace_swap_buffer(&tp, &tp_ch, {di}, tp_i + 1)\n\
+             \x20                                 : ({tty} *)tp_arrays[{ti}].slot[tp_ch.slot];\n",
+            dst = dst.name,
+            tmp = tmp.name,
+            w = s.writer + 1,
+            ty = dst.elem.c_name(),
+            tty = tmp.elem.c_name(),
+            dd = dev_name(&dst.name),
+            td = dev_name(&tmp.name),
+            di = s.dst,
+            ti = s.tmp,
+        ));
+    }
+    for s in 0..p.body.len() {
+        let text = sweep(s);
+        if swap.is_some_and(|x| x.copy == s) {
+            w.push_str("            if (!tp_swap) {\n");
+            for line in text.lines() {
+                if !line.is_empty() {
+                    w.push_str("    ");
+                }
+                w.push_str(line);
+                w.push('\n');
+            }
+            w.push_str("            }\n");
+        } else {
+            w.push_str(&text);
+        }
+    }
+    w.push_str("        }\n    }\n");
+    w
 }

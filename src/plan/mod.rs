@@ -94,6 +94,8 @@ pub struct Plan {
     pub transfers: Vec<Transfer>,
     /// Window skews of the `mmtb` schedule.
     pub skew: Skew,
+    /// The copy sweep that runs as a buffer swap, if any.
+    pub swap: Option<Swap>,
     /// Run-time defaults.
     pub defaults: Defaults,
 }
@@ -125,10 +127,81 @@ pub fn plan(program: &Program, facts: &Facts) -> Plan {
         sweep_extra,
         transfers,
         skew: skew(program),
+        swap: find_swap(program, facts),
         defaults: Defaults {
             k: 4,
             chunks: 4,
             streams: 3,
         },
     }
+}
+
+/// A copy sweep `dst = tmp` that runs as a buffer swap: the sweep that writes
+/// `tmp` writes `dst`'s second device buffer instead, the copy is skipped, and the
+/// two buffers trade roles every step. Only the loop's very last step runs both
+/// sweeps as written, so that `tmp` ends as the sequential program leaves it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Swap {
+    /// The sweep that computes `tmp`.
+    pub writer: usize,
+    /// The copy sweep `dst = tmp`.
+    pub copy: usize,
+    /// The array the copy writes (gets a second device buffer).
+    pub dst: usize,
+    /// The pure temporary the copy reads.
+    pub tmp: usize,
+}
+
+/// The copy sweep that can become a swap, if any. Conditions, each needed for
+/// the swapped program to equal the sequential one: the copy is the step's last
+/// sweep; `tmp` is a pure temporary written by exactly one earlier sweep over the
+/// same box as the copy and read by nothing but the copy; `dst` is written only
+/// by the copy; no sweep between the writer and the copy touches either array.
+pub fn find_swap(program: &Program, facts: &Facts) -> Option<Swap> {
+    let p = &program.pipeline;
+    let last = p.body.len().checked_sub(1)?;
+    let (dst, tmp) = facts.sweeps[last].copy?;
+    if !facts.arrays[tmp].pure_temporary {
+        return None;
+    }
+    let writers = |a: usize| -> Vec<usize> {
+        (0..p.body.len())
+            .filter(|s| facts.sweeps[*s].writes.contains(&a))
+            .collect()
+    };
+    let readers = |a: usize| -> Vec<usize> {
+        (0..p.body.len())
+            .filter(|s| facts.sweeps[*s].reads.contains(&a))
+            .collect()
+    };
+    let [writer] = writers(tmp)[..] else {
+        return None;
+    };
+    if writers(dst) != [last] || readers(tmp) != [last] || writer >= last {
+        return None;
+    }
+    let bounds = |s: usize| {
+        let mut b: Vec<(usize, String, String)> = p.body[s]
+            .loops
+            .iter()
+            .map(|l| (l.pos, l.lo.clone(), l.hi.clone()))
+            .collect();
+        b.sort();
+        b
+    };
+    if bounds(writer) != bounds(last) {
+        return None;
+    }
+    let untouched = (writer + 1..last).all(|s| {
+        let f = &facts.sweeps[s];
+        ![dst, tmp]
+            .iter()
+            .any(|a| f.reads.contains(a) || f.writes.contains(a))
+    });
+    untouched.then_some(Swap {
+        writer,
+        copy: last,
+        dst,
+        tmp,
+    })
 }

@@ -5,13 +5,12 @@
 //! runtime's CPU emulation (see `runtime.cuh`).
 
 use super::common::{
-    BASE_RUNTIME, SCHEDULE_RUNTIME, dev_name, dump_block, executor_setup, final_counter,
-    final_loop_vars, max_tau, rewritten_body, splice, splice_pipeline_edits, sweep_summary,
-    time_counter,
+    BASE_RUNTIME, SCHEDULE_RUNTIME, chunk_loop, dev_name, dump_block, executor_setup,
+    final_counter, final_loop_vars, rewritten_body, splice, splice_pipeline_edits, sweep_summary,
 };
 use crate::analysis::Facts;
 use crate::ir::{Program, Sweep};
-use crate::plan::{Plan, Transfer};
+use crate::plan::Plan;
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
@@ -191,37 +190,12 @@ fn pipeline_block(program: &Program, facts: &Facts, plan: &Plan) -> String {
         )
         .unwrap();
     }
-    w.push_str("    tpace_chunk tp_ch;\n");
-    writeln!(
-        w,
-        "    while (tpace_next(&tp, &tp_ch, /* max_tau */ {})) {{",
-        max_tau(plan)
-    )
-    .unwrap();
-    w.push_str("        const long tp_base = tp_ch.base;\n");
-    w.push_str("        const cudaStream_t tp_stream = tpace_stream(&tp, tp_ch.slot);\n");
-    for (i, (a, t)) in p.arrays.iter().zip(&plan.transfers).enumerate() {
-        if *t != Transfer::Unused {
-            writeln!(
-                w,
-                "        {ty} *{dev} = ({ty} *)tp_arrays[{i}].slot[tp_ch.slot];",
-                ty = a.elem.c_name(),
-                dev = dev_name(&a.name)
-            )
-            .unwrap();
-        }
-    }
-    w.push_str("        /* The block's steps on this chunk, each sweep on its window. */\n");
-    w.push_str("        for (int tp_i = 0; tp_i < tp_ch.kb; tp_i++) {\n");
-    w.push_str("            long tp_from, tp_to;\n");
-    if let Some(counter) = time_counter(program) {
-        writeln!(w, "            {counter}").unwrap();
-    }
-    for (s, sweep) in p.body.iter().enumerate() {
-        w.push_str(&launch(program, facts, plan, s, sweep));
-    }
-    w.push_str("        }\n");
-    w.push_str("    }\n");
+    w.push_str(&chunk_loop(
+        program,
+        plan,
+        "        const cudaStream_t tp_stream = tpace_stream(&tp, tp_ch.slot);\n",
+        &|s| launch(program, facts, plan, s, &p.body[s]),
+    ));
     w.push_str("    tpace_end(&tp);\n");
     w.push_str("}\n");
     if let Some(counter) = final_counter(program) {

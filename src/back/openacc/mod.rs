@@ -3,13 +3,13 @@
 //! the rest of the file is copied as is.
 
 use super::common::{
-    BASE_RUNTIME, SCHEDULE_RUNTIME, dev_name, dump_block, executor_setup, final_counter,
-    final_loop_vars, index_macros, index_macros_end, max_tau, rewritten_body, splice_pipeline,
-    sweep_summary, time_counter,
+    BASE_RUNTIME, SCHEDULE_RUNTIME, chunk_loop, dev_name, dump_block, executor_setup,
+    final_counter, final_loop_vars, index_macros, index_macros_end, rewritten_body,
+    splice_pipeline, sweep_summary,
 };
 use crate::analysis::Facts;
 use crate::ir::{Program, Sweep};
-use crate::plan::{Plan, Transfer};
+use crate::plan::Plan;
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
@@ -44,38 +44,9 @@ fn pipeline_block(program: &Program, facts: &Facts, plan: &Plan) -> String {
     w.push_str("{\n");
     w.push_str(&executor_setup(program, plan));
     w.push_str(&index_macros(program));
-    w.push_str("    /* Chunk by chunk, block by block: the executor moves the data, the kernels below compute. */\n");
-    w.push_str("    tpace_chunk tp_ch;\n");
-    writeln!(
-        w,
-        "    while (tpace_next(&tp, &tp_ch, /* max_tau */ {})) {{",
-        max_tau(plan)
-    )
-    .unwrap();
-    w.push_str("        const long tp_base = tp_ch.base;\n");
-    w.push_str("        const int tp_q = tp_ch.slot;\n");
-    for (i, (a, t)) in p.arrays.iter().zip(&plan.transfers).enumerate() {
-        if *t != Transfer::Unused {
-            writeln!(
-                w,
-                "        {ty} *{dev} = ({ty} *)tp_arrays[{i}].slot[tp_q];",
-                ty = a.elem.c_name(),
-                dev = dev_name(&a.name)
-            )
-            .unwrap();
-        }
-    }
-    w.push_str("        /* The block's steps on this chunk, each sweep on its window. */\n");
-    w.push_str("        for (int tp_i = 0; tp_i < tp_ch.kb; tp_i++) {\n");
-    w.push_str("            long tp_from, tp_to;\n");
-    if let Some(counter) = time_counter(program) {
-        writeln!(w, "            {counter}").unwrap();
-    }
-    for (s, sweep) in p.body.iter().enumerate() {
-        w.push_str(&sweep_kernel(program, facts, plan, s, sweep));
-    }
-    w.push_str("        }\n");
-    w.push_str("    }\n");
+    w.push_str(&chunk_loop(program, plan, "", &|s| {
+        sweep_kernel(program, facts, plan, s, &p.body[s])
+    }));
     w.push_str("    tpace_end(&tp);\n");
     w.push_str(&index_macros_end(program));
     w.push_str("}\n");
@@ -118,11 +89,11 @@ fn sweep_kernel(program: &Program, facts: &Facts, plan: &Plan, s: usize, sweep: 
         let pad = "    ".repeat(3 + level);
         let clause = match (level, depth) {
             (0, 1) => format!(
-                "#pragma acc parallel loop gang vector independent deviceptr({}) async(tp_q)",
+                "#pragma acc parallel loop gang vector independent deviceptr({}) async(tp_ch.slot)",
                 names.join(", ")
             ),
             (0, _) => format!(
-                "#pragma acc parallel loop gang independent deviceptr({}) async(tp_q)",
+                "#pragma acc parallel loop gang independent deviceptr({}) async(tp_ch.slot)",
                 names.join(", ")
             ),
             (l, d) if l + 1 == d => "#pragma acc loop vector independent".to_string(),

@@ -49,6 +49,8 @@ typedef struct tpace_array {
     int transfer;                 /* enum tpace_transfer */
     void *slot[TPACE_MAX_SLOTS];  /* one chunk buffer per slot (queue) */
     void *carry;                  /* mm: lower ghost planes handed from chunk c to c + 1 */
+    int swap;                     /* 1: a copy sweep into this array runs as a buffer swap */
+    void *shadow[TPACE_MAX_SLOTS]; /* swap: the second buffer per slot */
 } tpace_array;
 
 /* The out-of-core plan: shape, chosen parameters and the memory they need. */
@@ -259,7 +261,7 @@ static inline void tpace_plan_init(tpace_rt *r, const tpace_shape *shape)
         tpace_fail(p, "the cut dimension of the grid is empty (size clause extent < 1)");
     for (int a = 0; a < r->narrays; a++)
         if (r->arrays[a].transfer != TPACE_UNUSED)
-            p->plane_bytes += p->s.plane * r->arrays[a].elem;
+            p->plane_bytes += p->s.plane * r->arrays[a].elem * (r->arrays[a].swap ? 2 : 1);
     size_t cap = tpace_env_bytes("TPACE_DEVICE_MEM");
     size_t free_bytes = tpace_dev_free_memory(r);
     p->budget = cap && free_bytes ? TPACE_MIN(cap, free_bytes) : (cap ? cap : free_bytes);
@@ -350,6 +352,27 @@ static inline size_t tpace_planes_bytes(const tpace_rt *r, const tpace_array *a,
     return (size_t)planes * r->plan.s.plane * a->elem;
 }
 
+/* Swap: the buffer that holds the array at the start of step i of a block is
+ * shadow for odd i (every step but the loop's very last swaps the two). */
+static inline void *tpace_swap_buffer(const tpace_rt *r, const tpace_chunk *ch, int a, int i)
+{
+    const tpace_array *arr = &r->arrays[a];
+    return arr->swap && i % 2 ? arr->shadow[ch->slot] : arr->slot[ch->slot];
+}
+
+/* Swap: whether step i of the chunk's block runs swapped (all but the loop's last step). */
+static inline int tpace_swap_step(const tpace_chunk *ch, int i)
+{
+    return !(ch->last_block && i == ch->kb - 1);
+}
+
+/* The buffer that holds the array once the chunk's block is done. */
+static inline void *tpace_final_buffer(const tpace_rt *r, const tpace_chunk *ch, int a)
+{
+    const int swaps = ch->kb - 1 + tpace_swap_step(ch, ch->kb - 1);
+    return tpace_swap_buffer(r, ch, a, swaps);
+}
+
 static inline int tpace_moves_in(const tpace_array *a, int last_block)
 {
     return a->transfer == TPACE_UPDOWN || a->transfer == TPACE_UP || (a->transfer == TPACE_LAST_BLOCK && last_block);
@@ -366,9 +389,16 @@ static inline void tpace_upload_planes(tpace_rt *r, const tpace_chunk *ch, long 
         return;
     for (int a = 0; a < r->narrays; a++) {
         tpace_array *arr = &r->arrays[a];
-        if (tpace_moves_in(arr, ch->last_block))
-            tpace_dev_upload(r, tpace_buf_plane(r, arr, arr->slot[ch->slot], ch->base, from),
-                             tpace_host_plane(r, arr, from), tpace_planes_bytes(r, arr, to - from), ch->slot);
+        if (!tpace_moves_in(arr, ch->last_block))
+            continue;
+        tpace_dev_upload(r, tpace_buf_plane(r, arr, arr->slot[ch->slot], ch->base, from),
+                         tpace_host_plane(r, arr, from), tpace_planes_bytes(r, arr, to - from), ch->slot);
+        /* The second buffer of a swapped array starts equal: cells outside the copied
+         * box are read from whichever buffer is current. */
+        if (arr->swap)
+            tpace_dev_copy(r, tpace_buf_plane(r, arr, arr->shadow[ch->slot], ch->base, from),
+                           tpace_buf_plane(r, arr, arr->slot[ch->slot], ch->base, from),
+                           tpace_planes_bytes(r, arr, to - from), ch->slot);
     }
 }
 
@@ -381,7 +411,7 @@ static inline void tpace_download_planes(tpace_rt *r, const tpace_chunk *ch, lon
         tpace_array *arr = &r->arrays[a];
         if (tpace_moves_out(arr, ch->last_block))
             tpace_dev_download(r, tpace_host_plane(r, arr, from),
-                               tpace_buf_plane(r, arr, arr->slot[ch->slot], ch->base, from),
+                               tpace_buf_plane(r, arr, tpace_final_buffer(r, ch, a), ch->base, from),
                                tpace_planes_bytes(r, arr, to - from), ch->slot);
     }
 }
@@ -420,6 +450,13 @@ static inline void tpace_mm_in(tpace_rt *r, const tpace_chunk *ch)
     }
     /* The kernels overwrite the buffer: they wait until the carry copies are done. */
     tpace_dev_wait(r, carry_q, q);
+    for (int a = 0; a < r->narrays; a++) {
+        tpace_array *arr = &r->arrays[a];
+        if (arr->swap && ch->c > 0 && win_lo < own_lo && tpace_moves_in(arr, ch->last_block))
+            tpace_dev_copy(r, tpace_buf_plane(r, arr, arr->shadow[q], ch->base, win_lo),
+                           tpace_buf_plane(r, arr, arr->slot[q], ch->base, win_lo),
+                           tpace_planes_bytes(r, arr, own_lo - win_lo), q);
+    }
 }
 
 /* mmtb: bring chunk ch in. Its own planes (and the few above that nothing has written
@@ -441,9 +478,14 @@ static inline void tpace_mmtb_in(tpace_rt *r, const tpace_chunk *ch, const tpace
     const long from = TPACE_MAX(own_lo - tpace_mmtb_below(p, ch->kb), p->s.lo);
     for (int a = 0; a < r->narrays; a++) {
         tpace_array *arr = &r->arrays[a];
-        if (arr->transfer != TPACE_UNUSED && from < own_lo)
-            tpace_dev_copy(r, tpace_buf_plane(r, arr, arr->slot[ch->slot], ch->base, from),
-                           tpace_buf_plane(r, arr, arr->slot[prev->slot], prev->base, from),
+        if (arr->transfer == TPACE_UNUSED || from >= own_lo)
+            continue;
+        tpace_dev_copy(r, tpace_buf_plane(r, arr, arr->slot[ch->slot], ch->base, from),
+                       tpace_buf_plane(r, arr, arr->slot[prev->slot], prev->base, from),
+                       tpace_planes_bytes(r, arr, own_lo - from), ch->slot);
+        if (arr->swap)
+            tpace_dev_copy(r, tpace_buf_plane(r, arr, arr->shadow[ch->slot], ch->base, from),
+                           tpace_buf_plane(r, arr, arr->shadow[prev->slot], prev->base, from),
                            tpace_planes_bytes(r, arr, own_lo - from), ch->slot);
     }
     tpace_dev_mark(r, ch->slot, prev->slot);
@@ -481,6 +523,7 @@ static inline void tpace_begin(tpace_rt *r, const tpace_shape *shape, tpace_arra
     for (int a = 0; a < narrays; a++) {
         tpace_array *arr = &arrays[a];
         memset(arr->slot, 0, sizeof arr->slot);
+        memset(arr->shadow, 0, sizeof arr->shadow);
         arr->carry = NULL;
         if (arr->transfer == TPACE_UNUSED || p->s.steps == 0)
             continue;
@@ -503,6 +546,11 @@ static inline void tpace_begin(tpace_rt *r, const tpace_shape *shape, tpace_arra
                 arr->slot[s] = buf;
             else
                 arr->carry = buf;
+            if (arr->swap && s < p->slots) {
+                arr->shadow[s] = tpace_dev_alloc(r, bytes);
+                if (arr->shadow[s] == NULL)
+                    tpace_fail(p, "device memory ran out allocating a swap buffer; lower TPACE_CHUNK");
+            }
         }
     }
     r->start = tpace_now();
@@ -576,6 +624,9 @@ static inline void tpace_end(tpace_rt *r)
         for (int s = 0; s < TPACE_MAX_SLOTS; s++)
             if (r->arrays[a].slot[s])
                 tpace_dev_free(r, r->arrays[a].slot[s]);
+        for (int s = 0; s < TPACE_MAX_SLOTS; s++)
+            if (r->arrays[a].shadow[s])
+                tpace_dev_free(r, r->arrays[a].shadow[s]);
         if (r->arrays[a].carry)
             tpace_dev_free(r, r->arrays[a].carry);
     }
