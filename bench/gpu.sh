@@ -75,6 +75,19 @@ perf() { # label binary steps budget
     run "$label naive" "$bin" 2 TPACE_SCHEDULE=naive TPACE_STREAMS=3 TPACE_DEVICE_MEM=$budget
 }
 
+if [[ $parts == *profile* ]]; then
+    echo "== profile: Jacobi-2D 16384 x 16384 in-core, the sweep kernel under ncu ==" | tee -a "$table"
+    nvcc $nvflags -DX=16384 -DY=16384 -x cu bench/gen/jacobi2d/translated.cpp -o "$work/jacobi.mid"
+    nvcc $nvflags -DNX=512 -DNY=512 -DNZ=512 -x cu bench/gen/heat3d/translated.cpp -o "$work/heat.mid"
+    run "jacobi2d 16384x16384" "$work/jacobi.mid" 200 TPACE_SCHEDULE=incore
+    run "heat3d 512^3" "$work/heat.mid" 200 TPACE_SCHEDULE=incore
+    TPACE_SCHEDULE=incore ncu --clock-control none --section SpeedOfLight --section LaunchStats --section Occupancy \
+        -k regex:tpace_sweep --launch-skip 4 --launch-count 1 "$work/jacobi.mid" 10 >"$out/ncu-jacobi.txt" 2>&1
+    grep -E "DRAM Throughput|Memory Throughput|Compute \(SM\)|Duration|Registers Per|Achieved Occupancy|Block Size|Grid Size" "$out/ncu-jacobi.txt" | tee -a "$table"
+    TPACE_SCHEDULE=incore ncu --clock-control none --section SpeedOfLight \
+        -k regex:tpace_sweep --launch-skip 4 --launch-count 1 "$work/heat.mid" 10 >"$out/ncu-heat.txt" 2>&1
+    grep -E "DRAM Throughput|Memory Throughput|Compute \(SM\)|Duration" "$out/ncu-heat.txt" | tee -a "$table"
+fi
 if [[ $parts == *jacobi* ]]; then
     echo "== Jacobi-2D float, 49152 x 61440 (2 arrays, 24.2 GB), budget 8G ==" | tee -a "$table"
     nvcc $nvflags -DX=49152 -DY=61440 -x cu bench/gen/jacobi2d/translated.cpp -o "$work/jacobi.big"

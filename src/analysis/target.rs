@@ -3,6 +3,7 @@
 
 use crate::back::Target;
 use crate::diag::{DiagResult, Diagnostic};
+use crate::front::cst::mentions;
 use crate::ir::Program;
 
 /// Refuse what `target` can not express, with a diagnostic per problem.
@@ -28,11 +29,7 @@ pub fn validate_target(program: &Program, target: Target) -> DiagResult<()> {
         // Loop bounds are evaluated on the host before the launch.
         for l in &sweep.loops {
             for other in sweep.loops.iter().filter(|o| o.var != l.var) {
-                let mentions = |e: &str| {
-                    e.split(|c: char| !(c == '_' || c.is_ascii_alphanumeric()))
-                        .any(|w| w == other.var)
-                };
-                if mentions(&l.lo) || mentions(&l.hi) {
+                if mentions(&l.lo, &other.var) || mentions(&l.hi, &other.var) {
                     errors.push(Diagnostic::new(
                         l.header.clone(),
                         format!(

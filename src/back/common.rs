@@ -269,11 +269,11 @@ pub fn max_tau(plan: &crate::plan::Plan) -> i64 {
 /// The time loop's counter at step `tp_i` of the chunk's block, if sweeps use it.
 pub fn time_counter(program: &Program) -> Option<String> {
     let var = &program.pipeline.time.var;
-    let used = program.pipeline.body.iter().any(|s| {
-        program.source[s.body.clone()]
-            .split(|c: char| !(c == '_' || c.is_ascii_alphanumeric()))
-            .any(|w| w == var)
-    });
+    let used = program
+        .pipeline
+        .body
+        .iter()
+        .any(|s| mentions(&program.source[s.body.clone()], var));
     used.then(|| {
         let t = &program.pipeline.time;
         let ty = t
@@ -304,8 +304,12 @@ pub fn sweep_summary(program: &Program, facts: &crate::analysis::Facts, s: usize
 }
 
 /// The innermost body of a sweep, verbatim except that listed arrays index the
-/// chunk buffers `tp_<name>[TPACE_AT(..)]`, without its outer braces.
-pub fn rewritten_body(program: &Program, sweep: &crate::ir::Sweep) -> String {
+/// chunk buffers, `tp_<name>[index(offsets)]`, without its outer braces.
+pub fn rewritten_body(
+    program: &Program,
+    sweep: &crate::ir::Sweep,
+    index: &dyn Fn(&[i64]) -> String,
+) -> String {
     let p = &program.pipeline;
     let mut seen = std::collections::BTreeSet::new();
     let mut edits = Vec::new();
@@ -313,25 +317,12 @@ pub fn rewritten_body(program: &Program, sweep: &crate::ir::Sweep) -> String {
         if !seen.insert(acc.span.start) {
             continue;
         }
-        let subs: Vec<String> = acc
-            .offsets
-            .iter()
-            .enumerate()
-            .map(|(pos, off)| {
-                let var = &sweep.loop_for(pos).expect("one loop per dimension").var;
-                match off {
-                    0 => var.clone(),
-                    o if *o > 0 => format!("{var} + {o}"),
-                    o => format!("{var} - {}", -o),
-                }
-            })
-            .collect();
         edits.push((
             acc.span.start - sweep.body.start..acc.span.end - sweep.body.start,
             format!(
-                "{}[TPACE_AT({})]",
+                "{}[{}]",
                 dev_name(&p.arrays[acc.array].name),
-                subs.join(", ")
+                index(&acc.offsets)
             ),
         ));
     }
@@ -343,6 +334,23 @@ pub fn rewritten_body(program: &Program, sweep: &crate::ir::Sweep) -> String {
         .and_then(|t| t.strip_suffix('}'))
         .unwrap_or(trimmed);
     inner.trim().to_string()
+}
+
+/// `TPACE_AT(x - 1, y)`: the element at `offsets` from the sweep's loop indices.
+pub fn index_by_macro(sweep: &crate::ir::Sweep, offsets: &[i64]) -> String {
+    let subs: Vec<String> = offsets
+        .iter()
+        .enumerate()
+        .map(|(pos, off)| {
+            let var = &sweep.loop_for(pos).expect("one loop per dimension").var;
+            match off {
+                0 => var.clone(),
+                o if *o > 0 => format!("{var} + {o}"),
+                o => format!("{var} - {}", -o),
+            }
+        })
+        .collect();
+    format!("TPACE_AT({})", subs.join(", "))
 }
 
 /// Name of the C variable that points at an array's chunk buffer.
@@ -489,3 +497,5 @@ pub fn chunk_loop(
     w.push_str("        }\n    }\n");
     w
 }
+
+pub use crate::front::cst::mentions;

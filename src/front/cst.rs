@@ -95,3 +95,9 @@ pub fn body_items(body: Node) -> Vec<Node> {
         vec![body]
     }
 }
+
+/// Whether C text mentions the identifier `name` as a whole word.
+pub fn mentions(text: &str, name: &str) -> bool {
+    text.split(|c: char| !(c == '_' || c.is_ascii_alphanumeric()))
+        .any(|w| w == name)
+}

@@ -6,7 +6,8 @@
 
 use super::common::{
     BASE_RUNTIME, SCHEDULE_RUNTIME, chunk_loop, dev_name, dump_block, executor_setup,
-    final_counter, final_loop_vars, rewritten_body, splice, splice_pipeline_edits, sweep_summary,
+    final_counter, final_loop_vars, mentions, rewritten_body, splice, splice_pipeline_edits,
+    sweep_summary,
 };
 use crate::analysis::Facts;
 use crate::ir::{Program, Sweep};
@@ -60,19 +61,6 @@ fn kernels(program: &Program, facts: &Facts) -> String {
         p.location
     )
     .unwrap();
-    let mut index = "((long)(i0) - tp_base)".to_string();
-    for pos in 1..rank {
-        index = format!("({index} * tp_n{pos} + ((long)(i{pos}) - tp_lo{pos}))");
-    }
-    let params: Vec<String> = (0..rank).map(|i| format!("i{i}")).collect();
-    writeln!(
-        w,
-        "/* Element (i0, ..) of a chunk buffer whose first plane is grid plane tp_base;\n\
-         \x20* tp_lo<d> and tp_n<d> are the size clause's first index and extent of dimension d. */\n\
-         #define TPACE_AT({}) {index}",
-        params.join(", ")
-    )
-    .unwrap();
     let axes = ["x", "y", "z"];
     for (s, sweep) in p.body.iter().enumerate() {
         let (used, written) = sweep_arrays(facts, s);
@@ -104,28 +92,86 @@ fn kernels(program: &Program, facts: &Facts) -> String {
             args.join(", ")
         )
         .unwrap();
+        // Every access is the point's own element plus a constant number of strides.
+        let centre = format!("tp_e{}", rank - 1);
+        let index = |offsets: &[i64]| {
+            let mut e = centre.clone();
+            for (pos, o) in offsets.iter().enumerate() {
+                let unit = if pos + 1 == rank {
+                    String::new()
+                } else {
+                    format!("tp_s{pos}")
+                };
+                let term = match (o.abs(), unit.is_empty()) {
+                    (0, _) => continue,
+                    (m, true) => m.to_string(),
+                    (1, false) => unit,
+                    (m, false) => format!("{m} * {unit}"),
+                };
+                e.push_str(if *o < 0 { " - " } else { " + " });
+                e.push_str(&term);
+            }
+            e
+        };
+        let body = rewritten_body(program, sweep, &index);
+        // Element strides of the chunk buffer: the innermost dimension is contiguous.
+        for pos in (0..rank.saturating_sub(1)).rev() {
+            let stride = if pos + 2 == rank {
+                format!("tp_n{}", pos + 1)
+            } else {
+                format!("tp_s{} * tp_n{}", pos + 1, pos + 1)
+            };
+            writeln!(w, "    const long tp_s{pos} = {stride};").unwrap();
+        }
         for pos in 0..rank {
             let axis = axes[rank - 1 - pos];
             let pad = "    ".repeat(pos + 1);
             let l = sweep.loop_for(pos).expect("one loop per dimension");
+            let first = if pos == 0 {
+                "tp_base"
+            } else {
+                &format!("tp_lo{pos}")
+            };
+            let stride = if pos + 1 == rank {
+                String::new()
+            } else {
+                format!(" * tp_s{pos}")
+            };
+            let outer = if pos == 0 {
+                String::new()
+            } else {
+                format!("tp_e{} + ", pos - 1)
+            };
             writeln!(
                 w,
                 "{pad}for (long tp_i{pos} = tp_from{pos} + (long)blockIdx.{axis} * blockDim.{axis} + threadIdx.{axis}; \
-                 tp_i{pos} < tp_to{pos}; tp_i{pos} += (long)gridDim.{axis} * blockDim.{axis}) {{\n\
-                 {pad}    {ty} {v} = ({ty})tp_i{pos};",
-                ty = l.var_type,
-                v = l.var
+                 tp_i{pos} < tp_to{pos}; tp_i{pos} += (long)gridDim.{axis} * blockDim.{axis}) {{"
+            )
+            .unwrap();
+            // The user's index variable, where the body uses it.
+            if mentions(&body, &l.var) {
+                writeln!(
+                    w,
+                    "{pad}    {ty} {v} = ({ty})tp_i{pos};",
+                    ty = l.var_type,
+                    v = l.var
+                )
+                .unwrap();
+            }
+            writeln!(
+                w,
+                "{pad}    const long tp_e{pos} = {outer}(tp_i{pos} - {first}){stride};"
             )
             .unwrap();
         }
         let pad = "    ".repeat(rank + 1);
-        writeln!(w, "{pad}{}", rewritten_body(program, sweep)).unwrap();
+        writeln!(w, "{pad}{body}").unwrap();
         for pos in (0..rank).rev() {
             writeln!(w, "{}}}", "    ".repeat(pos + 1)).unwrap();
         }
         w.push_str("}\n");
     }
-    w.push_str("#undef TPACE_AT\n\n");
+    w.push('\n');
     w
 }
 
@@ -158,10 +204,10 @@ fn scalar_args(program: &Program, sweep: &Sweep) -> Vec<String> {
 }
 
 fn uses_time(program: &Program, sweep: &Sweep) -> bool {
-    let var = &program.pipeline.time.var;
-    program.source[sweep.body.clone()]
-        .split(|c: char| !(c == '_' || c.is_ascii_alphanumeric()))
-        .any(|w| w == var)
+    mentions(
+        &program.source[sweep.body.clone()],
+        &program.pipeline.time.var,
+    )
 }
 
 /// The block that replaces the time loop (first line unindented, the rest relative).

@@ -4,7 +4,7 @@
 
 use super::common::{
     BASE_RUNTIME, SCHEDULE_RUNTIME, chunk_loop, dev_name, dump_block, executor_setup,
-    final_counter, final_loop_vars, index_macros, index_macros_end, rewritten_body,
+    final_counter, final_loop_vars, index_by_macro, index_macros, index_macros_end, rewritten_body,
     splice_pipeline, sweep_summary,
 };
 use crate::analysis::Facts;
@@ -121,7 +121,12 @@ fn sweep_kernel(program: &Program, facts: &Facts, plan: &Plan, s: usize, sweep: 
         .unwrap();
     }
     let pad = "    ".repeat(3 + depth);
-    writeln!(w, "{pad}{}", rewritten_body(program, sweep)).unwrap();
+    writeln!(
+        w,
+        "{pad}{}",
+        rewritten_body(program, sweep, &|o| index_by_macro(sweep, o))
+    )
+    .unwrap();
     for level in (0..depth).rev() {
         writeln!(w, "{}}}", "    ".repeat(3 + level)).unwrap();
     }

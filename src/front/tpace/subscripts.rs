@@ -2,7 +2,7 @@
 //! (array, constant offset per dimension, read or write).
 
 use crate::diag::{DiagResult, Diagnostic};
-use crate::front::cst::{descendants, parse_c, span, text};
+use crate::front::cst::{descendants, mentions, parse_c, span, text};
 use crate::front::poly::Poly;
 use crate::ir::{Access, AccessKind, Array, Grid, Layout, SweepLoop};
 use tree_sitter::Node;
@@ -32,7 +32,7 @@ pub fn accesses(
         let Some(array) = arrays.iter().position(|a| a.name == name) else {
             let uses_index = indices.iter().any(|i| {
                 let t = text(*i, source);
-                loops.iter().any(|l| mentions_ident(t, &l.var))
+                loops.iter().any(|l| mentions(t, &l.var))
             });
             if uses_index {
                 errors.push(Diagnostic::new(
@@ -96,11 +96,6 @@ fn chain(node: Node) -> (Node, Vec<Node>) {
     }
     indices.reverse();
     (cur, indices)
-}
-
-fn mentions_ident(text: &str, name: &str) -> bool {
-    text.split(|c: char| !(c == '_' || c.is_ascii_alphanumeric()))
-        .any(|w| w == name)
 }
 
 /// Assignment target, read-modify-write, or plain read.
