@@ -142,12 +142,23 @@ fn kernels(program: &Program, facts: &Facts) -> String {
             } else {
                 format!("tp_e{} + ", pos - 1)
             };
-            writeln!(
-                w,
-                "{pad}for (long tp_i{pos} = tp_from{pos} + (long)blockIdx.{axis} * blockDim.{axis} + threadIdx.{axis}; \
-                 tp_i{pos} < tp_to{pos}; tp_i{pos} += (long)gridDim.{axis} * blockDim.{axis}) {{"
-            )
-            .unwrap();
+            if pos + 1 == rank {
+                // The grid covers the innermost dimension: one point per thread.
+                writeln!(
+                    w,
+                    "{pad}const long tp_i{pos} = tp_from{pos} + (long)blockIdx.{axis} * blockDim.{axis} + threadIdx.{axis};\n\
+                     {pad}if (tp_i{pos} < tp_to{pos}) {{"
+                )
+                .unwrap();
+            } else {
+                writeln!(
+                    w,
+                    "{pad}TPACE_NO_UNROLL\n\
+                     {pad}for (long tp_i{pos} = tp_from{pos} + (long)blockIdx.{axis} * blockDim.{axis} + threadIdx.{axis}; \
+                     tp_i{pos} < tp_to{pos}; tp_i{pos} += (long)gridDim.{axis} * blockDim.{axis}) {{"
+                )
+                .unwrap();
+            }
             // The user's index variable, where the body uses it.
             if mentions(&body, &l.var) {
                 writeln!(

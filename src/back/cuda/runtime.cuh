@@ -340,8 +340,17 @@ static void tpace_dev_end(tpace_rt *r)
     }
 }
 
-/* Launch shape for a sweep: x over the innermost dimension (coalesced), y over
- * the next, z over the third; kernels stride over what the grid does not cover. */
+/* The kernels' outer loops stride over what the launch grid does not cover; they
+ * are not unrolled, since unrolling a loop of unknown trip count costs a 64-bit
+ * division per thread. */
+#ifdef __CUDACC__
+#define TPACE_NO_UNROLL _Pragma("unroll 1")
+#else
+#define TPACE_NO_UNROLL
+#endif
+
+/* Launch shape for a sweep: x over the innermost dimension (coalesced; the grid
+ * covers it whole), y over the next, z over the third. */
 static inline void tpace_launch_shape(int rank, const long *lo, const long *hi, dim3 *grid, dim3 *block)
 {
     const long bx = rank == 1 ? 256 : 32, by = rank == 1 ? 1 : 8;
