@@ -83,6 +83,9 @@ fn kernels(program: &Program, facts: &Facts) -> String {
         for pos in 0..rank {
             args.push(format!("long tp_from{pos}, long tp_to{pos}"));
         }
+        if rank > 1 {
+            args.push("long tp_seg".into());
+        }
         args.extend(scalar_params(program, sweep));
         writeln!(w, "\n/* {}. */", sweep_summary(program, facts, s)).unwrap();
         writeln!(
@@ -142,7 +145,17 @@ fn kernels(program: &Program, facts: &Facts) -> String {
             } else {
                 format!("tp_e{} + ", pos - 1)
             };
-            if pos + 1 == rank {
+            if pos == 0 && rank > 1 {
+                // The block's contiguous segment of the outermost dimension, blockDim rows at a time.
+                writeln!(
+                    w,
+                    "{pad}const long tp_end0 = TPACE_MIN(tp_to0, tp_from0 + (long)(blockIdx.{axis} + 1) * tp_seg);\n\
+                     {pad}TPACE_UNROLL_SEGMENT\n\
+                     {pad}for (long tp_i0 = tp_from0 + (long)blockIdx.{axis} * tp_seg + threadIdx.{axis}; \
+                     tp_i0 < tp_end0; tp_i0 += blockDim.{axis}) {{"
+                )
+                .unwrap();
+            } else if pos + 1 == rank {
                 // The grid covers the innermost dimension: one point per thread.
                 writeln!(
                     w,
@@ -329,13 +342,17 @@ fn launch(program: &Program, facts: &Facts, plan: &Plan, s: usize, sweep: &Sweep
     for pos in 0..rank {
         args.push(format!("tp_lo[{pos}], tp_hi[{pos}]"));
     }
+    if rank > 1 {
+        args.push("tp_seg".into());
+    }
     args.extend(scalar_args(program, sweep));
     let (line, _) = crate::diag::line_col(&program.source, sweep.span.start);
     writeln!(
         w,
         "                if ({}) {{\n\
          \x20                   dim3 tp_grid, tp_block;\n\
-         \x20                   tpace_launch_shape({rank}, tp_lo, tp_hi, &tp_grid, &tp_block);\n\
+         \x20                   long tp_seg;\n\
+         \x20                   tpace_launch_shape(&tp, {rank}, tp_lo, tp_hi, &tp_grid, &tp_block, &tp_seg);\n\
          \x20                   TPACE_LAUNCH({kernel}, tp_grid, tp_block, tp_stream, {args});\n\
          \x20                   tpace_cuda_check_launch(&tp, \"{kernel} (sweep at line {line})\");\n\
          \x20               }}",

@@ -121,6 +121,13 @@ static inline cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total)
     return cudaSuccess;
 }
 static inline cudaError_t cudaHostRegister(void *, size_t, unsigned) { return cudaSuccess; }
+enum cudaDeviceAttr { cudaDevAttrMultiProcessorCount };
+/* Four "multiprocessors": launches stay small, and threads still loop over rows. */
+static inline cudaError_t cudaDeviceGetAttribute(int *v, cudaDeviceAttr, int)
+{
+    *v = 4;
+    return cudaSuccess;
+}
 static inline cudaError_t cudaHostUnregister(void *) { return cudaSuccess; }
 static inline cudaError_t cudaStreamCreate(cudaStream_t *s)
 {
@@ -226,6 +233,7 @@ typedef struct tpace_cuda {
     cudaEvent_t mark[TPACE_MAX_SLOTS];
     cudaEvent_t scratch[TPACE_MAX_SLOTS + 1];
     int registered[TPACE_MAX_SLOTS];
+    long max_blocks; /* blocks per launch: four waves of eight 256-thread blocks per multiprocessor */
 } tpace_cuda;
 
 static inline tpace_cuda *tpace_cuda_of(tpace_rt *r) { return (tpace_cuda *)r->target; }
@@ -302,6 +310,9 @@ static void tpace_dev_begin(tpace_rt *r)
     memset(&state, 0, sizeof state);
     r->target = &state;
     const tpace_plan *p = &r->plan;
+    int sms = 0;
+    TPACE_CUDA(r, cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    state.max_blocks = 32L * TPACE_MAX(sms, 1);
     for (int q = 0; q <= p->slots; q++) {
         TPACE_CUDA(r, cudaStreamCreate(&state.stream[q]));
         TPACE_CUDA(r, cudaEventCreateWithFlags(&state.scratch[q], cudaEventDisableTiming));
@@ -340,26 +351,44 @@ static void tpace_dev_end(tpace_rt *r)
     }
 }
 
-/* The kernels' outer loops stride over what the launch grid does not cover; they
- * are not unrolled, since unrolling a loop of unknown trip count costs a 64-bit
- * division per thread. */
+/* The kernels' middle loops stride over what the launch grid does not cover and
+ * are not unrolled: they mostly run once, and unrolling a loop of unknown trip
+ * count costs a 64-bit division per thread. The loop along a block's segment of
+ * the outermost dimension runs many times: unrolled, the loads of several rows
+ * are in flight at once. */
 #ifdef __CUDACC__
 #define TPACE_NO_UNROLL _Pragma("unroll 1")
+#define TPACE_UNROLL_SEGMENT _Pragma("unroll 4")
 #else
 #define TPACE_NO_UNROLL
+#define TPACE_UNROLL_SEGMENT
 #endif
 
 /* Launch shape for a sweep: x over the innermost dimension (coalesced; the grid
- * covers it whole), y over the next, z over the third. */
-static inline void tpace_launch_shape(int rank, const long *lo, const long *hi, dim3 *grid, dim3 *block)
+ * covers it whole), y over the next, z over the third. Along the outermost
+ * dimension (the cut axis) each block walks a contiguous segment of *seg rows,
+ * blockDim rows at a time, so that the rows its neighbours read are still in
+ * cache; there are only as many blocks as fill the device a few times over. */
+static inline void tpace_launch_shape(tpace_rt *r, int rank, const long *lo, const long *hi, dim3 *grid,
+                                      dim3 *block, long *seg)
 {
     const long bx = rank == 1 ? 256 : 32, by = rank == 1 ? 1 : 8;
     long ext[3] = {1, 1, 1};
     for (int d = 0; d < rank; d++)
         ext[rank - 1 - d] = TPACE_MAX(hi[d] - lo[d], 1L);
+    long n[3] = {(ext[0] + bx - 1) / bx, TPACE_MIN((ext[1] + by - 1) / by, 65535L), TPACE_MIN(ext[2], 65535L)};
+    /* Measured on the H100 (bench/RESULTS.md): 2-D sweeps run fastest with one row
+     * per thread and as many blocks as rows need; 3-D sweeps with segments. */
+    if (rank > 2) {
+        long inner = 1;
+        for (int d = 0; d < rank - 1; d++)
+            inner *= n[d];
+        n[rank - 1] = TPACE_MAX(1L, TPACE_MIN(n[rank - 1], tpace_cuda_of(r)->max_blocks / inner));
+    }
     *block = dim3((unsigned)bx, (unsigned)by, 1);
-    *grid = dim3((unsigned)TPACE_MIN((ext[0] + bx - 1) / bx, 2147483647L),
-                 (unsigned)TPACE_MIN((ext[1] + by - 1) / by, 65535L),
-                 (unsigned)TPACE_MIN(ext[2], 65535L));
+    *grid = dim3((unsigned)TPACE_MIN(n[0], 2147483647L), (unsigned)n[1], (unsigned)n[2]);
+    const long step = rank == 2 ? by : 1; /* block rows along the outermost dimension */
+    const long per_block = (ext[rank - 1] + n[rank - 1] - 1) / n[rank - 1];
+    *seg = (per_block + step - 1) / step * step;
 }
 /* ==== end of tpace runtime, CUDA part ==== */
