@@ -111,6 +111,7 @@ pub fn plan(program: &Program, facts: &Facts) -> Plan {
         acc.minus += f.reach[0].minus;
         acc.plus += f.reach[0].plus;
     }
+    let swap = find_swap(program, facts);
     let transfers = p
         .arrays
         .iter()
@@ -126,8 +127,8 @@ pub fn plan(program: &Program, facts: &Facts) -> Plan {
         step_reach: acc,
         sweep_extra,
         transfers,
-        skew: skew(program),
-        swap: find_swap(program, facts),
+        skew: skew(program, swap),
+        swap,
         defaults: Defaults {
             k: 4,
             chunks: 4,

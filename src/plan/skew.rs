@@ -18,6 +18,7 @@
 //! "Earlier" is in sequential order; a constraint between a sweep and a sweep
 //! of the next step adds one `skew` to the later side.
 
+use super::Swap;
 use crate::ir::{AccessKind, Program};
 
 /// How far, along the cut axis, each sweep's window trails the chunk.
@@ -108,7 +109,13 @@ fn lag(earlier: &[Use], later: &[Use]) -> Option<i64> {
 }
 
 /// The smallest skews that keep sequential semantics (see the module docs).
-pub fn skew(program: &Program) -> Skew {
+///
+/// With a `swap`, every step but the loop's last writes the copy's destination
+/// into its second buffer instead of running the copy: across a step boundary the
+/// writer, not the copy, is what writes the destination, and the temporary is not
+/// written at all. The copy runs only in the last step, after which no step
+/// follows, so within a step the constraints are those of the program as written.
+pub fn skew(program: &Program, swap: Option<Swap>) -> Skew {
     let u = uses(program);
     let sweeps = u.len();
     // Within one step every constraint points from an earlier sweep to a later
@@ -122,10 +129,21 @@ pub fn skew(program: &Program) -> Skew {
         }
     }
     // Across a step boundary: sweep `earlier` of step i before sweep `later` of step i + 1.
+    let mut across = uses(program);
+    if let Some(sw) = swap {
+        for x in &mut across[sw.copy] {
+            *x = Use {
+                reads: None,
+                writes: false,
+            };
+        }
+        across[sw.writer][sw.tmp].writes = false;
+        across[sw.writer][sw.dst].writes = true;
+    }
     let mut per_step = 0i64;
     for earlier in 0..sweeps {
         for later in 0..sweeps {
-            if let Some(need) = lag(&u[earlier], &u[later]) {
+            if let Some(need) = lag(&across[earlier], &across[later]) {
                 per_step = per_step.max(tau[earlier] + need - tau[later]);
             }
         }
@@ -177,7 +195,7 @@ mod tests {
     #[test]
     fn jacobi_with_a_copy_sweep_trails_one_plane_and_moves_two_per_step() {
         let p = program(&(sweep("b", "a[x-1][y] + a[x+1][y]") + &sweep("a", "b[x][y]")));
-        let s = skew(&p);
+        let s = skew(&p, None);
         // The copy must not overwrite a plane the next chunk still reads below
         // (write after read: +1), and the next step reads a one plane above (+1).
         assert_eq!(s.sweep, [0, 1]);
@@ -186,10 +204,26 @@ mod tests {
     }
 
     #[test]
+    fn a_copy_run_as_a_swap_moves_one_plane_per_step() {
+        let p = program(&(sweep("b", "a[x-1][y] + a[x+1][y]") + &sweep("a", "b[x][y]")));
+        let swap = Some(Swap {
+            writer: 0,
+            copy: 1,
+            dst: 0,
+            tmp: 1,
+        });
+        let s = skew(&p, swap);
+        // The copy still trails the writer in the last step; between steps the
+        // writer alternates buffers, so only its own reach of one plane counts.
+        assert_eq!(s.sweep, [0, 1]);
+        assert_eq!(s.per_step, 1);
+    }
+
+    #[test]
     fn an_in_place_update_moves_by_its_upper_reach() {
         // b = f(a); a = g(a, b): a is read at +2 below its own writer in the next step.
         let p = program(&(sweep("b", "a[x+2][y] + a[x][y]") + &sweep("a", "a[x][y] * b[x][y]")));
-        let s = skew(&p);
+        let s = skew(&p, None);
         assert_eq!(s.sweep, [0, 0]);
         assert_eq!(s.per_step, 2);
         assert_eq!((s.below(), s.above()), (0, 2));
@@ -199,7 +233,7 @@ mod tests {
     fn a_chain_of_sweeps_accumulates_its_reach() {
         // c reads b two planes above, b reads a one above, a reads c one below.
         let body = sweep("b", "a[x+1][y]") + &sweep("c", "b[x+2][y]") + &sweep("a", "c[x-1][y]");
-        let s = skew(&program(&body));
+        let s = skew(&program(&body), None);
         // a = c[x-1] may run one plane ahead of c's writer, which it reads below.
         assert_eq!(s.sweep, [0, 2, 1]);
         // Next step's first sweep reads a at +1, written by the last sweep (tau 1): 1 + 1 - 0.

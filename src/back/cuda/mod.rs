@@ -147,10 +147,16 @@ fn kernels(program: &Program, facts: &Facts) -> String {
             };
             if pos == 0 && rank > 1 {
                 // The block's contiguous segment of the outermost dimension, blockDim rows at a time.
+                // 2-D blocks hold one row each: unrolling would only cost a division.
+                let unroll = if rank > 2 {
+                    "TPACE_UNROLL_SEGMENT"
+                } else {
+                    "TPACE_NO_UNROLL"
+                };
                 writeln!(
                     w,
                     "{pad}const long tp_end0 = TPACE_MIN(tp_to0, tp_from0 + (long)(blockIdx.{axis} + 1) * tp_seg);\n\
-                     {pad}TPACE_UNROLL_SEGMENT\n\
+                     {pad}{unroll}\n\
                      {pad}for (long tp_i0 = tp_from0 + (long)blockIdx.{axis} * tp_seg + threadIdx.{axis}; \
                      tp_i0 < tp_end0; tp_i0 += blockDim.{axis}) {{"
                 )
