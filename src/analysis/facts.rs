@@ -99,7 +99,7 @@ fn sweep_facts(sweep: &Sweep, rank: usize, program: &Program) -> SweepFacts {
             AccessKind::Read => {
                 reads.insert(acc.array);
                 for (r, off) in reach.iter_mut().zip(&acc.offsets) {
-                    r.minus = r.minus.max(-off);
+                    r.minus = r.minus.max(off.saturating_neg());
                     r.plus = r.plus.max(*off);
                 }
             }

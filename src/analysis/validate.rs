@@ -2,8 +2,9 @@
 //! by an out-of-core schedule, so it is refused with a diagnostic.
 
 use crate::diag::{DiagResult, Diagnostic};
+use crate::front::tpace::MAX_HALO;
 use crate::front::tpace::intent_word;
-use crate::ir::{AccessKind, Intent, Program};
+use crate::ir::{AccessKind, Halo, Intent, Program};
 
 /// Check every sweep's accesses against the directive and the schedules' assumptions.
 pub fn validate(program: &Program) -> DiagResult<()> {
@@ -47,11 +48,7 @@ pub fn validate(program: &Program) -> DiagResult<()> {
                                     array.name, h.minus, h.plus
                                 ),
                                 "outside the halo",
-                                format!(
-                                    "widen the halo clause for dim({dim}) to at least [{}:{}]",
-                                    h.minus.max(-off),
-                                    h.plus.max(*off)
-                                ),
+                                widen_help(dim, h, *off),
                             ));
                         }
                     }
@@ -85,5 +82,19 @@ pub fn validate(program: &Program) -> DiagResult<()> {
         Ok(())
     } else {
         Err(errors)
+    }
+}
+
+/// What to do about a read at offset `off` outside the halo `h` of `dim(dim)`.
+fn widen_help(dim: usize, h: Halo, off: i64) -> String {
+    let minus = h.minus.max(off.saturating_neg());
+    let plus = h.plus.max(off);
+    if minus.max(plus) > MAX_HALO {
+        format!(
+            "tpace takes halo widths up to {MAX_HALO}; an offset of {off} is not a stencil \
+             neighbour: check the subscript"
+        )
+    } else {
+        format!("widen the halo clause for dim({dim}) to at least [{minus}:{plus}]")
     }
 }

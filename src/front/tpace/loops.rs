@@ -278,32 +278,27 @@ pub fn sweep(
 
 /// Arithmetic operators on values (subscript arithmetic excluded).
 fn count_flops(body: Node, source: &str) -> u32 {
-    let in_subscript = |n: Node| {
-        let mut p = n.parent();
-        while let Some(q) = p {
-            if q.kind() == "subscript_expression" {
-                let index = q.child_by_field_name("index");
-                if index.is_some_and(|i| {
-                    i.start_byte() <= n.start_byte() && n.end_byte() <= i.end_byte()
-                }) {
-                    return true;
-                }
-            }
-            p = q.parent();
+    // Depth first with an "inside a subscript's index" flag, without recursion and
+    // without walking back up the tree per node (deep expressions stay linear).
+    let mut count = 0u32;
+    let mut stack = vec![(body, false)];
+    while let Some((n, in_index)) = stack.pop() {
+        let op = match n.kind() {
+            "binary_expression" | "assignment_expression" => n
+                .child_by_field_name("operator")
+                .map_or("", |o| text(o, source)),
+            _ => "",
+        };
+        if !in_index && matches!(op, "+" | "-" | "*" | "/" | "+=" | "-=" | "*=" | "/=") {
+            count = count.saturating_add(1);
         }
-        false
-    };
-    descendants(body)
-        .into_iter()
-        .filter(|n| {
-            let op = match n.kind() {
-                "binary_expression" | "assignment_expression" => n
-                    .child_by_field_name("operator")
-                    .map(|o| text(o, source))
-                    .unwrap_or(""),
-                _ => "",
-            };
-            matches!(op, "+" | "-" | "*" | "/" | "+=" | "-=" | "*=" | "/=") && !in_subscript(*n)
-        })
-        .count() as u32
+        let index = (n.kind() == "subscript_expression")
+            .then(|| n.child_by_field_name("index"))
+            .flatten();
+        let mut cursor = n.walk();
+        for child in n.named_children(&mut cursor) {
+            stack.push((child, in_index || Some(child) == index));
+        }
+    }
+    count
 }

@@ -12,6 +12,9 @@ use crate::ir::{Array, Extent, Grid, Halo, Intent, Pipeline, Program, Sweep};
 use clauses::{Directive, PipelineClauses};
 use tree_sitter::Node;
 
+/// Widest halo, per side and dimension, that a `halo` clause may declare.
+pub const MAX_HALO: i64 = 64;
+
 /// A `#pragma tpace` line found in the tree.
 struct Found<'t> {
     node: Node<'t>,
@@ -218,13 +221,13 @@ fn grid_and_halo(
     }
     let mut halos = Vec::new();
     for pair in halo {
-        let parse = |t: &str| t.parse::<i64>().ok().filter(|v| (0..=64).contains(v));
+        let parse = |t: &str| t.parse::<i64>().ok().filter(|v| (0..=MAX_HALO).contains(v));
         match (parse(&pair.first), parse(&pair.second)) {
             (Some(minus), Some(plus)) => halos.push(Halo { minus, plus }),
             _ => {
                 return Err(vec![Diagnostic::new(
                     pair.span.clone(),
-                    "halo widths must be integer constants between 0 and 64",
+                    format!("halo widths must be integer constants between 0 and {MAX_HALO}"),
                     "not a constant width",
                     "write the stencil's reach as numbers, e.g. halo([1:1])",
                 )]);

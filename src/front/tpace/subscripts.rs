@@ -177,7 +177,7 @@ fn per_dim_offsets(
         .zip(&vars)
         .map(|(index, var)| {
             Poly::from_node(*index, source)
-                .map(|p| p.sub(&Poly::var(var)))
+                .and_then(|p| p.sub(&Poly::var(var)))
                 .and_then(|p| p.as_constant())
                 .ok_or_else(|| not_affine(node, array, expected.clone()))
         })
@@ -233,7 +233,14 @@ fn flat_offsets(
         expected.push_str(&format!("({} - {} + c){stride}", var(p), grid.dims[p].lo));
     }
     let expected = format!("`{}[{expected}]`", array.name);
-    let (Some(extents), Some(los)) = (extents, los) else {
+    let strides = extents.as_deref().and_then(|extents| {
+        let mut strides = vec![Poly::constant(1); rank];
+        for p in (0..rank.saturating_sub(1)).rev() {
+            strides[p] = strides[p + 1].mul(&extents[p + 1])?;
+        }
+        Some(strides)
+    });
+    let (Some(strides), Some(los)) = (strides, los) else {
         return Err(Diagnostic::new(
             span(node),
             format!(
@@ -247,16 +254,14 @@ fn flat_offsets(
     if indices.len() != 1 {
         return Err(not_affine(node, array, expected));
     }
-    let mut strides = vec![Poly::constant(1); rank];
-    for p in (0..rank.saturating_sub(1)).rev() {
-        strides[p] = strides[p + 1].mul(&extents[p + 1]);
-    }
-    let linear = Poly::from_node(indices[0], source)
-        .ok_or_else(|| not_affine(node, array, expected.clone()))?;
-    let mut rest = linear;
+    // What is left of the subscript once every dimension's index term is taken away.
+    let mut rest = Poly::from_node(indices[0], source);
     for p in 0..rank {
-        rest = rest.sub(&Poly::var(var(p)).sub(&los[p]).mul(&strides[p]));
+        rest = rest.and_then(|r| r.sub(&Poly::var(var(p)).sub(&los[p])?.mul(&strides[p])?));
     }
+    let Some(rest) = rest else {
+        return Err(not_affine(node, array, expected));
+    };
     if loops.iter().any(|l| rest.mentions(&l.var)) {
         return Err(not_affine(node, array, expected));
     }
@@ -268,8 +273,8 @@ fn flat_offsets(
                 let sum = c
                     .iter()
                     .zip(&strides)
-                    .fold(Poly::constant(0), |acc, (ci, s)| acc.add(&s.scale(*ci)));
-                if sum == rest {
+                    .try_fold(Poly::constant(0), |acc, (ci, s)| acc.add(&s.scale(*ci)?));
+                if sum.as_ref() == Some(&rest) {
                     return Ok(c);
                 }
             }
