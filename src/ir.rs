@@ -223,4 +223,9 @@ pub struct Access {
     pub kind: AccessKind,
     /// The whole subscript expression (`a[x-1][y]`), replaced in generated kernels.
     pub span: Span,
+    /// Whether the access happens at every point of the sweep's box: its statement
+    /// is a top-level expression statement of the innermost loop body and no `?:`,
+    /// `&&` or `||` stands between it and that statement. Conservative: `false`
+    /// whenever tpace can not tell (e.g. under an `if`).
+    pub unconditional: bool,
 }

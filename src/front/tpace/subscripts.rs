@@ -55,12 +55,14 @@ pub fn accesses(
         };
         match offsets {
             Ok(offsets) => {
+                let unconditional = unconditional(node, body, source);
                 for kind in access_kinds(node, source) {
                     out.push(Access {
                         array,
                         offsets: offsets.clone(),
                         kind,
                         span: span(node),
+                        unconditional,
                     });
                 }
             }
@@ -72,6 +74,37 @@ pub fn accesses(
     } else {
         Err(errors)
     }
+}
+
+/// Whether the expression `node` is evaluated once at every point of the box: it
+/// belongs to an expression statement that is the innermost loop's `body` or a
+/// direct child of it, and no `?:`, `&&` or `||` lies between.
+fn unconditional(node: Node, body: Node, source: &str) -> bool {
+    let mut cur = node;
+    while let Some(parent) = cur.parent() {
+        match parent.kind() {
+            "conditional_expression" => return false,
+            "binary_expression" => {
+                let op = parent
+                    .child_by_field_name("operator")
+                    .map_or("", |o| text(o, source));
+                if matches!(op, "&&" | "||") {
+                    return false;
+                }
+            }
+            "expression_statement" => {
+                return parent == body || parent.parent() == Some(body);
+            }
+            // Any other statement (if, while, switch, a nested block, ...) may skip it.
+            k if k.ends_with("_statement") || k == "declaration" => return false,
+            _ => {}
+        }
+        if parent == body {
+            return false;
+        }
+        cur = parent;
+    }
+    false
 }
 
 /// Whether `node` is the array part of a bigger subscript (`a[x]` in `a[x][y]`).
