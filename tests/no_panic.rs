@@ -264,6 +264,15 @@ fn pathological_inputs_never_panic() {
             "a[x - 1][y]",
             &format!("a[x - 1][y]{}", " + 1".repeat(deep)),
         ),
+        // Many accesses, deeply nested (once quadratic in the depth per access).
+        jacobi_with(
+            "work[x][y] = (",
+            &format!(
+                "work[x][y] = {}a[x][y]{} + (",
+                "(a[x][y] + ".repeat(deep / 5),
+                ")".repeat(deep / 5)
+            ),
+        ),
         jacobi_with(
             "int n, x, y;",
             &format!("int n, x, y;{}", "{ if (x) ".repeat(deep)),

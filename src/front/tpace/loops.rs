@@ -177,7 +177,10 @@ pub fn sweep(
         let Some(pos) = grid.position_of_dim(dim) else {
             return Err(vec![Diagnostic::new(
                 super::pragma_line(pragma, source),
-                format!("`dim({dim})` but `size` declares {rank} dimensions"),
+                format!(
+                    "`dim({dim})` but `size` declares {}",
+                    super::count(rank, "dimension", "dimensions")
+                ),
                 "no such dimension",
                 format!("number the loops dim(1) (innermost) to dim({rank}) (outermost)"),
             )]);
@@ -259,8 +262,9 @@ pub fn sweep(
         return Err(vec![Diagnostic::new(
             header(outer, source),
             format!(
-                "loop nest has {} loops but `size` declares {rank} dimensions",
-                loops.len()
+                "loop nest has {} but `size` declares {}",
+                super::count(loops.len(), "loop", "loops"),
+                super::count(rank, "dimension", "dimensions")
             ),
             format!("no loop for {}", missing.join(", ")),
             "a sweep needs one loop per dimension of `size` and `halo`, each marked with its dim(d)",

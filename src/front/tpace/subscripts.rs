@@ -2,7 +2,7 @@
 //! (array, constant offset per dimension, read or write).
 
 use crate::diag::{DiagResult, Diagnostic};
-use crate::front::cst::{descendants, parse_c, span, text};
+use crate::front::cst::{parse_c, span, text};
 use crate::front::poly::Poly;
 use crate::ir::{Access, AccessKind, Array, Grid, Layout, SweepLoop};
 use tree_sitter::Node;
@@ -10,7 +10,39 @@ use tree_sitter::Node;
 /// Largest offset magnitude tried when decomposing a flat subscript.
 const MAX_FLAT_OFFSET: i64 = 8;
 
+/// How the value of an expression is used by the expression around it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Role {
+    /// Read.
+    Value,
+    /// Left of `=` (`compound: false`) or of `+=`, `-=`, ... (`compound: true`).
+    Target { compound: bool },
+    /// Operand of `++` or `--`.
+    Update,
+}
+
+/// A node still to visit, with what its ancestors say about it.
+struct Frame<'t> {
+    node: Node<'t>,
+    /// The node is the array part of a bigger subscript (`a[x]` in `a[x][y]`).
+    inner_link: bool,
+    role: Role,
+    /// Evaluated at every point of the box (see [`Access::unconditional`]).
+    ///
+    /// [`Access::unconditional`]: crate::ir::Access::unconditional
+    unconditional: bool,
+}
+
+/// Whether a node kind is a statement (or a declaration, which may stand for one).
+fn is_statement(kind: &str) -> bool {
+    kind.ends_with("_statement") || kind == "declaration"
+}
+
 /// All accesses to listed arrays in `body`.
+///
+/// One pass from the top, carrying what the ancestors say (assignment target,
+/// conditional): no walk back up the tree, which tree-sitter makes cost the
+/// node's depth per step, so that deeply nested input stays linear.
 pub fn accesses(
     body: Node,
     loops: &[SweepLoop],
@@ -20,53 +52,52 @@ pub fn accesses(
 ) -> DiagResult<Vec<Access>> {
     let mut out = Vec::new();
     let mut errors = Vec::new();
-    for node in descendants(body) {
-        if node.kind() != "subscript_expression" || is_inner_link(node) {
-            continue;
+    let mut stack = vec![Frame {
+        node: body,
+        inner_link: false,
+        role: Role::Value,
+        unconditional: body.kind() == "expression_statement",
+    }];
+    while let Some(frame) = stack.pop() {
+        let node = frame.node;
+        if node.kind() == "subscript_expression" && !frame.inner_link {
+            match access(node, &frame, loops, grid, arrays, source) {
+                Ok(found) => out.extend(found),
+                Err(d) => errors.push(d),
+            }
         }
-        let (base, indices) = chain(node);
-        if base.kind() != "identifier" {
-            continue;
-        }
-        let name = text(base, source);
-        let Some(array) = arrays.iter().position(|a| a.name == name) else {
-            let uses_index = indices.iter().any(|i| {
-                let t = text(*i, source);
-                loops.iter().any(|l| mentions_ident(t, &l.var))
+        let op = node
+            .child_by_field_name("operator")
+            .map_or("", |o| text(o, source));
+        let branches = match node.kind() {
+            "conditional_expression" => true,
+            "binary_expression" => matches!(op, "&&" | "||"),
+            _ => false,
+        };
+        let argument = node.child_by_field_name("argument");
+        let left = node.child_by_field_name("left");
+        let mut cursor = node.walk();
+        let children: Vec<Node> = node.named_children(&mut cursor).collect();
+        for child in children.into_iter().rev() {
+            let role = match node.kind() {
+                "assignment_expression" if Some(child) == left => Role::Target {
+                    compound: op != "=",
+                },
+                "update_expression" if Some(child) == argument => Role::Update,
+                "parenthesized_expression" => frame.role,
+                _ => Role::Value,
+            };
+            let unconditional = if node == body && body.kind() == "compound_statement" {
+                child.kind() == "expression_statement"
+            } else {
+                frame.unconditional && !branches && !is_statement(child.kind())
+            };
+            stack.push(Frame {
+                node: child,
+                inner_link: node.kind() == "subscript_expression" && Some(child) == argument,
+                role,
+                unconditional,
             });
-            if uses_index {
-                errors.push(Diagnostic::new(
-                    span(node),
-                    format!("array `{name}` is used but not listed in the pipeline directive"),
-                    "not in targetinout(...) or targetin(...)",
-                    format!(
-                        "add `{name}` to targetin({name}) if the stencil only reads it, \
-                         or to targetinout({name}) if it writes it"
-                    ),
-                ));
-            }
-            continue;
-        };
-        let offsets = match arrays[array].layout {
-            Layout::Flat => flat_offsets(node, &indices, loops, grid, &arrays[array], source),
-            Layout::Static | Layout::PointerToArray => {
-                per_dim_offsets(node, &indices, loops, grid, &arrays[array], source)
-            }
-        };
-        match offsets {
-            Ok(offsets) => {
-                let unconditional = unconditional(node, body, source);
-                for kind in access_kinds(node, source) {
-                    out.push(Access {
-                        array,
-                        offsets: offsets.clone(),
-                        kind,
-                        span: span(node),
-                        unconditional,
-                    });
-                }
-            }
-            Err(d) => errors.push(d),
         }
     }
     if errors.is_empty() {
@@ -76,42 +107,61 @@ pub fn accesses(
     }
 }
 
-/// Whether the expression `node` is evaluated once at every point of the box: it
-/// belongs to an expression statement that is the innermost loop's `body` or a
-/// direct child of it, and no `?:`, `&&` or `||` lies between.
-fn unconditional(node: Node, body: Node, source: &str) -> bool {
-    let mut cur = node;
-    while let Some(parent) = cur.parent() {
-        match parent.kind() {
-            "conditional_expression" => return false,
-            "binary_expression" => {
-                let op = parent
-                    .child_by_field_name("operator")
-                    .map_or("", |o| text(o, source));
-                if matches!(op, "&&" | "||") {
-                    return false;
-                }
-            }
-            "expression_statement" => {
-                return parent == body || parent.parent() == Some(body);
-            }
-            // Any other statement (if, while, switch, a nested block, ...) may skip it.
-            k if k.ends_with("_statement") || k == "declaration" => return false,
-            _ => {}
-        }
-        if parent == body {
-            return false;
-        }
-        cur = parent;
+/// The accesses (a read, a write, or both) of one whole subscript expression,
+/// nothing if it is not a listed array, or the problem with it.
+fn access(
+    node: Node,
+    frame: &Frame,
+    loops: &[SweepLoop],
+    grid: &Grid,
+    arrays: &[Array],
+    source: &str,
+) -> Result<Vec<Access>, Diagnostic> {
+    let (base, indices) = chain(node);
+    if base.kind() != "identifier" {
+        return Ok(Vec::new());
     }
-    false
-}
-
-/// Whether `node` is the array part of a bigger subscript (`a[x]` in `a[x][y]`).
-fn is_inner_link(node: Node) -> bool {
-    node.parent().is_some_and(|p| {
-        p.kind() == "subscript_expression" && p.child_by_field_name("argument") == Some(node)
-    })
+    let name = text(base, source);
+    let Some(array) = arrays.iter().position(|a| a.name == name) else {
+        let uses_index = indices.iter().any(|i| {
+            let t = text(*i, source);
+            loops.iter().any(|l| mentions_ident(t, &l.var))
+        });
+        if !uses_index {
+            return Ok(Vec::new());
+        }
+        return Err(Diagnostic::new(
+            span(node),
+            format!("array `{name}` is used but not listed in the pipeline directive"),
+            "not in targetinout(...) or targetin(...)",
+            format!(
+                "add `{name}` to targetin({name}) if the stencil only reads it, \
+                     or to targetinout({name}) if it writes it"
+            ),
+        ));
+    };
+    let offsets = match arrays[array].layout {
+        Layout::Flat => flat_offsets(node, &indices, loops, grid, &arrays[array], source),
+        Layout::Static | Layout::PointerToArray => {
+            per_dim_offsets(node, &indices, loops, grid, &arrays[array], source)
+        }
+    };
+    let offsets = offsets?;
+    let kinds: &[AccessKind] = match frame.role {
+        Role::Value => &[AccessKind::Read],
+        Role::Target { compound: false } => &[AccessKind::Write],
+        Role::Target { compound: true } | Role::Update => &[AccessKind::Read, AccessKind::Write],
+    };
+    Ok(kinds
+        .iter()
+        .map(|kind| Access {
+            array,
+            offsets: offsets.clone(),
+            kind: *kind,
+            span: span(node),
+            unconditional: frame.unconditional,
+        })
+        .collect())
 }
 
 /// `a[i][j]` -> (`a`, [`i`, `j`]).
@@ -134,27 +184,6 @@ fn chain(node: Node) -> (Node, Vec<Node>) {
 fn mentions_ident(text: &str, name: &str) -> bool {
     text.split(|c: char| !(c == '_' || c.is_ascii_alphanumeric()))
         .any(|w| w == name)
-}
-
-/// Assignment target, read-modify-write, or plain read.
-fn access_kinds(node: Node, source: &str) -> Vec<AccessKind> {
-    let Some(parent) = node.parent() else {
-        return vec![AccessKind::Read];
-    };
-    match parent.kind() {
-        "assignment_expression" if parent.child_by_field_name("left") == Some(node) => {
-            let op = parent
-                .child_by_field_name("operator")
-                .map_or("=", |o| text(o, source));
-            if op == "=" {
-                vec![AccessKind::Write]
-            } else {
-                vec![AccessKind::Read, AccessKind::Write]
-            }
-        }
-        "update_expression" => vec![AccessKind::Read, AccessKind::Write],
-        _ => vec![AccessKind::Read],
-    }
 }
 
 fn not_affine(node: Node, array: &Array, expected: String) -> Diagnostic {
@@ -196,10 +225,10 @@ fn per_dim_offsets(
         return Err(Diagnostic::new(
             span(node),
             format!(
-                "`{}` is subscripted with {} indices but the grid has {} dimensions",
+                "`{}` is subscripted with {} but the grid has {}",
                 array.name,
-                indices.len(),
-                grid.rank()
+                super::count(indices.len(), "index", "indices"),
+                super::count(grid.rank(), "dimension", "dimensions")
             ),
             "wrong number of subscripts",
             format!("write it as {expected}"),
