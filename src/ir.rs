@@ -18,7 +18,7 @@ pub struct Program {
     pub path: String,
     /// Complete source text; everything outside the spans below is copied verbatim.
     pub source: String,
-    /// Span of the `#pragma tpace init` line, if present.
+    /// Span of the `#pragma tpace init` line (without its newline), if present.
     pub init: Option<Span>,
     /// The pipelined time loop.
     pub pipeline: Pipeline,

@@ -437,6 +437,16 @@ fn only_a_write_at_every_point_makes_a_pure_temporary() {
     }
 }
 
+/// `init` on the line right above `pipeline` (once overlapping edits: a panic in splice).
+#[test]
+fn init_pragma_directly_before_the_pipeline() {
+    let source = jacobi_variant(
+        "#pragma tpace init\n\n#pragma tpace pipeline",
+        "#pragma tpace init\n#pragma tpace pipeline",
+    );
+    assert_eq!(compare_source(&source, 13, &params("mm", 3, 7, 2)), None);
+}
+
 // Known translator bugs, as executable reproducers: `cargo test --test examples -- --ignored`.
 
 #[test]
@@ -444,16 +454,6 @@ fn only_a_write_at_every_point_makes_a_pure_temporary() {
 fn zero_steps_leave_the_arrays_alone() {
     let source = jacobi_variant("#define X 1000", "#define X 20");
     assert_eq!(compare_source(&source, 0, &params("mm", 3, 7, 2)), None);
-}
-
-#[test]
-#[ignore = "translator bug: `init` right before `pipeline` gives overlapping edits (panic in splice)"]
-fn init_pragma_directly_before_the_pipeline() {
-    let source = jacobi_variant(
-        "#pragma tpace init\n\n#pragma tpace pipeline",
-        "#pragma tpace init\n#pragma tpace pipeline",
-    );
-    assert_eq!(compare_source(&source, 13, &params("mm", 3, 7, 2)), None);
 }
 
 #[test]

@@ -3,7 +3,8 @@
 //! deleted or duplicated, tokens that upset the C parser or the directives
 //! inserted, mostly inside the annotated time loop where the deeper passes
 //! look. The front end and analysis must answer with a program or with
-//! diagnostics, and the diagnostics must render.
+//! diagnostics, the diagnostics must render, and an accepted program must
+//! translate.
 //!
 //! The number of cases per file is 200, or `PROPTEST_CASES` when set (for
 //! longer hunts).
@@ -14,6 +15,7 @@ use proptest::strategy::ValueTree;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
+use tpace::back::{Target, reference};
 use tpace::{diag, driver};
 
 /// Text inserted at random places: C punctuation, directive pieces, jumps,
@@ -148,13 +150,16 @@ fn apply(original: &str, edits: &[(bool, Edit)]) -> String {
     s
 }
 
-/// Run the front end, analysis and the `check` summary; render diagnostics.
+/// Run the front end, analysis, the `check` summary and both back ends (the
+/// translation and the reference program of `tpace run`); render diagnostics.
 /// `Err` with the panic message if anything panicked.
 fn survives(source: &str) -> Result<(), String> {
     catch_unwind(AssertUnwindSafe(|| {
         match driver::compile_source("fuzz.c", source) {
             Ok(compiled) => {
                 let _ = driver::summary(&compiled);
+                let _ = driver::translate(&compiled, Target::Openacc);
+                let _ = reference::emit(&compiled.program);
             }
             Err(diags) => {
                 assert!(!diags.is_empty(), "Err with no diagnostic");
@@ -276,6 +281,11 @@ fn pathological_inputs_never_panic() {
         jacobi_with(
             "int n, x, y;",
             &format!("int n, x, y;{}", "{ if (x) ".repeat(deep)),
+        ),
+        // `init` right above `pipeline` (once overlapping edits in the back end).
+        jacobi_with(
+            "#pragma tpace init\n\n#pragma tpace pipeline",
+            "#pragma tpace init\n#pragma tpace pipeline",
         ),
         // Empty and non-C input.
         String::new(),

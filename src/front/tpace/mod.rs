@@ -65,7 +65,7 @@ pub fn lower(path: &str, source: &str, tree: &tree_sitter::Tree) -> DiagResult<P
         unreachable!("filtered to pipelines above")
     };
     let init_node = found.iter().find(|f| f.directive == Directive::Init);
-    let init = init_node.map(|f| span(f.node));
+    let init = init_node.map(|f| pragma_line(f.node, source));
     if let Some(f) = init_node
         && f.node.start_byte() > pipeline.node.start_byte()
     {
