@@ -196,13 +196,12 @@ fn init_after_pipeline() {
 
 #[test]
 fn two_pipelines() {
+    // The annotated time loop, from its pipeline line to its closing brace, twice.
+    let start = GOOD.find("#pragma tpace pipeline").expect("pipeline");
+    let end = GOOD.find("    return 0;").expect("return");
     let twice = good_with(
         "    return 0;",
-        &format!(
-            "{}    return 0;",
-            &GOOD
-                [GOOD.find("#pragma tpace pipeline").unwrap()..GOOD.find("    return 0;").unwrap()]
-        ),
+        &format!("{}    return 0;", &GOOD[start..end]),
     );
     expect_in(
         "twice.c",
