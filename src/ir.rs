@@ -18,7 +18,7 @@ pub struct Program {
     pub path: String,
     /// Complete source text; everything outside the spans below is copied verbatim.
     pub source: String,
-    /// Span of the `#pragma tpace init` line, if present.
+    /// Span of the `#pragma tpace init` line (without its newline), if present.
     pub init: Option<Span>,
     /// The pipelined time loop.
     pub pipeline: Pipeline,
@@ -244,4 +244,9 @@ pub struct Access {
     pub kind: AccessKind,
     /// The whole subscript expression (`a[x-1][y]`), replaced in generated kernels.
     pub span: Span,
+    /// Whether the access happens at every point of the sweep's box: its statement
+    /// is a top-level expression statement of the innermost loop body and no `?:`,
+    /// `&&` or `||` stands between it and that statement. Conservative: `false`
+    /// whenever tpace can not tell (e.g. under an `if`).
+    pub unconditional: bool,
 }

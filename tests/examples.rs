@@ -2,8 +2,8 @@
 //! fallback and run over a sweep of out-of-core parameters, must leave every
 //! listed array bit for bit as the sequential program does (DESIGN.md §2, §6).
 //! A second test breaks the embedded runtime on purpose and checks that the
-//! comparison notices. The `#[ignore]`d tests at the end reproduce known
-//! translator bugs (`cargo test --test examples -- --ignored`).
+//! comparison notices. The tests at the end are edge cases that once broke
+//! the translator.
 
 mod common;
 
@@ -190,21 +190,58 @@ fn zero_steps_leave_the_arrays_alone() {
     assert_eq!(compare_source(&source, 0, &params("mm", 3, 7, 2)), None);
 }
 
+/// An array written under an `if` keeps its old values where the condition fails,
+/// so it is not a pure temporary and must travel both ways (it once was taken for one).
+#[test]
+fn conditionally_written_temporary() {
+    let source = jacobi_variant(
+        "                work[x][y] = (a",
+        "                if (a[x][y] > 5.0f)\n                    work[x][y] = (a",
+    );
+    assert_eq!(compare_source(&source, 13, &params("mm", 3, 7, 2)), None);
+}
+
+/// Whether `work` (listed first) counts as a pure temporary in a jacobi2d variant.
+fn work_is_pure_temporary(from: &str, to: &str) -> bool {
+    let source = jacobi_variant(from, to);
+    let compiled = driver::compile_source("variant.c", &source)
+        .unwrap_or_else(|d| panic!("the variant does not compile: {d:?}"));
+    assert_eq!(compiled.program.pipeline.arrays[0].name, "work");
+    compiled.facts.arrays[0].pure_temporary
+}
+
+#[test]
+fn only_a_write_at_every_point_makes_a_pure_temporary() {
+    let stmt = "work[x][y] = (a[x - 1][y] + a[x + 1][y] + a[x][y - 1] + a[x][y + 1]) / 4.0;";
+    let rhs = "(a[x - 1][y] + a[x + 1][y] + a[x][y - 1] + a[x][y + 1]) / 4.0";
+    // As written, and as the loop's only statement without braces.
+    assert!(work_is_pure_temporary(stmt, stmt));
+    assert!(work_is_pure_temporary(
+        &format!("{{\n                {stmt}\n            }}"),
+        stmt,
+    ));
+    // Writes that some points skip leave old values behind.
+    for conditional in [
+        format!("if (a[x][y] > 5.0f) {stmt}"),
+        format!("if (a[x][y] > 5.0f) {{}} else {stmt}"),
+        format!("while (a[x][y] > 5.0f) {stmt}"),
+        format!("a[x][y] > 5.0f && (work[x][y] = {rhs});"),
+        format!("a[x][y] > 5.0f || (work[x][y] = {rhs});"),
+        format!("(void)(a[x][y] > 5.0f ? (work[x][y] = {rhs}) : 0.0f);"),
+    ] {
+        assert!(
+            !work_is_pure_temporary(stmt, &conditional),
+            "taken for a pure temporary with: {conditional}"
+        );
+    }
+}
+
+/// `init` on the line right above `pipeline` (once overlapping edits: a panic in splice).
 #[test]
 fn init_pragma_directly_before_the_pipeline() {
     let source = jacobi_variant(
         "#pragma tpace init\n\n#pragma tpace pipeline",
         "#pragma tpace init\n#pragma tpace pipeline",
-    );
-    assert_eq!(compare_source(&source, 13, &params("mm", 3, 7, 2)), None);
-}
-
-#[test]
-#[ignore = "translator bug: a conditionally written array is taken for a pure temporary"]
-fn conditionally_written_temporary() {
-    let source = jacobi_variant(
-        "                work[x][y] = (a",
-        "                if (a[x][y] > 5.0f)\n                    work[x][y] = (a",
     );
     assert_eq!(compare_source(&source, 13, &params("mm", 3, 7, 2)), None);
 }

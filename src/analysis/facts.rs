@@ -99,7 +99,7 @@ fn sweep_facts(sweep: &Sweep, rank: usize, program: &Program) -> SweepFacts {
             AccessKind::Read => {
                 reads.insert(acc.array);
                 for (r, off) in reach.iter_mut().zip(&acc.offsets) {
-                    r.minus = r.minus.max(-off);
+                    r.minus = r.minus.max(off.saturating_neg());
                     r.plus = r.plus.max(*off);
                 }
             }
@@ -143,8 +143,10 @@ fn copy_of(sweep: &Sweep, program: &Program) -> Option<(usize, usize)> {
     (body == expected).then_some((w.array, r.array))
 }
 
-/// The first sweep touching the array writes it without reading it, and every later
-/// read is at offset 0 in a sweep with the same loop bounds as that write.
+/// The first sweep touching the array writes it at every point of its box (an
+/// unconditional write: not under an `if`, `?:`, `&&` or `||`, whose skipped points
+/// would keep their old values) without reading it, and every later read is at
+/// offset 0 in a sweep with the same loop bounds as that write.
 fn is_pure_temporary(program: &Program, array: usize) -> bool {
     let body = &program.pipeline.body;
     let touching: Vec<&Sweep> = body
@@ -158,7 +160,11 @@ fn is_pure_temporary(program: &Program, array: usize) -> bool {
         .accesses
         .iter()
         .any(|a| a.array == array && a.kind == AccessKind::Read);
-    if first_reads {
+    let covers_box = first
+        .accesses
+        .iter()
+        .any(|a| a.array == array && a.kind == AccessKind::Write && a.unconditional);
+    if first_reads || !covers_box {
         return false;
     }
     let bounds = |s: &Sweep| {

@@ -2,8 +2,10 @@
 //! by an out-of-core schedule, so it is refused with a diagnostic.
 
 use crate::diag::{DiagResult, Diagnostic};
+use crate::front::tpace::MAX_HALO;
 use crate::front::tpace::intent_word;
-use crate::ir::{AccessKind, Intent, Program};
+use crate::ir::{AccessKind, Halo, Intent, Program};
+use std::collections::BTreeSet;
 
 /// Check every sweep's accesses against the directive and the schedules' assumptions.
 pub fn validate(program: &Program) -> DiagResult<()> {
@@ -26,11 +28,23 @@ pub fn validate(program: &Program) -> DiagResult<()> {
                             format!("move `{}` to targetinout(...)", array.name),
                         ));
                     }
-                    if acc.offsets.iter().any(|o| *o != 0) {
+                    let rank = p.grid.rank();
+                    let off_zero: Vec<String> = acc
+                        .offsets
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, o)| **o != 0)
+                        .map(|(pos, o)| format!("{o:+} in dim({})", rank - pos))
+                        .collect();
+                    if !off_zero.is_empty() {
                         errors.push(Diagnostic::new(
                             acc.span.clone(),
-                            format!("`{}` is written at a non-zero offset {:?}", array.name, acc.offsets),
-                            "writes must be at the loop indices",
+                            format!(
+                                "`{}` is written at offset {}, not at the loop indices",
+                                array.name,
+                                off_zero.join(" and ")
+                            ),
+                            "writes must be at offset 0",
                             "write each point at offset 0 (a[x][y] = ...) and read neighbours at offsets",
                         ));
                     }
@@ -47,11 +61,7 @@ pub fn validate(program: &Program) -> DiagResult<()> {
                                     array.name, h.minus, h.plus
                                 ),
                                 "outside the halo",
-                                format!(
-                                    "widen the halo clause for dim({dim}) to at least [{}:{}]",
-                                    h.minus.max(-off),
-                                    h.plus.max(*off)
-                                ),
+                                widen_help(dim, h, *off),
                             ));
                         }
                     }
@@ -60,14 +70,19 @@ pub fn validate(program: &Program) -> DiagResult<()> {
         }
         // In-place update with neighbour reads (Gauss-Seidel): the result depends on
         // the loop order, which a chunked, parallel schedule can not keep.
+        // One diagnostic per array and sweep, at its first neighbour read.
+        let mut reported = Vec::new();
+        let written: BTreeSet<usize> = sweep
+            .accesses
+            .iter()
+            .filter(|w| w.kind == AccessKind::Write)
+            .map(|w| w.array)
+            .collect();
         for acc in &sweep.accesses {
             let reads_neighbour =
                 acc.kind == AccessKind::Read && acc.offsets.iter().any(|o| *o != 0);
-            let writes_same = sweep
-                .accesses
-                .iter()
-                .any(|w| w.kind == AccessKind::Write && w.array == acc.array);
-            if reads_neighbour && writes_same {
+            if reads_neighbour && written.contains(&acc.array) && !reported.contains(&acc.array) {
+                reported.push(acc.array);
                 let name = &p.arrays[acc.array].name;
                 errors.push(Diagnostic::new(
                     acc.span.clone(),
@@ -85,5 +100,19 @@ pub fn validate(program: &Program) -> DiagResult<()> {
         Ok(())
     } else {
         Err(errors)
+    }
+}
+
+/// What to do about a read at offset `off` outside the halo `h` of `dim(dim)`.
+fn widen_help(dim: usize, h: Halo, off: i64) -> String {
+    let minus = h.minus.max(off.saturating_neg());
+    let plus = h.plus.max(off);
+    if minus.max(plus) > MAX_HALO {
+        format!(
+            "tpace takes halo widths up to {MAX_HALO}; an offset of {off} is not a stencil \
+             neighbour: check the subscript"
+        )
+    } else {
+        format!("widen the halo clause for dim({dim}) to at least [{minus}:{plus}]")
     }
 }

@@ -19,38 +19,45 @@ pub fn parse_c(source: &str) -> Tree {
 pub fn syntax_errors(tree: &Tree, source: &str) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     collect_errors(tree.root_node(), source, &mut out);
-    out.truncate(5);
     out
 }
 
-fn collect_errors(node: Node, source: &str, out: &mut Vec<Diagnostic>) {
-    if !node.has_error() {
-        return;
-    }
-    if node.is_missing() {
-        out.push(Diagnostic::new(
-            node.start_byte()..node.start_byte(),
-            format!("C syntax error: missing `{}`", node.kind()),
-            "expected here",
-            "fix the C syntax; the program must compile as plain C without tpace",
-        ));
-        return;
-    }
-    if node.is_error() {
-        let end = node
-            .end_byte()
-            .min(node.start_byte() + first_line_len(source, node.start_byte()));
-        out.push(Diagnostic::new(
-            node.start_byte()..end.max(node.start_byte() + 1).min(source.len()),
-            "C syntax error",
-            "could not parse this",
-            "fix the C syntax; the program must compile as plain C without tpace",
-        ));
-        return;
-    }
-    let mut cursor = node.walk();
-    for child in node.children(&mut cursor) {
-        collect_errors(child, source, out);
+/// Depth first, in source order, without recursion (a deeply nested input must not
+/// overflow the stack); stops at `LIMIT` errors.
+fn collect_errors(root: Node, source: &str, out: &mut Vec<Diagnostic>) {
+    const LIMIT: usize = 5;
+    let mut stack = vec![root];
+    while let Some(node) = stack.pop() {
+        if out.len() >= LIMIT {
+            return;
+        }
+        if !node.has_error() {
+            continue;
+        }
+        if node.is_missing() {
+            out.push(Diagnostic::new(
+                node.start_byte()..node.start_byte(),
+                format!("C syntax error: missing `{}`", node.kind()),
+                "expected here",
+                "fix the C syntax; the program must compile as plain C without tpace",
+            ));
+            continue;
+        }
+        if node.is_error() {
+            let end = node
+                .end_byte()
+                .min(node.start_byte() + first_line_len(source, node.start_byte()));
+            out.push(Diagnostic::new(
+                node.start_byte()..end.max(node.start_byte() + 1).min(source.len()),
+                "C syntax error",
+                "could not parse this",
+                "fix the C syntax; the program must compile as plain C without tpace",
+            ));
+            continue;
+        }
+        let mut cursor = node.walk();
+        let children: Vec<Node> = node.children(&mut cursor).collect();
+        stack.extend(children.into_iter().rev());
     }
 }
 

@@ -53,8 +53,13 @@ pub enum Directive {
     Init,
     /// `pipeline ...` on the time loop.
     Pipeline(PipelineClauses),
-    /// `loop dim(d)` on a spatial loop; the span covers `dim(d)`.
-    Loop { dim: usize, span: Span },
+    /// `loop dim(d)` on a spatial loop.
+    Loop {
+        /// The dimension number `d` (1 = innermost).
+        dim: usize,
+        /// Where `dim(d)` is written.
+        span: Span,
+    },
 }
 
 /// Parse the text after `#pragma` (which starts with `tpace`), located at byte `base` of the file.

@@ -178,7 +178,10 @@ pub fn sweep(
         let Some(pos) = grid.position_of_dim(dim) else {
             return Err(vec![Diagnostic::new(
                 super::pragma_line(pragma, source),
-                format!("`dim({dim})` but `size` declares {rank} dimensions"),
+                format!(
+                    "`dim({dim})` but `size` declares {}",
+                    super::count(rank, "dimension", "dimensions")
+                ),
                 "no such dimension",
                 format!("number the loops dim(1) (innermost) to dim({rank}) (outermost)"),
             )]);
@@ -261,8 +264,9 @@ pub fn sweep(
         return Err(vec![Diagnostic::new(
             header(outer, source),
             format!(
-                "loop nest has {} loops but `size` declares {rank} dimensions",
-                loops.len()
+                "loop nest has {} but `size` declares {}",
+                super::count(loops.len(), "loop", "loops"),
+                super::count(rank, "dimension", "dimensions")
             ),
             format!("no loop for {}", missing.join(", ")),
             "a sweep needs one loop per dimension of `size` and `halo`, each marked with its dim(d)",
@@ -281,32 +285,27 @@ pub fn sweep(
 
 /// Arithmetic operators on values (subscript arithmetic excluded).
 fn count_flops(body: Node, source: &str) -> u32 {
-    let in_subscript = |n: Node| {
-        let mut p = n.parent();
-        while let Some(q) = p {
-            if q.kind() == "subscript_expression" {
-                let index = q.child_by_field_name("index");
-                if index.is_some_and(|i| {
-                    i.start_byte() <= n.start_byte() && n.end_byte() <= i.end_byte()
-                }) {
-                    return true;
-                }
-            }
-            p = q.parent();
+    // Depth first with an "inside a subscript's index" flag, without recursion and
+    // without walking back up the tree per node (deep expressions stay linear).
+    let mut count = 0u32;
+    let mut stack = vec![(body, false)];
+    while let Some((n, in_index)) = stack.pop() {
+        let op = match n.kind() {
+            "binary_expression" | "assignment_expression" => n
+                .child_by_field_name("operator")
+                .map_or("", |o| text(o, source)),
+            _ => "",
+        };
+        if !in_index && matches!(op, "+" | "-" | "*" | "/" | "+=" | "-=" | "*=" | "/=") {
+            count = count.saturating_add(1);
         }
-        false
-    };
-    descendants(body)
-        .into_iter()
-        .filter(|n| {
-            let op = match n.kind() {
-                "binary_expression" | "assignment_expression" => n
-                    .child_by_field_name("operator")
-                    .map(|o| text(o, source))
-                    .unwrap_or(""),
-                _ => "",
-            };
-            matches!(op, "+" | "-" | "*" | "/" | "+=" | "-=" | "*=" | "/=") && !in_subscript(*n)
-        })
-        .count() as u32
+        let index = (n.kind() == "subscript_expression")
+            .then(|| n.child_by_field_name("index"))
+            .flatten();
+        let mut cursor = n.walk();
+        for child in n.named_children(&mut cursor) {
+            stack.push((child, in_index || Some(child) == index));
+        }
+    }
+    count
 }

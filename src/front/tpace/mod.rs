@@ -13,6 +13,9 @@ use crate::ir::{Array, Extent, Grid, Halo, Intent, Pipeline, Program, Sweep, Tim
 use clauses::{Directive, PipelineClauses};
 use tree_sitter::Node;
 
+/// Widest halo, per side and dimension, that a `halo` clause may declare.
+pub const MAX_HALO: i64 = 64;
+
 /// A `#pragma tpace` line found in the tree.
 struct Found<'t> {
     node: Node<'t>,
@@ -62,15 +65,13 @@ pub fn lower(path: &str, source: &str, tree: &tree_sitter::Tree) -> DiagResult<P
     let Directive::Pipeline(clauses) = &pipeline.directive else {
         unreachable!("filtered to pipelines above")
     };
-    let init = found
-        .iter()
-        .find(|f| f.directive == Directive::Init)
-        .map(|f| span(f.node));
-    if let Some(init) = &init
-        && init.start > pipeline.node.start_byte()
+    let init_node = found.iter().find(|f| f.directive == Directive::Init);
+    let init = init_node.map(|f| pragma_line(f.node, source));
+    if let Some(f) = init_node
+        && f.node.start_byte() > pipeline.node.start_byte()
     {
         return Err(vec![Diagnostic::new(
-            init.clone(),
+            pragma_line(f.node, source),
             "`init` comes after the `pipeline` directive",
             "misplaced init",
             "put `#pragma tpace init` before the pipelined time loop",
@@ -236,7 +237,10 @@ fn grid_and_halo(
     if size.is_empty() || size.len() > 3 {
         return Err(vec![Diagnostic::new(
             size_span.clone(),
-            format!("`size` has {} dimensions; tpace handles 1 to 3", size.len()),
+            format!(
+                "`size` has {}; tpace handles 1 to 3",
+                count(size.len(), "dimension", "dimensions")
+            ),
             "here",
             "give one [lo:n] pair per spatial dimension",
         )]);
@@ -245,8 +249,8 @@ fn grid_and_halo(
         return Err(vec![Diagnostic::new(
             halo_span.clone(),
             format!(
-                "`halo` has {} dimensions but `size` has {}",
-                halo.len(),
+                "`halo` has {} but `size` has {}",
+                count(halo.len(), "dimension", "dimensions"),
                 size.len()
             ),
             "rank mismatch",
@@ -255,13 +259,13 @@ fn grid_and_halo(
     }
     let mut halos = Vec::new();
     for pair in halo {
-        let parse = |t: &str| t.parse::<i64>().ok().filter(|v| (0..=64).contains(v));
+        let parse = |t: &str| t.parse::<i64>().ok().filter(|v| (0..=MAX_HALO).contains(v));
         match (parse(&pair.first), parse(&pair.second)) {
             (Some(minus), Some(plus)) => halos.push(Halo { minus, plus }),
             _ => {
                 return Err(vec![Diagnostic::new(
                     pair.span.clone(),
-                    "halo widths must be integer constants between 0 and 64",
+                    format!("halo widths must be integer constants between 0 and {MAX_HALO}"),
                     "not a constant width",
                     "write the stencil's reach as numbers, e.g. halo([1:1])",
                 )]);
@@ -358,6 +362,15 @@ fn found_loops<'a, 't>(found: &'a [Found<'t>]) -> impl Fn(Node) -> Option<usize>
                 Directive::Loop { dim, .. } => Some(dim),
                 _ => None,
             })
+    }
+}
+
+/// `n` and a noun, singular or plural: `1 dimension`, `2 dimensions`.
+pub(crate) fn count(n: usize, one: &str, many: &str) -> String {
+    if n == 1 {
+        format!("1 {one}")
+    } else {
+        format!("{n} {many}")
     }
 }
 

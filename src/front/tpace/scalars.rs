@@ -45,18 +45,21 @@ pub fn free_scalars(
     let mut out = Vec::new();
     for n in nodes.iter().filter(|n| n.kind() == "identifier") {
         let name = text(*n, source);
-        let called = n.parent().is_some_and(|p| {
-            p.kind() == "call_expression" && p.child_by_field_name("function") == Some(*n)
-        });
-        let skip = called
-            || local.contains(name)
+        let known = local.contains(name)
             || bound.contains(name)
             || macros.contains(name)
             || arrays.iter().any(|a| a.name == name)
-            || !seen.insert(name.to_string());
-        if skip {
+            || seen.contains(name);
+        // Cheap tests first: tree-sitter finds a node's parent from the root.
+        let called = || {
+            n.parent().is_some_and(|p| {
+                p.kind() == "call_expression" && p.child_by_field_name("function") == Some(*n)
+            })
+        };
+        if known || called() {
             continue;
         }
+        seen.insert(name.to_string());
         // Not declared where the pipeline sees it: a header's macro or an enumerator.
         if find_decl(name, at, tree, source).is_none() {
             continue;

@@ -2,7 +2,7 @@
 //! (array, constant offset per dimension, read or write).
 
 use crate::diag::{DiagResult, Diagnostic};
-use crate::front::cst::{descendants, mentions, parse_c, span, text};
+use crate::front::cst::{mentions, parse_c, span, text};
 use crate::front::poly::Poly;
 use crate::ir::{Access, AccessKind, Array, Grid, Layout, SweepLoop};
 use tree_sitter::Node;
@@ -10,7 +10,39 @@ use tree_sitter::Node;
 /// Largest offset magnitude tried when decomposing a flat subscript.
 const MAX_FLAT_OFFSET: i64 = 8;
 
+/// How the value of an expression is used by the expression around it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Role {
+    /// Read.
+    Value,
+    /// Left of `=` (`compound: false`) or of `+=`, `-=`, ... (`compound: true`).
+    Target { compound: bool },
+    /// Operand of `++` or `--`.
+    Update,
+}
+
+/// A node still to visit, with what its ancestors say about it.
+struct Frame<'t> {
+    node: Node<'t>,
+    /// The node is the array part of a bigger subscript (`a[x]` in `a[x][y]`).
+    inner_link: bool,
+    role: Role,
+    /// Evaluated at every point of the box (see [`Access::unconditional`]).
+    ///
+    /// [`Access::unconditional`]: crate::ir::Access::unconditional
+    unconditional: bool,
+}
+
+/// Whether a node kind is a statement (or a declaration, which may stand for one).
+fn is_statement(kind: &str) -> bool {
+    kind.ends_with("_statement") || kind == "declaration"
+}
+
 /// All accesses to listed arrays in `body`.
+///
+/// One pass from the top, carrying what the ancestors say (assignment target,
+/// conditional): no walk back up the tree, which tree-sitter makes cost the
+/// node's depth per step, so that deeply nested input stays linear.
 pub fn accesses(
     body: Node,
     loops: &[SweepLoop],
@@ -20,51 +52,52 @@ pub fn accesses(
 ) -> DiagResult<Vec<Access>> {
     let mut out = Vec::new();
     let mut errors = Vec::new();
-    for node in descendants(body) {
-        if node.kind() != "subscript_expression" || is_inner_link(node) {
-            continue;
+    let mut stack = vec![Frame {
+        node: body,
+        inner_link: false,
+        role: Role::Value,
+        unconditional: body.kind() == "expression_statement",
+    }];
+    while let Some(frame) = stack.pop() {
+        let node = frame.node;
+        if node.kind() == "subscript_expression" && !frame.inner_link {
+            match access(node, &frame, loops, grid, arrays, source) {
+                Ok(found) => out.extend(found),
+                Err(d) => errors.push(d),
+            }
         }
-        let (base, indices) = chain(node);
-        if base.kind() != "identifier" {
-            continue;
-        }
-        let name = text(base, source);
-        let Some(array) = arrays.iter().position(|a| a.name == name) else {
-            let uses_index = indices.iter().any(|i| {
-                let t = text(*i, source);
-                loops.iter().any(|l| mentions(t, &l.var))
+        let op = node
+            .child_by_field_name("operator")
+            .map_or("", |o| text(o, source));
+        let branches = match node.kind() {
+            "conditional_expression" => true,
+            "binary_expression" => matches!(op, "&&" | "||"),
+            _ => false,
+        };
+        let argument = node.child_by_field_name("argument");
+        let left = node.child_by_field_name("left");
+        let mut cursor = node.walk();
+        let children: Vec<Node> = node.named_children(&mut cursor).collect();
+        for child in children.into_iter().rev() {
+            let role = match node.kind() {
+                "assignment_expression" if Some(child) == left => Role::Target {
+                    compound: op != "=",
+                },
+                "update_expression" if Some(child) == argument => Role::Update,
+                "parenthesized_expression" => frame.role,
+                _ => Role::Value,
+            };
+            let unconditional = if node == body && body.kind() == "compound_statement" {
+                child.kind() == "expression_statement"
+            } else {
+                frame.unconditional && !branches && !is_statement(child.kind())
+            };
+            stack.push(Frame {
+                node: child,
+                inner_link: node.kind() == "subscript_expression" && Some(child) == argument,
+                role,
+                unconditional,
             });
-            if uses_index {
-                errors.push(Diagnostic::new(
-                    span(node),
-                    format!("array `{name}` is used but not listed in the pipeline directive"),
-                    "not in targetinout(...) or targetin(...)",
-                    format!(
-                        "add `{name}` to targetin({name}) if the stencil only reads it, \
-                         or to targetinout({name}) if it writes it"
-                    ),
-                ));
-            }
-            continue;
-        };
-        let offsets = match arrays[array].layout {
-            Layout::Flat => flat_offsets(node, &indices, loops, grid, &arrays[array], source),
-            Layout::Static | Layout::PointerToArray => {
-                per_dim_offsets(node, &indices, loops, grid, &arrays[array], source)
-            }
-        };
-        match offsets {
-            Ok(offsets) => {
-                for kind in access_kinds(node, source) {
-                    out.push(Access {
-                        array,
-                        offsets: offsets.clone(),
-                        kind,
-                        span: span(node),
-                    });
-                }
-            }
-            Err(d) => errors.push(d),
         }
     }
     if errors.is_empty() {
@@ -74,11 +107,61 @@ pub fn accesses(
     }
 }
 
-/// Whether `node` is the array part of a bigger subscript (`a[x]` in `a[x][y]`).
-fn is_inner_link(node: Node) -> bool {
-    node.parent().is_some_and(|p| {
-        p.kind() == "subscript_expression" && p.child_by_field_name("argument") == Some(node)
-    })
+/// The accesses (a read, a write, or both) of one whole subscript expression,
+/// nothing if it is not a listed array, or the problem with it.
+fn access(
+    node: Node,
+    frame: &Frame,
+    loops: &[SweepLoop],
+    grid: &Grid,
+    arrays: &[Array],
+    source: &str,
+) -> Result<Vec<Access>, Diagnostic> {
+    let (base, indices) = chain(node);
+    if base.kind() != "identifier" {
+        return Ok(Vec::new());
+    }
+    let name = text(base, source);
+    let Some(array) = arrays.iter().position(|a| a.name == name) else {
+        let uses_index = indices.iter().any(|i| {
+            let t = text(*i, source);
+            loops.iter().any(|l| mentions(t, &l.var))
+        });
+        if !uses_index {
+            return Ok(Vec::new());
+        }
+        return Err(Diagnostic::new(
+            span(node),
+            format!("array `{name}` is used but not listed in the pipeline directive"),
+            "not in targetinout(...) or targetin(...)",
+            format!(
+                "add `{name}` to targetin({name}) if the stencil only reads it, \
+                     or to targetinout({name}) if it writes it"
+            ),
+        ));
+    };
+    let offsets = match arrays[array].layout {
+        Layout::Flat => flat_offsets(node, &indices, loops, grid, &arrays[array], source),
+        Layout::Static | Layout::PointerToArray => {
+            per_dim_offsets(node, &indices, loops, grid, &arrays[array], source)
+        }
+    };
+    let offsets = offsets?;
+    let kinds: &[AccessKind] = match frame.role {
+        Role::Value => &[AccessKind::Read],
+        Role::Target { compound: false } => &[AccessKind::Write],
+        Role::Target { compound: true } | Role::Update => &[AccessKind::Read, AccessKind::Write],
+    };
+    Ok(kinds
+        .iter()
+        .map(|kind| Access {
+            array,
+            offsets: offsets.clone(),
+            kind: *kind,
+            span: span(node),
+            unconditional: frame.unconditional,
+        })
+        .collect())
 }
 
 /// `a[i][j]` -> (`a`, [`i`, `j`]).
@@ -96,27 +179,6 @@ fn chain(node: Node) -> (Node, Vec<Node>) {
     }
     indices.reverse();
     (cur, indices)
-}
-
-/// Assignment target, read-modify-write, or plain read.
-fn access_kinds(node: Node, source: &str) -> Vec<AccessKind> {
-    let Some(parent) = node.parent() else {
-        return vec![AccessKind::Read];
-    };
-    match parent.kind() {
-        "assignment_expression" if parent.child_by_field_name("left") == Some(node) => {
-            let op = parent
-                .child_by_field_name("operator")
-                .map_or("=", |o| text(o, source));
-            if op == "=" {
-                vec![AccessKind::Write]
-            } else {
-                vec![AccessKind::Read, AccessKind::Write]
-            }
-        }
-        "update_expression" => vec![AccessKind::Read, AccessKind::Write],
-        _ => vec![AccessKind::Read],
-    }
 }
 
 fn not_affine(node: Node, array: &Array, expected: String) -> Diagnostic {
@@ -158,10 +220,10 @@ fn per_dim_offsets(
         return Err(Diagnostic::new(
             span(node),
             format!(
-                "`{}` is subscripted with {} indices but the grid has {} dimensions",
+                "`{}` is subscripted with {} but the grid has {}",
                 array.name,
-                indices.len(),
-                grid.rank()
+                super::count(indices.len(), "index", "indices"),
+                super::count(grid.rank(), "dimension", "dimensions")
             ),
             "wrong number of subscripts",
             format!("write it as {expected}"),
@@ -172,7 +234,7 @@ fn per_dim_offsets(
         .zip(&vars)
         .map(|(index, var)| {
             Poly::from_node(*index, source)
-                .map(|p| p.sub(&Poly::var(var)))
+                .and_then(|p| p.sub(&Poly::var(var)))
                 .and_then(|p| p.as_constant())
                 .ok_or_else(|| not_affine(node, array, expected.clone()))
         })
@@ -228,7 +290,14 @@ fn flat_offsets(
         expected.push_str(&format!("({} - {} + c){stride}", var(p), grid.dims[p].lo));
     }
     let expected = format!("`{}[{expected}]`", array.name);
-    let (Some(extents), Some(los)) = (extents, los) else {
+    let strides = extents.as_deref().and_then(|extents| {
+        let mut strides = vec![Poly::constant(1); rank];
+        for p in (0..rank.saturating_sub(1)).rev() {
+            strides[p] = strides[p + 1].mul(&extents[p + 1])?;
+        }
+        Some(strides)
+    });
+    let (Some(strides), Some(los)) = (strides, los) else {
         return Err(Diagnostic::new(
             span(node),
             format!(
@@ -242,16 +311,14 @@ fn flat_offsets(
     if indices.len() != 1 {
         return Err(not_affine(node, array, expected));
     }
-    let mut strides = vec![Poly::constant(1); rank];
-    for p in (0..rank.saturating_sub(1)).rev() {
-        strides[p] = strides[p + 1].mul(&extents[p + 1]);
-    }
-    let linear = Poly::from_node(indices[0], source)
-        .ok_or_else(|| not_affine(node, array, expected.clone()))?;
-    let mut rest = linear;
+    // What is left of the subscript once every dimension's index term is taken away.
+    let mut rest = Poly::from_node(indices[0], source);
     for p in 0..rank {
-        rest = rest.sub(&Poly::var(var(p)).sub(&los[p]).mul(&strides[p]));
+        rest = rest.and_then(|r| r.sub(&Poly::var(var(p)).sub(&los[p])?.mul(&strides[p])?));
     }
+    let Some(rest) = rest else {
+        return Err(not_affine(node, array, expected));
+    };
     if loops.iter().any(|l| rest.mentions(&l.var)) {
         return Err(not_affine(node, array, expected));
     }
@@ -263,8 +330,8 @@ fn flat_offsets(
                 let sum = c
                     .iter()
                     .zip(&strides)
-                    .fold(Poly::constant(0), |acc, (ci, s)| acc.add(&s.scale(*ci)));
-                if sum == rest {
+                    .try_fold(Poly::constant(0), |acc, (ci, s)| acc.add(&s.scale(*ci)?));
+                if sum.as_ref() == Some(&rest) {
                     return Ok(c);
                 }
             }

@@ -1,0 +1,732 @@
+//! One test per diagnostic of issue 2: each feeds a small complete C program
+//! (tests/fixtures/diagnostics/NAME.c, or a string below) through
+//! `compile_source` and checks the message, the exact line:col where it points,
+//! the text found there, and the rendered form (`file:line:col`, the source
+//! line, `help:`). The last tests run the `tpace` binary on a bad file.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use tpace::diag::{self, Diagnostic, line_col};
+use tpace::driver;
+
+/// What a bad program must be told.
+struct Expected<'a> {
+    /// Message of the first diagnostic, exactly.
+    message: &'a str,
+    /// Where its span starts, 1-based.
+    line: usize,
+    col: usize,
+    /// The source text that starts there.
+    at: &'a str,
+    /// How many diagnostics there are in all.
+    count: usize,
+}
+
+fn fixture_path(name: &str) -> String {
+    format!("tests/fixtures/diagnostics/{name}.c")
+}
+
+fn read_fixture(name: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(fixture_path(name));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Compile `source`, which must fail, and check the first diagnostic against `e`.
+fn expect_in(path: &str, source: &str, e: Expected) -> Vec<Diagnostic> {
+    let diags = match driver::compile_source(path, source) {
+        Ok(_) => panic!("{path}: accepted, expected `{}`", e.message),
+        Err(d) => d,
+    };
+    let first = &diags[0];
+    assert_eq!(
+        first.message, e.message,
+        "{path}: all diagnostics: {diags:#?}"
+    );
+    let (line, col) = line_col(source, first.span.start);
+    assert_eq!(
+        (line, col),
+        (e.line, e.col),
+        "{path}: position of `{}`",
+        e.message
+    );
+    assert!(
+        source[first.span.start..].starts_with(e.at),
+        "{path}:{line}:{col}: expected `{}` there, found `{}`",
+        e.at,
+        &source[first.span.clone()]
+    );
+    assert!(first.span.end > first.span.start, "{path}: empty span");
+    assert!(!first.help.is_empty(), "{path}: no help");
+    assert_eq!(diags.len(), e.count, "{path}: {diags:#?}");
+    // What the user sees.
+    let text = diag::render(path, source, &diags);
+    let source_line = source.lines().nth(line - 1).expect("the line exists");
+    assert!(text.contains(&format!("{path}:{line}:{col}")), "{text}");
+    assert!(text.contains(source_line.trim()), "{text}");
+    assert!(text.contains(e.message), "{text}");
+    assert!(text.contains(&format!("help: {}", first.help)), "{text}");
+    diags
+}
+
+/// Check a fixture file.
+fn expect(name: &str, e: Expected) -> Vec<Diagnostic> {
+    expect_in(&fixture_path(name), &read_fixture(name), e)
+}
+
+/// The valid program every fixture was made from, so that each fixture shows one fault.
+const GOOD: &str = r#"#define X 64
+#define Y 48
+
+static float a[X][Y];
+static float work[X][Y];
+
+int main(void)
+{
+    int n, x, y;
+#pragma tpace init
+
+#pragma tpace pipeline targetinout(work, a) size([0:X][0:Y]) halo([1:1][1:1])
+    for (n = 0; n < 10; n++) {
+#pragma tpace loop dim(2)
+        for (x = 1; x < X - 1; x++) {
+#pragma tpace loop dim(1)
+            for (y = 1; y < Y - 1; y++) {
+                work[x][y] = (a[x - 1][y] + a[x + 1][y] + a[x][y - 1] + a[x][y + 1]) / 4.0f;
+            }
+        }
+#pragma tpace loop dim(2)
+        for (x = 1; x < X - 1; x++) {
+#pragma tpace loop dim(1)
+            for (y = 1; y < Y - 1; y++) {
+                a[x][y] = work[x][y];
+            }
+        }
+    }
+    return 0;
+}
+"#;
+
+/// `GOOD` with one replacement (which must apply).
+fn good_with(from: &str, to: &str) -> String {
+    assert!(GOOD.contains(from), "`{from}` not in GOOD");
+    GOOD.replacen(from, to, 1)
+}
+
+#[test]
+fn the_unbroken_program_is_accepted() {
+    let compiled = driver::compile_source("good.c", GOOD).expect("GOOD compiles");
+    assert_eq!(compiled.program.pipeline.body.len(), 2);
+    // Every fixture differs from it: each is a fault on top of a valid program.
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/diagnostics");
+    let mut fixtures: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("fixture folder")
+        .map(|e| e.expect("entry").path())
+        .collect();
+    fixtures.sort();
+    assert!(fixtures.len() >= 20, "{fixtures:?}");
+    for f in fixtures {
+        let source = std::fs::read_to_string(&f).expect("fixture");
+        assert!(
+            driver::compile_source("f.c", &source).is_err(),
+            "{} is accepted",
+            f.display()
+        );
+    }
+}
+
+// ---- The pipeline directive and its place ----
+
+#[test]
+fn missing_pipeline() {
+    expect(
+        "missing_pipeline",
+        Expected {
+            message: "no `#pragma tpace pipeline` directive",
+            line: 11,
+            col: 1,
+            at: "#pragma tpace init",
+            count: 1,
+        },
+    );
+}
+
+#[test]
+fn no_tpace_directive_at_all() {
+    let source = "#include <stdio.h>\nint main(void) { return 0; }\n";
+    expect_in(
+        "plain.c",
+        source,
+        Expected {
+            message: "no `#pragma tpace pipeline` directive",
+            line: 1,
+            col: 1,
+            at: "#include <stdio.h>",
+            count: 1,
+        },
+    );
+}
+
+#[test]
+fn pipeline_not_followed_by_a_for_loop() {
+    expect(
+        "pipeline_not_before_loop",
+        Expected {
+            message: "`pipeline` must be followed by the time loop",
+            line: 13,
+            col: 1,
+            at: "#pragma tpace pipeline targetinout(work, a)",
+            count: 1,
+        },
+    );
+}
+
+#[test]
+fn init_after_pipeline() {
+    expect(
+        "init_after_pipeline",
+        Expected {
+            message: "`init` comes after the `pipeline` directive",
+            line: 28,
+            col: 1,
+            at: "#pragma tpace init",
+            count: 1,
+        },
+    );
+}
+
+#[test]
+fn two_pipelines() {
+    // The annotated time loop, from its pipeline line to its closing brace, twice.
+    let start = GOOD.find("#pragma tpace pipeline").expect("pipeline");
+    let end = GOOD.find("    return 0;").expect("return");
+    let twice = good_with(
+        "    return 0;",
+        &format!("{}    return 0;", &GOOD[start..end]),
+    );
+    expect_in(
+        "twice.c",
+        &twice,
+        Expected {
+            message: "more than one `pipeline` directive",
+            line: 29,
+            col: 1,
+            at: "#pragma tpace pipeline",
+            count: 1,
+        },
+    );
+}
+
+// ---- Arrays ----
+
+#[test]
+fn array_used_but_not_listed() {
+    expect(
+        "array_not_listed",
+        Expected {
+            message: "array `b` is used but not listed in the pipeline directive",
+            line: 20,
+            col: 59,
+            at: "b[x][y]",
+            count: 1,
+        },
+    );
+}
+
+#[test]
+fn targetin_array_written() {
+    expect(
+        "targetin_written",
+        Expected {
+            message: "`a` is written but listed in targetin(...)",
+            line: 26,
+            col: 17,
+            at: "a[x][y] = work[x][y]",
+            count: 1,
+        },
+    );
+}
+
+#[test]
+fn targetin_array_written_through_parentheses_or_compound_assignment() {
+    for (write, col) in [
+        ("(a[x][y]) = work[x][y];", 18),
+        ("a[x][y] += work[x][y];", 17),
+        ("a[x][y]++;", 17),
+    ] {
+        expect_in(
+            "targetin.c",
+            &good_with("targetinout(work, a)", "targetinout(work) targetin(a)")
+                .replace("a[x][y] = work[x][y];", write),
+            Expected {
+                message: "`a` is written but listed in targetin(...)",
+                line: 25,
+                col,
+                at: "a[x][y]",
+                count: 1,
+            },
+        );
+    }
+}
+
+#[test]
+fn element_type_not_float_or_double() {
+    expect(
+        "element_type_int",
+        Expected {
+            message: "`a` has element type `int`",
+            line: 13,
+            col: 42,
+            at: "a) size(",
+            count: 1,
+        },
+    );
+}
+
+#[test]
+fn array_listed_twice() {
+    expect(
+        "listed_twice",
+        Expected {
+            message: "`work` is listed twice",
+            line: 13,
+            col: 45,
+            at: "work) size(",
+            count: 1,
+        },
+    );
+}
+
+#[test]
+fn listed_array_not_declared() {
+    expect_in(
+        "undeclared.c",
+        &good_with("targetinout(work, a)", "targetinout(work, a, c)"),
+        Expected {
+            message: "cannot find the declaration of `c`",
+            line: 12,
+            col: 45,
+            at: "c) size(",
+            count: 1,
+        },
+    );
+}
+
+// ---- Accesses ----
+
+#[test]
+fn read_offset_outside_the_declared_halo() {
+    let diags = expect(
+        "offset_outside_halo",
+        Expected {
+            message: "`a` is read at offset 2 in dim(2), outside the declared halo [1:1]",
+            line: 19,
+            col: 45,
+            at: "a[x + 2][y]",
+            count: 1,
+        },
+    );
+    assert_eq!(
+        diags[0].help,
+        "widen the halo clause for dim(2) to at least [1:2]"
+    );
+}
+
+#[test]
+fn write_at_a_non_zero_offset() {
+    expect(
+        "write_at_offset",
+        Expected {
+            message: "`a` is written at offset -1 in dim(1), not at the loop indices",
+            line: 26,
+            col: 17,
+            at: "a[x][y - 1] = ",
+            count: 1,
+        },
+    );
+}
+
+#[test]
+fn gauss_seidel_sweep_is_refused() {
+    // One diagnostic for the sweep, at its first neighbour read, not one per read.
+    expect(
+        "gauss_seidel",
+        Expected {
+            message: "`a` is read at a neighbour and written in the same sweep",
+            line: 19,
+            col: 28,
+            at: "a[x - 1][y]",
+            count: 1,
+        },
+    );
+}
+
+#[test]
+fn subscript_not_index_plus_constant() {
+    let diags = expect(
+        "subscript_not_affine",
+        Expected {
+            message: "subscript of `a` is not a loop index plus a constant",
+            line: 19,
+            col: 73,
+            at: "a[x][2 * y]",
+            count: 1,
+        },
+    );
+    assert!(
+        diags[0].help.contains("`a[x + c][y + c]`"),
+        "{}",
+        diags[0].help
+    );
+}
+
+#[test]
+fn subscript_count_not_matching_the_grid() {
+    expect_in(
+        "one_index.c",
+        &good_with("a[x][y] = work[x][y];", "a[x][y] = work[x];"),
+        Expected {
+            message: "`work` is subscripted with 1 index but the grid has 2 dimensions",
+            line: 25,
+            col: 27,
+            at: "work[x];",
+            count: 1,
+        },
+    );
+}
+
+// ---- size, halo and the loop nests ----
+
+#[test]
+fn halo_rank_not_matching_size() {
+    expect(
+        "halo_rank_mismatch",
+        Expected {
+            message: "`halo` has 1 dimension but `size` has 2",
+            line: 13,
+            col: 62,
+            at: "halo([1:1])",
+            count: 1,
+        },
+    );
+}
+
+#[test]
+fn size_rank_not_matching_the_loop_nest() {
+    // Both sweeps have two loops for a 3-D `size`.
+    let diags = expect(
+        "size_rank_mismatch_loops",
+        Expected {
+            message: "loop nest has 2 loops but `size` declares 3 dimensions",
+            line: 17,
+            col: 9,
+            at: "for (x = 1; x < X - 1; x++)",
+            count: 2,
+        },
+    );
+    assert_eq!(diags[0].label, "no loop for dim(3)");
+}
+
+#[test]
+fn loop_dim_beyond_the_rank() {
+    expect(
+        "dim_beyond_rank",
+        Expected {
+            message: "`dim(3)` but `size` declares 2 dimensions",
+            line: 15,
+            col: 1,
+            at: "#pragma tpace loop dim(3)",
+            count: 1,
+        },
+    );
+}
+
+#[test]
+fn missing_loop_dim() {
+    expect(
+        "missing_loop_dim",
+        Expected {
+            message: "loop without `#pragma tpace loop dim(d)`",
+            line: 17,
+            col: 13,
+            at: "for (y = 1; y < Y - 1; y++)",
+            count: 1,
+        },
+    );
+}
+
+#[test]
+fn missing_loop_dim_on_an_outer_loop() {
+    expect_in(
+        "outer.c",
+        &good_with("#pragma tpace loop dim(2)\n", ""),
+        Expected {
+            message: "loop without `#pragma tpace loop dim(d)`",
+            line: 14,
+            col: 9,
+            at: "for (x = 1; x < X - 1; x++)",
+            count: 1,
+        },
+    );
+}
+
+#[test]
+fn duplicate_loop_dim() {
+    expect(
+        "duplicate_loop_dim",
+        Expected {
+            message: "duplicate `loop dim(2)` in one loop nest",
+            line: 17,
+            col: 1,
+            at: "#pragma tpace loop dim(2)",
+            count: 1,
+        },
+    );
+}
+
+#[test]
+fn statement_in_the_time_loop_that_is_not_a_sweep() {
+    expect_in(
+        "scalar.c",
+        &good_with(
+            "    for (n = 0; n < 10; n++) {\n",
+            "    for (n = 0; n < 10; n++) {\n        x = 0;\n",
+        ),
+        Expected {
+            message: "statement in the time loop is not a tpace loop nest",
+            line: 14,
+            col: 9,
+            at: "x = 0;",
+            count: 1,
+        },
+    );
+}
+
+// ---- Jumps in the time loop ----
+
+#[test]
+fn break_in_the_time_loop() {
+    expect(
+        "break_in_time_loop",
+        Expected {
+            message: "`break` inside the pipelined time loop",
+            line: 21,
+            col: 21,
+            at: "break;",
+            count: 1,
+        },
+    );
+}
+
+#[test]
+fn continue_in_the_time_loop() {
+    expect(
+        "continue_in_time_loop",
+        Expected {
+            message: "`continue` inside the pipelined time loop",
+            line: 16,
+            col: 13,
+            at: "continue;",
+            count: 1,
+        },
+    );
+}
+
+#[test]
+fn return_in_the_time_loop() {
+    expect(
+        "return_in_time_loop",
+        Expected {
+            message: "`return` inside the pipelined time loop",
+            line: 28,
+            col: 21,
+            at: "return 1;",
+            count: 1,
+        },
+    );
+}
+
+#[test]
+fn goto_in_the_time_loop() {
+    expect(
+        "goto_in_time_loop",
+        Expected {
+            message: "`goto` inside the pipelined time loop",
+            line: 28,
+            col: 21,
+            at: "goto done;",
+            count: 1,
+        },
+    );
+}
+
+// ---- Directive syntax ----
+
+#[test]
+fn unknown_pipeline_clause() {
+    expect(
+        "unknown_clause",
+        Expected {
+            message: "unknown clause `asynch`",
+            line: 13,
+            col: 79,
+            at: "asynch",
+            count: 1,
+        },
+    );
+}
+
+#[test]
+fn unknown_loop_clause() {
+    expect(
+        "unknown_loop_clause",
+        Expected {
+            message: "unknown clause `dims`",
+            line: 17,
+            col: 20,
+            at: "dims(1)",
+            count: 1,
+        },
+    );
+}
+
+#[test]
+fn unknown_directive() {
+    expect(
+        "unknown_directive",
+        Expected {
+            message: "unknown tpace directive `pipelines`",
+            line: 13,
+            col: 15,
+            at: "pipelines",
+            count: 1,
+        },
+    );
+}
+
+#[test]
+fn missing_size_clause() {
+    expect_in(
+        "nosize.c",
+        &good_with(" size([0:X][0:Y])", ""),
+        Expected {
+            message: "`pipeline` needs a `size` clause",
+            line: 12,
+            col: 1,
+            at: "#pragma tpace pipeline",
+            count: 1,
+        },
+    );
+}
+
+// ---- C syntax ----
+
+#[test]
+fn c_syntax_error_missing_semicolon() {
+    expect(
+        "syntax_missing_semicolon",
+        Expected {
+            message: "C syntax error",
+            line: 10,
+            col: 5,
+            at: "int n, x, y\n",
+            count: 1,
+        },
+    );
+}
+
+#[test]
+fn c_syntax_error_stray_token() {
+    expect(
+        "syntax_stray_token",
+        Expected {
+            message: "C syntax error",
+            line: 26,
+            col: 37,
+            at: "];",
+            count: 1,
+        },
+    );
+}
+
+// ---- The command line ----
+
+/// A scratch folder holding `bad.c` (a copy of a fixture).
+fn scratch_with_bad() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("scratch folder");
+    std::fs::write(
+        dir.path().join("bad.c"),
+        read_fixture("offset_outside_halo"),
+    )
+    .expect("bad.c");
+    dir
+}
+
+fn tpace(dir: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_tpace"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("run tpace")
+}
+
+#[test]
+fn translate_of_a_bad_file_exits_1_and_writes_nothing() {
+    let dir = scratch_with_bad();
+    let out = tpace(dir.path(), &["translate", "bad.c", "-o", "out.c"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("bad.c:19:45"), "{stderr}");
+    assert!(
+        stderr.contains("`a` is read at offset 2 in dim(2), outside the declared halo [1:1]"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("a[x + 2][y]"), "{stderr}");
+    assert!(stderr.contains("help:"), "{stderr}");
+    assert!(out.stdout.is_empty());
+    assert!(!dir.path().join("out.c").exists(), "out.c was written");
+    // Nor any temporary file left behind.
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left, ["bad.c"], "{left:?}");
+}
+
+#[test]
+fn translate_of_a_bad_file_leaves_an_existing_output_alone() {
+    let dir = scratch_with_bad();
+    let old = "/* the user's previous translation */\n";
+    std::fs::write(dir.path().join("out.c"), old).expect("out.c");
+    let out = tpace(dir.path(), &["translate", "bad.c", "-o", "out.c"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("out.c")).expect("out.c"),
+        old
+    );
+}
+
+#[test]
+fn check_of_a_bad_file_exits_1_and_a_good_one_0() {
+    let dir = scratch_with_bad();
+    let out = tpace(dir.path(), &["check", "bad.c"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("bad.c:19:45"));
+    assert!(out.stdout.is_empty());
+    // The same command on the unbroken program succeeds and writes the output.
+    std::fs::write(dir.path().join("good.c"), GOOD).expect("good.c");
+    let out = tpace(dir.path(), &["check", "good.c"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = tpace(dir.path(), &["translate", "good.c", "-o", "out.c"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(dir.path().join("out.c").exists());
+}
