@@ -1,10 +1,18 @@
 //! The performance model: machine profiles, a workload counted from the IR,
 //! predictions for each out-of-core schedule, the choice of k, b, streams and
 //! schedule, and the stencil-directives paper's evolution-vector algorithm.
+//!
+//! ```text
+//! profile (profiles/*.toml) ─┐
+//! Compiled + extents ─ workload ─ predict (one plan) ─ search (best plan) ─ report (`tpace plan`)
+//! ```
 
+pub mod chunks;
 pub mod expr;
+pub mod predict;
 pub mod profile;
 pub mod workload;
 
+pub use predict::{Config, Machine, Prediction, Schedule, predict};
 pub use profile::Profile;
 pub use workload::{ArrayLoad, Movement, Workload};
