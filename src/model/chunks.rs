@@ -56,9 +56,11 @@ pub fn lower_over_steps(n: u64, b: u64, h: u64, k: u64) -> u128 {
     over_steps(n, b, h, k, false)
 }
 
-/// Swap the sums: for each chunk boundary at distance `d` from the end it
-/// faces, `sum_{left<k} min(h left, d)`; boundaries farther than `h (k-1)`
-/// contribute the full triangle, so only the near ones are visited.
+/// Swap the sums: each interior chunk boundary at distance `d` from the end
+/// it faces contributes `sum_{left<k} min(h left, d)`. Boundaries at least
+/// `h (k-1)` away contribute the full triangle `h k (k-1) / 2`; the near
+/// ones have distances in arithmetic progression, summed in closed form
+/// with floor sums, so the cost is logarithmic whatever n, b and k are.
 fn over_steps(n: u64, b: u64, h: u64, k: u64, up: bool) -> u128 {
     let c = count(n, b);
     if c <= 1 || h == 0 || k <= 1 {
@@ -66,25 +68,90 @@ fn over_steps(n: u64, b: u64, h: u64, k: u64, up: bool) -> u128 {
     }
     let reach = h * (k - 1);
     let triangle = u128::from(h) * u128::from(k) * u128::from(k - 1) / 2;
-    // Distances: upward, boundary j (1..C-1) is n - j b from the top; downward, c b from 0.
-    let distance = |j: u64| if up { n - j * b } else { j * b };
-    // Boundaries with distance < reach are "near"; only those are visited.
-    let (start, end) = if up {
-        // n - j b < reach  <=>  j b > n - reach
-        let from = if n > reach { (n - reach) / b + 1 } else { 1 };
-        (from.max(1), c)
+    // Distances, nearest first: d0 + i b for i = 0..C-2. Upward the nearest
+    // boundary is the top of chunk C-2, as far from n as the last chunk is
+    // wide; downward it is the bottom of chunk 1, b from 0.
+    let d0 = if up { n - (c - 1) * b } else { b };
+    let near = if reach > d0 {
+        (reach - d0).div_ceil(b).min(c - 1)
     } else {
-        // j b < reach  <=>  j < ceil(reach / b)
-        (1, reach.div_ceil(b).min(c))
+        0
     };
-    let near = end.saturating_sub(start);
-    let mut sum = u128::from(c - 1 - near) * triangle;
-    for j in start..end {
-        let d = distance(j);
-        let q = (d / h).min(k - 1); // steps whose ghost h*left fits in d
-        sum += u128::from(h) * range_sum(0, q) + u128::from(k - 1 - q) * u128::from(d);
+    u128::from(c - 1 - near) * triangle + near_sum(d0, b, h, k, near)
+}
+
+/// `sum_{i<cnt} [h q (q+1) / 2 + (k-1-q) d]` with `d = d0 + i b` and
+/// `q = floor(d / h)`: the near boundaries' ghost planes over a block
+/// (`q + 1` steps have a ghost `h left <= d`, the rest are clipped at `d`).
+fn near_sum(d0: u64, b: u64, h: u64, k: u64, cnt: u64) -> u128 {
+    if cnt == 0 {
+        return 0;
     }
-    sum
+    let (d0, b, h, k, cnt) = (
+        i128::from(d0),
+        i128::from(b),
+        i128::from(h),
+        i128::from(k),
+        i128::from(cnt),
+    );
+    let s = floor_sums(b, d0, h, cnt - 1);
+    let sum_d = cnt * d0 + b * cnt * (cnt - 1) / 2;
+    let total = h * (s.squares + s.plain) / 2 + (k - 1) * sum_d - (d0 * s.plain + b * s.weighted);
+    u128::try_from(total).expect("a count of planes is not negative")
+}
+
+/// Floor sums over `i = 0..=n` of `q_i = floor((a i + b) / c)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct FloorSums {
+    /// `sum q_i`
+    plain: i128,
+    /// `sum i q_i`
+    weighted: i128,
+    /// `sum q_i^2`
+    squares: i128,
+}
+
+/// The Euclid-like recursion for [`FloorSums`] (a, b >= 0, c > 0, n >= 0).
+fn floor_sums(a: i128, b: i128, c: i128, n: i128) -> FloorSums {
+    let s1 = n * (n + 1) / 2;
+    let s2 = n * (n + 1) * (2 * n + 1) / 6;
+    if a == 0 {
+        let q = b / c;
+        return FloorSums {
+            plain: (n + 1) * q,
+            weighted: q * s1,
+            squares: (n + 1) * q * q,
+        };
+    }
+    if a >= c || b >= c {
+        let (qa, qb) = (a / c, b / c);
+        let r = floor_sums(a % c, b % c, c, n);
+        return FloorSums {
+            plain: r.plain + qa * s1 + qb * (n + 1),
+            weighted: r.weighted + qa * s2 + qb * s1,
+            squares: r.squares
+                + 2 * qb * r.plain
+                + 2 * qa * r.weighted
+                + qa * qa * s2
+                + qb * qb * (n + 1)
+                + 2 * qa * qb * s1,
+        };
+    }
+    let m = (a * n + b) / c;
+    if m == 0 {
+        return FloorSums {
+            plain: 0,
+            weighted: 0,
+            squares: 0,
+        };
+    }
+    let r = floor_sums(c, c - b - 1, a, m - 1);
+    let plain = n * m - r.plain;
+    FloorSums {
+        plain,
+        weighted: (m * n * (n + 1) - r.squares - r.plain) / 2,
+        squares: n * m * (m + 1) - 2 * r.weighted - 2 * r.plain - plain,
+    }
 }
 
 #[cfg(test)]
@@ -135,6 +202,43 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn floor_sums_match_brute_force() {
+        for a in 0..7 {
+            for b in 0..9 {
+                for c in 1..6 {
+                    for n in 0..12 {
+                        let q = |i: i128| (a * i + b) / c;
+                        let want = FloorSums {
+                            plain: (0..=n).map(q).sum(),
+                            weighted: (0..=n).map(|i| i * q(i)).sum(),
+                            squares: (0..=n).map(|i| q(i) * q(i)).sum(),
+                        };
+                        assert_eq!(floor_sums(a, b, c, n), want, "a={a} b={b} c={c} n={n}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn huge_blocks_of_thin_chunks_are_cheap_and_exact() {
+        // A million one-plane chunks and 100000 steps: brute force would be 10^11 terms.
+        let (n, b, h, k) = (1_000_000u64, 1u64, 1u64, 100_000u64);
+        // Boundary j (1..n-1) is j planes from the bottom: sum_{left<k} min(left, j).
+        let per = |d: u128| {
+            let k = u128::from(k);
+            if d >= k - 1 {
+                k * (k - 1) / 2
+            } else {
+                d * (d + 1) / 2 + (k - 1 - d) * d
+            }
+        };
+        let want: u128 = (1..u128::from(n)).map(per).sum();
+        assert_eq!(lower_over_steps(n, b, h, k), want);
+        assert_eq!(upper_over_steps(n, b, h, k), want);
     }
 
     #[test]

@@ -11,6 +11,8 @@ pub mod chunks;
 pub mod expr;
 pub mod predict;
 pub mod profile;
+pub mod report;
+pub mod search;
 pub mod workload;
 
 pub use predict::{Config, Machine, Prediction, Schedule, predict};

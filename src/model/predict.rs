@@ -284,7 +284,7 @@ pub fn device_bytes(w: &Workload, c: Config) -> u128 {
     planes * per_plane
 }
 
-/// Counts and times of one block.
+/// Counts of one block (they do not depend on the number of streams).
 #[derive(Debug, Clone, Copy, Default)]
 struct Block {
     h2d: u128,
@@ -293,59 +293,80 @@ struct Block {
     points: u128,
     redundant: u128,
     launches: u128,
-    time: f64,
 }
 
 /// Predict one plan.
 pub fn predict(w: &Workload, m: &Machine, c: Config) -> Result<Prediction, String> {
-    let c = normalise(w, c)?;
+    let mut all = predict_streams(w, m, c, &[c.streams])?;
+    Ok(all.remove(0))
+}
+
+/// Predict one schedule, k and b for several stream counts at once (the
+/// counts are shared; only the overlap differs). `c.streams` is ignored.
+pub fn predict_streams(
+    w: &Workload,
+    m: &Machine,
+    c: Config,
+    streams: &[u64],
+) -> Result<Vec<Prediction>, String> {
+    let c = normalise(w, Config { streams: 1, ..c })?;
     let n_chunks = chunks::count(w.n, c.b);
-    let slots = c.streams.min(n_chunks);
     let steps = w.steps;
     let (full_blocks, last_k) = if steps == 0 {
         (0, 0)
-    } else if steps % c.k == 0 {
+    } else if steps.is_multiple_of(c.k) {
         (steps / c.k - 1, c.k)
     } else {
         (steps / c.k, steps % c.k)
     };
+    let mut parts: Vec<(Block, u64)> = Vec::with_capacity(2);
+    if steps > 0 {
+        if full_blocks > 0 {
+            parts.push((block(w, c, n_chunks, c.k, false), full_blocks));
+        }
+        parts.push((block(w, c, n_chunks, last_k, true), 1));
+    }
     let mut total = Block::default();
-    let mut add = |b: Block, times: u64| {
-        let t = u128::from(times);
+    for (b, times) in &parts {
+        let t = u128::from(*times);
         total.h2d += b.h2d * t;
         total.d2h += b.d2h * t;
         total.d2d += b.d2d * t;
         total.points += b.points * t;
         total.redundant += b.redundant * t;
         total.launches += b.launches * t;
-        total.time += b.time * times as f64;
-    };
-    if steps > 0 {
-        if full_blocks > 0 {
-            add(block(w, m, c, n_chunks, slots, c.k, false), full_blocks);
-        }
-        add(block(w, m, c, n_chunks, slots, last_k, true), 1);
     }
     let cost = m.point_cost(w);
-    Ok(Prediction {
-        config: c,
-        chunks: n_chunks,
-        slots,
-        blocks: if steps == 0 { 0 } else { full_blocks + 1 },
-        h2d_bytes: total.h2d,
-        d2h_bytes: total.d2h,
-        d2d_bytes: total.d2d,
-        points: total.points,
-        redundant_points: total.redundant,
-        launches: total.launches,
-        h2d_s: total.h2d as f64 / m.h2d_bps,
-        d2h_s: total.d2h as f64 / m.d2h_bps,
-        kernel_s: total.points as f64 * cost,
-        launch_s: total.launches as f64 * m.launch_s,
-        d2d_s: copy_s(m, total.d2d),
-        total_s: total.time,
-        device_bytes: device_bytes(w, c),
-    })
+    streams
+        .iter()
+        .map(|&s| {
+            let c = normalise(w, Config { streams: s, ..c })?;
+            let slots = c.streams.min(n_chunks);
+            let total_s = parts
+                .iter()
+                .map(|(b, times)| block_time(w, m, c, n_chunks, slots, b) * *times as f64)
+                .sum();
+            Ok(Prediction {
+                config: c,
+                chunks: n_chunks,
+                slots,
+                blocks: if steps == 0 { 0 } else { full_blocks + 1 },
+                h2d_bytes: total.h2d,
+                d2h_bytes: total.d2h,
+                d2d_bytes: total.d2d,
+                points: total.points,
+                redundant_points: total.redundant,
+                launches: total.launches,
+                h2d_s: total.h2d as f64 / m.h2d_bps,
+                d2h_s: total.d2h as f64 / m.d2h_bps,
+                kernel_s: total.points as f64 * cost,
+                launch_s: total.launches as f64 * m.launch_s,
+                d2d_s: copy_s(m, total.d2d),
+                total_s,
+                device_bytes: device_bytes(w, c),
+            })
+        })
+        .collect()
 }
 
 /// Seconds to copy `bytes` on the device (the copy figure counts bytes read plus written).
@@ -353,16 +374,8 @@ fn copy_s(m: &Machine, bytes: u128) -> f64 {
     2.0 * bytes as f64 / m.memory_bps
 }
 
-/// One block of `kb` steps (`last`: the final block, where temporaries move).
-fn block(
-    w: &Workload,
-    m: &Machine,
-    c: Config,
-    n_chunks: u64,
-    slots: u64,
-    kb: u64,
-    last: bool,
-) -> Block {
+/// Counts of one block of `kb` steps (`last`: the final block, where temporaries move).
+fn block(w: &Workload, c: Config, n_chunks: u64, kb: u64, last: bool) -> Block {
     let in_plane = w.plane_bytes(|mv| mv.moves_in(last));
     let out_plane = w.plane_bytes(|mv| mv.moves_out(last));
     let dev_plane = w.plane_bytes(Movement::on_device);
@@ -391,26 +404,33 @@ fn block(
             (n + up, handover, n * kb128)
         }
     };
-    let h2d = h2d_planes * in_plane;
-    let d2h = n * out_plane;
     let points = computed_planes * plane;
-    let kernel =
-        points as f64 * m.point_cost(w) + launches as f64 * m.launch_s + copy_s(m, d2d_bytes);
-    let time = if c.schedule == Schedule::Incore {
-        h2d as f64 / m.h2d_bps + kernel + d2h as f64 / m.d2h_bps
-    } else {
-        let cn = n_chunks as f64;
-        let (in_c, out_c) = (h2d as f64 / cn, d2h as f64 / cn);
-        pipeline(m, n_chunks, slots, in_c, kernel / cn, out_c)
-    };
     Block {
-        h2d,
-        d2h,
+        h2d: h2d_planes * in_plane,
+        d2h: n * out_plane,
         d2d: d2d_bytes,
         points,
         redundant: points - n * kb128 * plane,
         launches,
-        time,
+    }
+}
+
+/// Wall time of one block with `slots` chunk buffers in flight.
+fn block_time(w: &Workload, m: &Machine, c: Config, n_chunks: u64, slots: u64, b: &Block) -> f64 {
+    let kernel =
+        b.points as f64 * m.point_cost(w) + b.launches as f64 * m.launch_s + copy_s(m, b.d2d);
+    if c.schedule == Schedule::Incore {
+        b.h2d as f64 / m.h2d_bps + kernel + b.d2h as f64 / m.d2h_bps
+    } else {
+        let cn = n_chunks as f64;
+        pipeline(
+            m,
+            n_chunks,
+            slots,
+            b.h2d as f64 / cn,
+            kernel / cn,
+            b.d2h as f64 / cn,
+        )
     }
 }
 
