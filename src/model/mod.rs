@@ -8,6 +8,7 @@
 //! ```
 
 pub mod chunks;
+pub mod evolution;
 pub mod expr;
 pub mod predict;
 pub mod profile;
