@@ -7,6 +7,8 @@
 //! Compiled + extents ─ workload ─ predict (one plan) ─ search (best plan) ─ report (`tpace plan`)
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod chunks;
 pub mod evolution;
 pub mod expr;

@@ -255,7 +255,7 @@ fn footer(out: &mut String, profile: &Profile, choice: &Choice, seconds: f64) {
         if matches!(f.kind, Provenance::Assumed | Provenance::Spec) {
             let _ = writeln!(
                 out,
-                "note: {field} = {} is {}: {}",
+                "note: {field} = {} ({}): {}",
                 f.value,
                 f.kind.name(),
                 f.source
@@ -301,7 +301,7 @@ mod tests {
         assert!(text.contains("best plan: mmtb"), "{text}");
         assert!(text.contains("device memory cap 8.00 GB"), "{text}");
         assert!(
-            text.contains("note: launch_overhead_us = 4 is assumed"),
+            text.contains("note: launch_overhead_us = 4 (assumed): assumed, not measured"),
             "{text}"
         );
         assert!(text.contains("next best:"), "{text}");
