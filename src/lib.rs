@@ -15,4 +15,5 @@ pub mod diag;
 pub mod driver;
 pub mod front;
 pub mod ir;
+pub mod model;
 pub mod plan;

@@ -61,6 +61,23 @@ enum Cmd {
         #[arg(last = true)]
         args: Vec<String>,
     },
+    /// Choose schedule, k, chunk width and streams from the performance model; print the plan.
+    Plan {
+        /// Input C file with tpace directives.
+        input: PathBuf,
+        /// Machine profile: a bundled name (h100, h200, k40c, c2070, xeon-phi-5110p) or a file.
+        #[arg(long, default_value = "h100")]
+        machine: String,
+        /// Macro value for the size extents, NAME=VALUE (repeatable).
+        #[arg(long = "set", value_name = "NAME=VALUE")]
+        set: Vec<String>,
+        /// Device memory to plan for, in bytes (units: kB MB GB, KiB MiB GiB).
+        #[arg(long, value_name = "BYTES")]
+        mem_cap: Option<String>,
+        /// Time steps (needed when the time loop's bound is a run-time value).
+        #[arg(long)]
+        steps: Option<u64>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -124,6 +141,31 @@ fn real_main(cli: Cli) -> Result<ExitCode, Failure> {
             } else {
                 ExitCode::from(1)
             })
+        }
+        Cmd::Plan {
+            input,
+            machine,
+            set,
+            mem_cap,
+            steps,
+        } => {
+            use tpace::model::{Profile, report};
+            let fail = |e: String| Failure(format!("error: {e}\n"));
+            let compiled = driver::compile_file(&input)?;
+            let profile = Profile::load(&machine).map_err(fail)?;
+            let mem_cap = mem_cap
+                .map(|m| report::parse_bytes(&m).map_err(|e| fail(format!("--mem-cap {e}"))))
+                .transpose()?;
+            let request = report::PlanRequest {
+                set,
+                mem_cap,
+                steps,
+            };
+            print!(
+                "{}",
+                report::plan_report(&compiled, &profile, &request).map_err(fail)?
+            );
+            Ok(ExitCode::SUCCESS)
         }
     }
 }

@@ -1,0 +1,455 @@
+//! Predicting one schedule with given parameters: transfer volumes, work,
+//! time and device memory (DESIGN.md §3).
+//!
+//! The timing model, per block of k steps: each chunk has an upload time
+//! `t_in`, a kernel time `t_k` (points times the cost of a point, plus
+//! launches, plus MMTB's device-to-device hand-over) and a download time
+//! `t_out`. Chunk c uses slot `c mod S`; in one slot upload, kernels and
+//! download are in order. With one slot nothing overlaps. With two, chunk
+//! c+1's upload and chunk c-1's download share a slot, one after the other,
+//! while chunk c computes: a cycle is `max(t_k, t_in + t_out)`. With three
+//! or more, upload, kernels and download run at once: a cycle is
+//! `max(t_k, max(t_in, t_out, both / duplex))`. A block takes the first
+//! chunk's `t_in + t_k + t_out` plus `C - 1` cycles; the runtime waits for
+//! every queue at the end of a block, so blocks add up.
+
+use super::chunks;
+use super::profile::Profile;
+use super::workload::{Movement, Workload};
+
+/// The schedules the model predicts (DESIGN.md §3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Schedule {
+    /// The whole grid on the device: one upload, all steps, one download.
+    Incore,
+    /// Every step every chunk goes in and out (k = 1).
+    Naive,
+    /// Overlapped chunks: ghost planes for k steps, shrinking windows, redundant work.
+    Mm,
+    /// Chunks in order with a device-side hand-over: no redundant work.
+    Mmtb,
+}
+
+impl Schedule {
+    /// Every schedule.
+    pub const ALL: [Schedule; 4] = [
+        Schedule::Incore,
+        Schedule::Naive,
+        Schedule::Mm,
+        Schedule::Mmtb,
+    ];
+
+    /// Name in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Schedule::Incore => "incore",
+            Schedule::Naive => "naive",
+            Schedule::Mm => "mm",
+            Schedule::Mmtb => "mmtb",
+        }
+    }
+}
+
+/// Parameters of one plan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Config {
+    /// Schedule.
+    pub schedule: Schedule,
+    /// Time steps per transfer.
+    pub k: u64,
+    /// Chunk width in planes.
+    pub b: u64,
+    /// Streams (async queues) asked for.
+    pub streams: u64,
+}
+
+/// The machine figures the model uses, in SI units.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Machine {
+    /// Profile name.
+    pub name: String,
+    /// Device memory bandwidth for copies, bytes read plus written per second.
+    pub memory_bps: f64,
+    /// Bandwidth stencil kernels reach, bytes per second.
+    pub kernel_bps: f64,
+    /// Host-to-device bytes per second.
+    pub h2d_bps: f64,
+    /// Device-to-host bytes per second.
+    pub d2h_bps: f64,
+    /// Both directions together, bytes per second, if known.
+    pub duplex_bps: Option<f64>,
+    /// Peak floating-point operations per second, if known.
+    pub peak_flops: Option<f64>,
+    /// Seconds per kernel launch.
+    pub launch_s: f64,
+    /// Device memory in bytes, if known.
+    pub memory_bytes: Option<f64>,
+}
+
+impl Machine {
+    /// The model's figures from a profile; says which are missing.
+    pub fn from_profile(p: &Profile) -> Result<Machine, String> {
+        let need = [
+            ("memory_gbs", &p.memory_gbs),
+            ("h2d_gbs", &p.h2d_gbs),
+            ("d2h_gbs", &p.d2h_gbs),
+        ];
+        let missing: Vec<&str> = need
+            .iter()
+            .filter(|(_, f)| f.is_none())
+            .map(|(n, _)| *n)
+            .collect();
+        if !missing.is_empty() {
+            return Err(format!(
+                "machine profile `{}` lacks {}, which the out-of-core model needs",
+                p.name,
+                missing.join(", ")
+            ));
+        }
+        let gbs = |f: &Option<super::profile::Figure>| f.as_ref().map(|f| f.value * 1e9);
+        let memory_bps = gbs(&p.memory_gbs).expect("checked");
+        Ok(Machine {
+            name: p.name.clone(),
+            memory_bps,
+            kernel_bps: gbs(&p.stencil_gbs).unwrap_or(memory_bps),
+            h2d_bps: gbs(&p.h2d_gbs).expect("checked"),
+            d2h_bps: gbs(&p.d2h_gbs).expect("checked"),
+            duplex_bps: gbs(&p.duplex_gbs),
+            peak_flops: p.peak_gflops.as_ref().map(|f| f.value * 1e9),
+            launch_s: p
+                .launch_overhead_us
+                .as_ref()
+                .map_or(0.0, |f| f.value * 1e-6),
+            memory_bytes: p.memory_bytes(),
+        })
+    }
+
+    /// Seconds one grid point costs per step: memory or compute, whichever is slower.
+    pub fn point_cost(&self, w: &Workload) -> f64 {
+        let mem = w.bytes_per_point / self.kernel_bps;
+        let flops = self.peak_flops.map_or(0.0, |p| w.flops_per_point / p);
+        mem.max(flops)
+    }
+}
+
+/// What one plan costs, according to the model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Prediction {
+    /// The plan, normalised (k at most the step count, b at most n; incore
+    /// k = steps, b = n, one stream; naive k = 1).
+    pub config: Config,
+    /// Chunks along the cut axis.
+    pub chunks: u64,
+    /// Chunk buffers in flight: min(streams, chunks).
+    pub slots: u64,
+    /// Blocks of k steps (the last may be shorter).
+    pub blocks: u64,
+    /// Bytes host to device over the run.
+    pub h2d_bytes: u128,
+    /// Bytes device to host over the run.
+    pub d2h_bytes: u128,
+    /// Bytes copied device to device (MM's lower-ghost carry, MMTB's hand-over).
+    pub d2d_bytes: u128,
+    /// Grid-point updates computed, redundant ones included.
+    pub points: u128,
+    /// Grid-point updates computed more than once (MM's shrinking windows).
+    pub redundant_points: u128,
+    /// Kernel launches.
+    pub launches: u128,
+    /// Seconds of host-to-device transfer, alone.
+    pub h2d_s: f64,
+    /// Seconds of device-to-host transfer, alone.
+    pub d2h_s: f64,
+    /// Seconds of kernel work (points x cost of a point).
+    pub kernel_s: f64,
+    /// Seconds of launch overhead.
+    pub launch_s: f64,
+    /// Seconds of device-to-device copies.
+    pub d2d_s: f64,
+    /// Predicted wall time with copies and kernels overlapped.
+    pub total_s: f64,
+    /// Device memory the plan allocates, in bytes.
+    pub device_bytes: u128,
+}
+
+impl Prediction {
+    /// Sum of the parts, as if nothing overlapped.
+    pub fn serial_s(&self) -> f64 {
+        self.h2d_s + self.d2h_s + self.kernel_s + self.launch_s + self.d2d_s
+    }
+
+    /// Seconds that overlap hides: serial sum minus predicted total.
+    pub fn overlap_s(&self) -> f64 {
+        self.serial_s() - self.total_s
+    }
+}
+
+/// A plan that needs more device memory than there is.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NoFit {
+    /// Bytes the plan needs.
+    pub needed: u128,
+    /// Bytes available.
+    pub cap: u128,
+}
+
+impl std::fmt::Display for NoFit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "needs {} of device memory, {} available",
+            bytes(self.needed as f64),
+            bytes(self.cap as f64)
+        )
+    }
+}
+
+/// Refuse a plan that does not fit `cap` bytes.
+pub fn check_fit(p: &Prediction, cap: u128) -> Result<(), NoFit> {
+    if p.device_bytes > cap {
+        Err(NoFit {
+            needed: p.device_bytes,
+            cap,
+        })
+    } else {
+        Ok(())
+    }
+}
+
+/// Human form of a byte count (10^9 = GB).
+pub fn bytes(b: f64) -> String {
+    if b >= 1e9 {
+        format!("{:.2} GB", b / 1e9)
+    } else if b >= 1e6 {
+        format!("{:.2} MB", b / 1e6)
+    } else if b >= 1e3 {
+        format!("{:.2} kB", b / 1e3)
+    } else {
+        format!("{b:.0} B")
+    }
+}
+
+/// Normalise a config the way the runtime does; refuse impossible ones.
+pub fn normalise(w: &Workload, c: Config) -> Result<Config, String> {
+    if c.k == 0 || c.b == 0 || c.streams == 0 {
+        return Err(format!(
+            "k, b and streams must be at least 1 (k={}, b={}, streams={})",
+            c.k, c.b, c.streams
+        ));
+    }
+    let steps = w.steps.max(1);
+    let mut c = c;
+    match c.schedule {
+        Schedule::Incore => {
+            c.k = steps;
+            c.b = w.n;
+            c.streams = 1;
+        }
+        Schedule::Naive => c.k = 1,
+        Schedule::Mm | Schedule::Mmtb => c.k = c.k.min(steps),
+    }
+    c.b = c.b.min(w.n);
+    if c.schedule == Schedule::Mmtb && chunks::count(w.n, c.b) > 1 && c.b < handover(w, c.k) {
+        return Err(format!(
+            "mmtb needs chunks at least as wide as the hand-over ({} planes for k={}), b={}",
+            handover(w, c.k),
+            c.k,
+            c.b
+        ));
+    }
+    Ok(c)
+}
+
+/// MMTB hand-over planes per array between consecutive chunks: skew (k-1) + h_lo + h_hi.
+pub fn handover(w: &Workload, k: u64) -> u64 {
+    w.skew * (k.max(1) - 1) + w.h_lo + w.h_hi
+}
+
+/// Device memory a (normalised) plan allocates, in bytes.
+///
+/// incore: the whole grid of every array on the device. naive and mm:
+/// `slots` buffers of `b + (h_lo + h_hi) k` planes per array, plus the
+/// runtime's carry buffer of `h_lo k` planes per array (`tpace_acc_plan_bytes`).
+/// mmtb: `slots` buffers of `m + b + h_hi` planes per array, m the hand-over.
+pub fn device_bytes(w: &Workload, c: Config) -> u128 {
+    let per_plane = w.plane_bytes(Movement::on_device);
+    let slots = u128::from(c.streams.min(chunks::count(w.n, c.b)));
+    let planes = match c.schedule {
+        Schedule::Incore => u128::from(w.n),
+        Schedule::Naive | Schedule::Mm => {
+            slots * u128::from(c.b + (w.h_lo + w.h_hi) * c.k) + u128::from(w.h_lo * c.k)
+        }
+        Schedule::Mmtb => slots * u128::from(handover(w, c.k) + c.b + w.h_hi),
+    };
+    planes * per_plane
+}
+
+/// Counts of one block (they do not depend on the number of streams).
+#[derive(Debug, Clone, Copy, Default)]
+struct Block {
+    h2d: u128,
+    d2h: u128,
+    d2d: u128,
+    points: u128,
+    redundant: u128,
+    launches: u128,
+}
+
+/// Predict one plan.
+pub fn predict(w: &Workload, m: &Machine, c: Config) -> Result<Prediction, String> {
+    let mut all = predict_streams(w, m, c, &[c.streams])?;
+    Ok(all.remove(0))
+}
+
+/// Predict one schedule, k and b for several stream counts at once (the
+/// counts are shared; only the overlap differs). `c.streams` is ignored.
+pub fn predict_streams(
+    w: &Workload,
+    m: &Machine,
+    c: Config,
+    streams: &[u64],
+) -> Result<Vec<Prediction>, String> {
+    let c = normalise(w, Config { streams: 1, ..c })?;
+    let n_chunks = chunks::count(w.n, c.b);
+    let steps = w.steps;
+    let (full_blocks, last_k) = if steps == 0 {
+        (0, 0)
+    } else if steps.is_multiple_of(c.k) {
+        (steps / c.k - 1, c.k)
+    } else {
+        (steps / c.k, steps % c.k)
+    };
+    let mut parts: Vec<(Block, u64)> = Vec::with_capacity(2);
+    if steps > 0 {
+        if full_blocks > 0 {
+            parts.push((block(w, c, n_chunks, c.k, false), full_blocks));
+        }
+        parts.push((block(w, c, n_chunks, last_k, true), 1));
+    }
+    let mut total = Block::default();
+    for (b, times) in &parts {
+        let t = u128::from(*times);
+        total.h2d += b.h2d * t;
+        total.d2h += b.d2h * t;
+        total.d2d += b.d2d * t;
+        total.points += b.points * t;
+        total.redundant += b.redundant * t;
+        total.launches += b.launches * t;
+    }
+    let cost = m.point_cost(w);
+    streams
+        .iter()
+        .map(|&s| {
+            let c = normalise(w, Config { streams: s, ..c })?;
+            let slots = c.streams.min(n_chunks);
+            let total_s = parts
+                .iter()
+                .map(|(b, times)| block_time(w, m, c, n_chunks, slots, b) * *times as f64)
+                .sum();
+            Ok(Prediction {
+                config: c,
+                chunks: n_chunks,
+                slots,
+                blocks: if steps == 0 { 0 } else { full_blocks + 1 },
+                h2d_bytes: total.h2d,
+                d2h_bytes: total.d2h,
+                d2d_bytes: total.d2d,
+                points: total.points,
+                redundant_points: total.redundant,
+                launches: total.launches,
+                h2d_s: total.h2d as f64 / m.h2d_bps,
+                d2h_s: total.d2h as f64 / m.d2h_bps,
+                kernel_s: total.points as f64 * cost,
+                launch_s: total.launches as f64 * m.launch_s,
+                d2d_s: copy_s(m, total.d2d),
+                total_s,
+                device_bytes: device_bytes(w, c),
+            })
+        })
+        .collect()
+}
+
+/// Seconds to copy `bytes` on the device (the copy figure counts bytes read plus written).
+fn copy_s(m: &Machine, bytes: u128) -> f64 {
+    2.0 * bytes as f64 / m.memory_bps
+}
+
+/// Counts of one block of `kb` steps (`last`: the final block, where temporaries move).
+fn block(w: &Workload, c: Config, n_chunks: u64, kb: u64, last: bool) -> Block {
+    let in_plane = w.plane_bytes(|mv| mv.moves_in(last));
+    let out_plane = w.plane_bytes(|mv| mv.moves_out(last));
+    let dev_plane = w.plane_bytes(Movement::on_device);
+    let plane = u128::from(w.plane);
+    let n = u128::from(w.n);
+    let kb128 = u128::from(kb);
+    let launches = u128::from(n_chunks) * kb128 * u128::from(w.kernels_per_step);
+    let (h2d_planes, d2d_bytes, computed_planes) = match c.schedule {
+        Schedule::Incore => (n, 0, n * kb128),
+        Schedule::Naive | Schedule::Mm => {
+            // The chunk and its upper ghost come from the host; the lower ghost
+            // comes from the previous chunk's buffer through the carry buffer
+            // (copied in and out: twice).
+            let up = chunks::upper(w.n, c.b, w.h_hi * kb);
+            let carry = 2 * chunks::lower(w.n, c.b, w.h_lo * kb) * in_plane;
+            let computed = n * kb128
+                + chunks::upper_over_steps(w.n, c.b, w.h_hi, kb)
+                + chunks::lower_over_steps(w.n, c.b, w.h_lo, kb);
+            (n + up, carry, computed)
+        }
+        Schedule::Mmtb => {
+            // Each chunk also uploads the h_hi planes above it; chunks after the
+            // first receive the hand-over from their predecessor.
+            let up = chunks::upper(w.n, c.b, w.h_hi);
+            let handover = u128::from(n_chunks - 1) * u128::from(handover(w, kb)) * dev_plane;
+            (n + up, handover, n * kb128)
+        }
+    };
+    let points = computed_planes * plane;
+    Block {
+        h2d: h2d_planes * in_plane,
+        d2h: n * out_plane,
+        d2d: d2d_bytes,
+        points,
+        redundant: points - n * kb128 * plane,
+        launches,
+    }
+}
+
+/// Wall time of one block with `slots` chunk buffers in flight.
+fn block_time(w: &Workload, m: &Machine, c: Config, n_chunks: u64, slots: u64, b: &Block) -> f64 {
+    let kernel =
+        b.points as f64 * m.point_cost(w) + b.launches as f64 * m.launch_s + copy_s(m, b.d2d);
+    if c.schedule == Schedule::Incore {
+        b.h2d as f64 / m.h2d_bps + kernel + b.d2h as f64 / m.d2h_bps
+    } else {
+        let cn = n_chunks as f64;
+        pipeline(
+            m,
+            n_chunks,
+            slots,
+            b.h2d as f64 / cn,
+            kernel / cn,
+            b.d2h as f64 / cn,
+        )
+    }
+}
+
+/// Time of `chunks` chunks through `slots` queues, per chunk: `in_bytes`
+/// up, `t_k` seconds of kernels, `out_bytes` down (see the module comment).
+fn pipeline(m: &Machine, chunks: u64, slots: u64, in_bytes: f64, t_k: f64, out_bytes: f64) -> f64 {
+    let t_in = in_bytes / m.h2d_bps;
+    let t_out = out_bytes / m.d2h_bps;
+    let first = t_in + t_k + t_out;
+    let cycle = match slots {
+        0 | 1 => return chunks as f64 * first,
+        2 => t_k.max(t_in + t_out),
+        _ => {
+            let both = m.duplex_bps.map_or(0.0, |d| (in_bytes + out_bytes) / d);
+            t_k.max(t_in.max(t_out).max(both))
+        }
+    };
+    first + (chunks - 1) as f64 * cycle
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,263 @@
+use super::*;
+use crate::model::profile::Profile;
+use crate::model::workload::ArrayLoad;
+
+fn h100() -> Machine {
+    Machine::from_profile(&Profile::bundled("h100").unwrap()).unwrap()
+}
+
+/// A Jacobi-like workload: `a` moves both ways, `work` is a temporary.
+fn jacobi(n: u64, plane: u64, steps: u64) -> Workload {
+    Workload {
+        n,
+        plane,
+        steps,
+        arrays: vec![
+            ArrayLoad {
+                name: "work".into(),
+                elem_bytes: 4,
+                movement: Movement::Temporary,
+            },
+            ArrayLoad {
+                name: "a".into(),
+                elem_bytes: 4,
+                movement: Movement::InOut,
+            },
+        ],
+        h_lo: 1,
+        h_hi: 1,
+        skew: 2,
+        flops_per_point: 4.0,
+        bytes_per_point: 16.0,
+        kernels_per_step: 2,
+    }
+}
+
+/// One array moving both ways, one read-only coefficient array, halo h both ways.
+fn stencil(n: u64, plane: u64, steps: u64, h: u64) -> Workload {
+    Workload {
+        n,
+        plane,
+        steps,
+        arrays: vec![
+            ArrayLoad {
+                name: "u".into(),
+                elem_bytes: 8,
+                movement: Movement::InOut,
+            },
+            ArrayLoad {
+                name: "coef".into(),
+                elem_bytes: 4,
+                movement: Movement::In,
+            },
+        ],
+        h_lo: h,
+        h_hi: h,
+        skew: h,
+        flops_per_point: 10.0,
+        bytes_per_point: 20.0,
+        kernels_per_step: 1,
+    }
+}
+
+fn cfg(schedule: Schedule, k: u64, b: u64, streams: u64) -> Config {
+    Config {
+        schedule,
+        k,
+        b,
+        streams,
+    }
+}
+
+#[test]
+fn naive_moves_the_whole_domain_both_ways_every_step() {
+    let (n, plane, steps) = (1000, 300, 7);
+    let w = stencil(n, plane, steps, 2);
+    let p = predict(&w, &h100(), cfg(Schedule::Naive, 5, 100, 2)).unwrap();
+    assert_eq!(p.config.k, 1, "naive is k = 1 whatever is asked");
+    assert_eq!(p.blocks, steps);
+    let c = 10u128;
+    // In: u (8 B) and coef (4 B); out: u only. Upper ghosts h_hi per interior boundary.
+    let up_planes = u128::from(n) + (c - 1) * 2;
+    assert_eq!(p.h2d_bytes, u128::from(steps) * up_planes * 300 * 12);
+    assert_eq!(p.d2h_bytes, u128::from(steps) * 1000 * 300 * 8);
+    assert_eq!(p.redundant_points, 0);
+    assert_eq!(p.points, u128::from(steps) * 1000 * 300);
+}
+
+#[test]
+fn mm_redundant_points_are_h_k_k_minus_1_per_interior_boundary() {
+    // h_lo = h_hi = h; b >= h (k-1) so only the two outer ends are clipped:
+    // h k (k-1) per chunk, less half a chunk's worth at each end = (C - 1) chunks' worth.
+    for (h, k, b) in [(1, 4, 50), (2, 3, 64), (1, 8, 100), (3, 5, 40)] {
+        let (n, plane) = (1000, 77);
+        let steps = 4 * k; // whole blocks only
+        let w = stencil(n, plane, steps, h);
+        let p = predict(&w, &h100(), cfg(Schedule::Mm, k, b, 3)).unwrap();
+        let c = u128::from(n.div_ceil(b));
+        let per_block = u128::from(h * k * (k - 1)) * (c - 1) * u128::from(plane);
+        assert_eq!(p.redundant_points, 4 * per_block, "h={h} k={k} b={b}");
+        assert_eq!(
+            p.points,
+            4 * per_block + u128::from(steps) * u128::from(n * plane)
+        );
+    }
+}
+
+#[test]
+fn mm_uploads_upper_ghosts_and_carries_lower_ones_on_the_device() {
+    let w = stencil(1000, 10, 8, 1);
+    let p = predict(&w, &h100(), cfg(Schedule::Mm, 4, 100, 2)).unwrap();
+    // 2 blocks; per block 1000 planes + 9 upper ghosts of h k = 4 planes, 12 B a plane-element.
+    assert_eq!(p.h2d_bytes, 2 * (1000 + 9 * 4) * 10 * 12);
+    assert_eq!(p.d2h_bytes, 2 * 1000 * 10 * 8);
+    // Carry: lower ghosts of 4 planes at 9 boundaries, copied into and out of the carry buffer.
+    assert_eq!(p.d2d_bytes, 2 * 2 * 9 * 4 * 10 * 12);
+}
+
+#[test]
+fn mmtb_h2d_is_the_domain_once_per_block_and_the_handover_is_separate() {
+    let (n, plane, k, b) = (1200, 50, 6, 200);
+    let steps = 5 * k;
+    let w = jacobi(n, plane, steps);
+    let p = predict(&w, &h100(), cfg(Schedule::Mmtb, k, b, 3)).unwrap();
+    let c = u128::from(n / b);
+    let blocks = 5u128;
+    // Only `a` moves in the first four blocks; the temporary also in the last.
+    let lookahead = (c - 1) * u128::from(w.h_hi);
+    let a_plane = u128::from(plane) * 4;
+    let expected_h2d = (blocks - 1) * (u128::from(n) + lookahead) * a_plane
+        + (u128::from(n) + lookahead) * 2 * a_plane;
+    assert_eq!(p.h2d_bytes, expected_h2d);
+    let expected_d2h = (blocks - 1) * u128::from(n) * a_plane + u128::from(n) * 2 * a_plane;
+    assert_eq!(p.d2h_bytes, expected_d2h);
+    // Hand-over m = skew (k-1) + h_lo + h_hi planes of both arrays, for every chunk but the first.
+    let m = u128::from(w.skew * (k - 1) + w.h_lo + w.h_hi);
+    assert_eq!(p.d2d_bytes, blocks * (c - 1) * m * 2 * a_plane);
+    assert_eq!(p.redundant_points, 0);
+    assert_eq!(p.points, u128::from(steps) * u128::from(n * plane));
+}
+
+#[test]
+fn incore_moves_everything_once() {
+    let w = jacobi(500, 40, 9);
+    let p = predict(&w, &h100(), cfg(Schedule::Incore, 3, 7, 4)).unwrap();
+    assert_eq!((p.config.k, p.config.b, p.config.streams), (9, 500, 1));
+    assert_eq!(p.h2d_bytes, 500 * 40 * 8);
+    assert_eq!(p.d2h_bytes, 500 * 40 * 8);
+    assert_eq!(p.launches, 9 * 2);
+    assert_eq!(p.device_bytes, 500 * 40 * 8);
+    let serial = p.serial_s();
+    assert!(
+        (p.total_s - serial).abs() <= 1e-12 * serial,
+        "nothing overlaps in core"
+    );
+}
+
+#[test]
+fn memory_formulas() {
+    let w = jacobi(10_000, 1000, 100);
+    let plane_all = 1000u128 * 8; // both arrays, 4 B each
+    // naive/mm: slots x (b + (h_lo + h_hi) k) planes + carry h_lo k planes.
+    let mm = predict(&w, &h100(), cfg(Schedule::Mm, 16, 500, 3)).unwrap();
+    assert_eq!(mm.device_bytes, (3 * (500 + 2 * 16) + 16) * plane_all);
+    let naive = predict(&w, &h100(), cfg(Schedule::Naive, 16, 500, 2)).unwrap();
+    assert_eq!(naive.device_bytes, (2 * (500 + 2) + 1) * plane_all);
+    // mmtb: slots x (m + b + h_hi), m = skew (k-1) + h_lo + h_hi.
+    let mmtb = predict(&w, &h100(), cfg(Schedule::Mmtb, 16, 500, 3)).unwrap();
+    assert_eq!(mmtb.device_bytes, 3 * ((2 * 15 + 2) + 500 + 1) * plane_all);
+    // slots never exceed chunks.
+    let one = predict(&w, &h100(), cfg(Schedule::Mmtb, 16, 10_000, 4)).unwrap();
+    assert_eq!(one.slots, 1);
+    assert_eq!(one.device_bytes, ((2 * 15 + 2) + 10_000 + 1) * plane_all);
+}
+
+#[test]
+fn larger_k_never_increases_mmtb_transfer_volume() {
+    for w in [jacobi(4000, 64, 100), stencil(3000, 33, 97, 2)] {
+        let mut previous = u128::MAX;
+        for k in 1..=w.steps {
+            let b = 400; // at least the hand-over for every k here
+            match predict(&w, &h100(), cfg(Schedule::Mmtb, k, b, 3)) {
+                Ok(p) => {
+                    let volume = p.h2d_bytes + p.d2h_bytes;
+                    assert!(volume <= previous, "k={k}: {volume} > {previous}");
+                    previous = volume;
+                }
+                Err(e) => assert!(e.contains("hand-over"), "{e}"),
+            }
+        }
+    }
+}
+
+#[test]
+fn overlap_never_loses_and_one_stream_overlaps_nothing() {
+    let w = jacobi(8000, 8000, 64);
+    let m = h100();
+    for schedule in [Schedule::Naive, Schedule::Mm, Schedule::Mmtb] {
+        let serial = predict(&w, &m, cfg(schedule, 8, 1000, 1)).unwrap();
+        assert!((serial.total_s - serial.serial_s()).abs() <= 1e-9 * serial.total_s);
+        for s in 2..=4 {
+            let p = predict(&w, &m, cfg(schedule, 8, 1000, s)).unwrap();
+            assert!(
+                p.total_s <= serial.total_s * (1.0 + 1e-12),
+                "{schedule:?} S={s}"
+            );
+            // Never faster than the busiest resource alone.
+            let xfer = (p.h2d_bytes + p.d2h_bytes) as f64 / m.duplex_bps.unwrap();
+            let floor = (p.kernel_s + p.launch_s + p.d2d_s).max(xfer);
+            assert!(p.total_s >= floor * (1.0 - 1e-12), "{schedule:?} S={s}");
+        }
+    }
+}
+
+#[test]
+fn mmtb_beats_naive_on_an_out_of_core_jacobi() {
+    let w = jacobi(48_000, 48_000, 2048);
+    let m = h100();
+    let naive = predict(&w, &m, cfg(Schedule::Naive, 1, 6000, 3)).unwrap();
+    let mmtb = predict(&w, &m, cfg(Schedule::Mmtb, 32, 6000, 3)).unwrap();
+    assert!(mmtb.total_s * 10.0 < naive.total_s);
+}
+
+#[test]
+fn impossible_configs_are_refused() {
+    let w = jacobi(1000, 10, 10);
+    assert!(predict(&w, &h100(), cfg(Schedule::Mm, 0, 10, 1)).is_err());
+    assert!(predict(&w, &h100(), cfg(Schedule::Mm, 1, 10, 0)).is_err());
+    let e = predict(&w, &h100(), cfg(Schedule::Mmtb, 10, 5, 2)).unwrap_err();
+    assert!(e.contains("hand-over (20 planes"), "{e}");
+}
+
+#[test]
+fn check_fit_reports_the_numbers() {
+    let w = jacobi(1000, 1000, 10);
+    let p = predict(&w, &h100(), cfg(Schedule::Incore, 1, 1, 1)).unwrap();
+    assert!(check_fit(&p, p.device_bytes).is_ok());
+    let e = check_fit(&p, p.device_bytes - 1).unwrap_err();
+    assert_eq!(e.needed, 8_000_000);
+    assert_eq!(
+        e.to_string(),
+        "needs 8.00 MB of device memory, 8.00 MB available"
+    );
+}
+
+#[test]
+fn profiles_without_link_figures_are_refused_by_name() {
+    let e = Machine::from_profile(&Profile::bundled("k40c").unwrap()).unwrap_err();
+    assert!(e.contains("memory_gbs, h2d_gbs, d2h_gbs"), "{e}");
+    let e = Machine::from_profile(&Profile::bundled("c2070").unwrap()).unwrap_err();
+    assert!(
+        e.contains("h2d_gbs, d2h_gbs") && !e.contains("memory_gbs"),
+        "{e}"
+    );
+    assert!(Machine::from_profile(&Profile::bundled("h200").unwrap()).is_ok());
+}
+
+#[test]
+fn zero_steps_cost_nothing() {
+    let w = jacobi(100, 10, 0);
+    let p = predict(&w, &h100(), cfg(Schedule::Mm, 4, 10, 2)).unwrap();
+    assert_eq!((p.blocks, p.h2d_bytes, p.points), (0, 0, 0));
+    assert_eq!(p.total_s, 0.0);
+}

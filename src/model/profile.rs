@@ -1,0 +1,332 @@
+//! Machine profiles: the figures of one accelerator and its host link, each
+//! with where it comes from. The bundled profiles live in `profiles/*.toml`
+//! and are compiled into the binary; a user's file of the same form can be
+//! given by path.
+
+use serde::Deserialize;
+use std::path::Path;
+
+/// Where a figure comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Provenance {
+    /// Measured on the machine (the source names the run).
+    Measured,
+    /// A vendor's public specification, not measured.
+    Spec,
+    /// A table or the text of one of the papers.
+    Paper,
+    /// Computed from other measured or published figures (the source says how).
+    Derived,
+    /// Assumed, neither measured nor published: replace it when you can.
+    Assumed,
+}
+
+impl Provenance {
+    /// The word used in the profile files and in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Provenance::Measured => "measured",
+            Provenance::Spec => "spec",
+            Provenance::Paper => "paper",
+            Provenance::Derived => "derived",
+            Provenance::Assumed => "assumed",
+        }
+    }
+}
+
+/// One number of a profile and its origin.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Figure {
+    /// The number, in the unit the field's name says.
+    pub value: f64,
+    /// What kind of source it has.
+    pub kind: Provenance,
+    /// The source itself: document, table, date, run.
+    pub source: String,
+}
+
+/// Which rule of the evolution-vector algorithm a device follows (stencil-directives paper §3.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Arch {
+    /// A GPU: grow the work group along x to 32, then time, then y and z in turn.
+    Gpu,
+    /// A Xeon Phi: grow along x as far as the tile fits, then y and z.
+    XeonPhi,
+}
+
+/// A machine profile. Every figure is optional: what needs a missing one says so.
+///
+/// Units are in the field names: `_gbs` 10^9 bytes per second, `_gb` 10^9
+/// bytes, `_bytes` bytes, `_gflops` 10^9 floating-point operations per
+/// second, `_us` microseconds; counts have no suffix.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Profile {
+    /// Short name used on the command line and in reports.
+    pub name: String,
+    /// One line saying what machine this is.
+    pub description: String,
+    /// Evolution-vector rule the device follows.
+    pub arch: Arch,
+    /// Device memory bandwidth, bytes read plus written per second (a copy kernel's figure).
+    pub memory_gbs: Option<Figure>,
+    /// Bandwidth a plain one-point-per-thread stencil kernel reaches; the model's kernel
+    /// time uses it where present and `memory_gbs` otherwise.
+    pub stencil_gbs: Option<Figure>,
+    /// Host-to-device copy from pinned memory, one direction alone.
+    pub h2d_gbs: Option<Figure>,
+    /// Device-to-host copy into pinned memory, one direction alone.
+    pub d2h_gbs: Option<Figure>,
+    /// Both directions at once, the two together. Absent: each direction is assumed to
+    /// keep its own rate while the other runs.
+    pub duplex_gbs: Option<Figure>,
+    /// Host-to-device copy from pageable memory (informational).
+    pub h2d_pageable_gbs: Option<Figure>,
+    /// Device memory a program may allocate.
+    pub memory_gb: Option<Figure>,
+    /// Streaming multiprocessors (or OpenCL compute units).
+    pub compute_units: Option<Figure>,
+    /// Processing cores as the source counts them.
+    pub cores: Option<Figure>,
+    /// Peak floating-point rate. Absent: kernels are taken as bound by memory bandwidth.
+    pub peak_gflops: Option<Figure>,
+    /// System bytes-per-flop ratio as a source states it; absent, it is
+    /// `memory_gbs / peak_gflops`.
+    pub bytes_per_flop: Option<Figure>,
+    /// Last-level (L2) cache.
+    pub l2_bytes: Option<Figure>,
+    /// L1 cache per SM or core.
+    pub l1_bytes: Option<Figure>,
+    /// Shared (OpenCL local) memory per SM or per block.
+    pub shared_bytes: Option<Figure>,
+    /// On-chip memory one work group's tile may fill (the paper's S_cache).
+    pub tile_bytes: Option<Figure>,
+    /// Fewest work groups a launch should have (the paper's N_wg).
+    pub min_work_groups: Option<Figure>,
+    /// Most work items one work group may hold. Absent: no limit.
+    pub max_work_group_size: Option<Figure>,
+    /// Fixed cost of one kernel launch. Absent: taken as zero.
+    pub launch_overhead_us: Option<Figure>,
+}
+
+/// The bundled profiles: name and file text.
+const BUNDLED: [(&str, &str); 5] = [
+    ("h100", include_str!("../../profiles/h100.toml")),
+    ("h200", include_str!("../../profiles/h200.toml")),
+    ("k40c", include_str!("../../profiles/k40c.toml")),
+    ("c2070", include_str!("../../profiles/c2070.toml")),
+    (
+        "xeon-phi-5110p",
+        include_str!("../../profiles/xeon-phi-5110p.toml"),
+    ),
+];
+
+/// Names of the bundled profiles.
+pub fn bundled_names() -> Vec<&'static str> {
+    BUNDLED.iter().map(|(n, _)| *n).collect()
+}
+
+impl Profile {
+    /// Parse profile text; `origin` names it in messages.
+    pub fn parse(origin: &str, text: &str) -> Result<Profile, String> {
+        let profile: Profile = toml::from_str(text)
+            .map_err(|e| format!("{origin}: malformed machine profile: {e}"))?;
+        profile.check(origin)?;
+        Ok(profile)
+    }
+
+    /// A bundled profile by name.
+    pub fn bundled(name: &str) -> Option<Profile> {
+        BUNDLED.iter().find(|(n, _)| *n == name).map(|(n, text)| {
+            Profile::parse(&format!("bundled profile {n}"), text)
+                .expect("bundled profiles parse (tested)")
+        })
+    }
+
+    /// `--machine` argument: a bundled name, or else a path to a profile file.
+    pub fn load(arg: &str) -> Result<Profile, String> {
+        if let Some(p) = Profile::bundled(arg) {
+            return Ok(p);
+        }
+        let path = Path::new(arg);
+        if !path.exists() {
+            return Err(format!(
+                "unknown machine `{arg}`: not a bundled profile ({}) and no such file",
+                bundled_names().join(", ")
+            ));
+        }
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read machine profile {arg}: {e}"))?;
+        Profile::parse(arg, &text)
+    }
+
+    /// Every present figure, with the field name, in declaration order.
+    pub fn figures(&self) -> Vec<(&'static str, &Figure)> {
+        let all: [(&'static str, &Option<Figure>); 18] = [
+            ("memory_gbs", &self.memory_gbs),
+            ("stencil_gbs", &self.stencil_gbs),
+            ("h2d_gbs", &self.h2d_gbs),
+            ("d2h_gbs", &self.d2h_gbs),
+            ("duplex_gbs", &self.duplex_gbs),
+            ("h2d_pageable_gbs", &self.h2d_pageable_gbs),
+            ("memory_gb", &self.memory_gb),
+            ("compute_units", &self.compute_units),
+            ("cores", &self.cores),
+            ("peak_gflops", &self.peak_gflops),
+            ("bytes_per_flop", &self.bytes_per_flop),
+            ("l2_bytes", &self.l2_bytes),
+            ("l1_bytes", &self.l1_bytes),
+            ("shared_bytes", &self.shared_bytes),
+            ("tile_bytes", &self.tile_bytes),
+            ("min_work_groups", &self.min_work_groups),
+            ("max_work_group_size", &self.max_work_group_size),
+            ("launch_overhead_us", &self.launch_overhead_us),
+        ];
+        all.into_iter()
+            .filter_map(|(n, f)| f.as_ref().map(|f| (n, f)))
+            .collect()
+    }
+
+    /// Device memory in bytes, if known.
+    pub fn memory_bytes(&self) -> Option<f64> {
+        self.memory_gb.as_ref().map(|f| f.value * 1e9)
+    }
+
+    /// Every figure must be a positive finite number with a source; counts whole.
+    fn check(&self, origin: &str) -> Result<(), String> {
+        if self.name.trim().is_empty() {
+            return Err(format!("{origin}: machine profile has an empty `name`"));
+        }
+        let whole = [
+            "compute_units",
+            "cores",
+            "l2_bytes",
+            "l1_bytes",
+            "shared_bytes",
+            "tile_bytes",
+            "min_work_groups",
+            "max_work_group_size",
+        ];
+        for (field, f) in self.figures() {
+            if !f.value.is_finite() || f.value <= 0.0 {
+                return Err(format!(
+                    "{origin}: `{field}` must be a positive number, not {}",
+                    f.value
+                ));
+            }
+            if whole.contains(&field) && f.value.fract() != 0.0 {
+                return Err(format!(
+                    "{origin}: `{field}` must be a whole number, not {}",
+                    f.value
+                ));
+            }
+            if f.source.trim().is_empty() {
+                return Err(format!("{origin}: `{field}` has no `source`"));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_bundled_profile_parses_and_names_itself() {
+        for name in bundled_names() {
+            let p = Profile::bundled(name).unwrap();
+            assert_eq!(p.name, name);
+            assert!(!p.figures().is_empty());
+        }
+    }
+
+    #[test]
+    fn h100_figures_are_design_md_low_ends() {
+        let p = Profile::bundled("h100").unwrap();
+        assert_eq!(p.memory_gbs.as_ref().unwrap().value, 2870.0);
+        assert_eq!(p.h2d_gbs.as_ref().unwrap().value, 49.5);
+        assert_eq!(p.d2h_gbs.as_ref().unwrap().value, 55.0);
+        assert_eq!(p.duplex_gbs.as_ref().unwrap().value, 88.9);
+        assert_eq!(p.memory_gb.as_ref().unwrap().value, 85.0);
+        let launch = p.launch_overhead_us.as_ref().unwrap();
+        assert_eq!(launch.kind, Provenance::Assumed);
+    }
+
+    #[test]
+    fn h200_marks_spec_and_assumptions() {
+        let p = Profile::bundled("h200").unwrap();
+        assert_eq!(p.memory_gbs.as_ref().unwrap().kind, Provenance::Spec);
+        assert_eq!(p.h2d_gbs.as_ref().unwrap().kind, Provenance::Assumed);
+        assert!(
+            p.figures()
+                .iter()
+                .all(|(_, f)| f.kind != Provenance::Measured)
+        );
+    }
+
+    #[test]
+    fn paper_profiles_carry_table_4() {
+        let c = Profile::bundled("c2070").unwrap();
+        assert_eq!(c.bytes_per_flop.as_ref().unwrap().value, 0.14);
+        assert_eq!(c.min_work_groups.as_ref().unwrap().value, 8192.0);
+        let x = Profile::bundled("xeon-phi-5110p").unwrap();
+        assert_eq!(x.bytes_per_flop.as_ref().unwrap().value, 0.32);
+        assert_eq!(x.min_work_groups.as_ref().unwrap().value, 1024.0);
+        assert_eq!(x.arch, Arch::XeonPhi);
+    }
+
+    #[test]
+    fn unknown_name_lists_the_bundled_ones() {
+        let e = Profile::load("no-such-gpu").unwrap_err();
+        assert!(e.contains("unknown machine `no-such-gpu`"), "{e}");
+        assert!(e.contains("h100") && e.contains("xeon-phi-5110p"), "{e}");
+    }
+
+    #[test]
+    fn user_file_loads_and_bad_files_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let good = dir.path().join("mine.toml");
+        std::fs::write(
+            &good,
+            "name = \"mine\"\ndescription = \"d\"\narch = \"gpu\"\n\
+             [h2d_gbs]\nvalue = 10\nkind = \"assumed\"\nsource = \"guess\"\n",
+        )
+        .unwrap();
+        let p = Profile::load(good.to_str().unwrap()).unwrap();
+        assert_eq!(p.h2d_gbs.unwrap().value, 10.0);
+
+        let cases = [
+            ("name = \"x\"\n", "malformed"),
+            (
+                "name = \"x\"\ndescription = \"d\"\narch = \"gpu\"\nhbm = 3\n",
+                "unknown field",
+            ),
+            (
+                "name = \"x\"\ndescription = \"d\"\narch = \"gpu\"\n\
+                 [memory_gb]\nvalue = -1\nkind = \"spec\"\nsource = \"s\"\n",
+                "positive",
+            ),
+            (
+                "name = \"x\"\ndescription = \"d\"\narch = \"gpu\"\n\
+                 [cores]\nvalue = 1.5\nkind = \"spec\"\nsource = \"s\"\n",
+                "whole",
+            ),
+            (
+                "name = \"x\"\ndescription = \"d\"\narch = \"gpu\"\n\
+                 [cores]\nvalue = 2\nkind = \"guessed\"\nsource = \"s\"\n",
+                "malformed",
+            ),
+        ];
+        for (i, (text, want)) in cases.iter().enumerate() {
+            let path = dir.path().join(format!("bad{i}.toml"));
+            std::fs::write(&path, text).unwrap();
+            let e = Profile::load(path.to_str().unwrap()).unwrap_err();
+            assert!(e.contains(want), "case {i}: {e}");
+            assert!(e.contains(path.to_str().unwrap()), "case {i}: {e}");
+        }
+    }
+}

@@ -1,0 +1,325 @@
+//! `tpace plan`: evaluate the extents, choose the plan, print it.
+
+use super::expr::Macros;
+use super::predict::{Machine, Prediction, bytes};
+use super::profile::{Profile, Provenance};
+use super::search::{Choice, choose};
+use super::workload::{self, Movement, Workload};
+use crate::driver::Compiled;
+use std::fmt::Write;
+use std::time::Instant;
+
+/// What `tpace plan` was asked.
+#[derive(Debug, Clone, Default)]
+pub struct PlanRequest {
+    /// `NAME=VALUE` macro values for the extents.
+    pub set: Vec<String>,
+    /// Device memory cap in bytes, below the profile's memory.
+    pub mem_cap: Option<u128>,
+    /// Step count, when the time loop's bound is not a constant expression.
+    pub steps: Option<u64>,
+}
+
+/// Parse a byte count: a whole number with an optional unit (`k`, `M`, `G`,
+/// `T` for powers of 1000, `KiB`, `MiB`, `GiB`, `TiB` for powers of 1024; a
+/// trailing `B` is allowed).
+pub fn parse_bytes(text: &str) -> Result<u128, String> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let scale: f64 = match unit.trim() {
+        "" | "B" => 1.0,
+        "k" | "kB" | "K" | "KB" => 1e3,
+        "M" | "MB" => 1e6,
+        "G" | "GB" => 1e9,
+        "T" | "TB" => 1e12,
+        "KiB" => 1024.0,
+        "MiB" => 1024.0 * 1024.0,
+        "GiB" => 1024.0 * 1024.0 * 1024.0,
+        "TiB" => 1024.0f64.powi(4),
+        other => {
+            return Err(format!(
+                "`{text}`: unknown unit `{other}` (use B, kB, MB, GB, TB, KiB, MiB, GiB, TiB)"
+            ));
+        }
+    };
+    let v: f64 = num
+        .parse()
+        .map_err(|_| format!("`{text}` is not a byte count"))?;
+    if !(v.is_finite() && v > 0.0) {
+        return Err(format!("`{text}` is not a positive byte count"));
+    }
+    Ok((v * scale) as u128)
+}
+
+/// Build the workload, choose the plan and render the report.
+pub fn plan_report(
+    compiled: &Compiled,
+    profile: &Profile,
+    request: &PlanRequest,
+) -> Result<String, String> {
+    let started = Instant::now();
+    let machine = Machine::from_profile(profile)?;
+    let macros = Macros::new(&request.set, &compiled.program.source)?;
+    let extents = workload::extents(compiled, &macros)?;
+    let steps = match request.steps {
+        Some(s) => s,
+        None => workload::steps(compiled, &macros)?,
+    };
+    let w = Workload::from_compiled(compiled, &extents, steps)?;
+    let cap = match (request.mem_cap, machine.memory_bytes) {
+        (Some(c), Some(m)) => Some(c.min(m as u128)),
+        (c, m) => c.or(m.map(|m| m as u128)),
+    };
+    let choice = choose(&w, &machine, cap)?;
+    let elapsed = started.elapsed();
+    let mut out = String::new();
+    header(&mut out, compiled, profile, &w, &extents, choice.cap);
+    best(&mut out, &w, &machine, &choice.best, choice.cap);
+    alternatives(&mut out, &choice);
+    footer(&mut out, profile, &choice, elapsed.as_secs_f64());
+    Ok(out)
+}
+
+fn header(
+    out: &mut String,
+    compiled: &Compiled,
+    profile: &Profile,
+    w: &Workload,
+    extents: &[u64],
+    cap: Option<u128>,
+) {
+    let p = &compiled.program.pipeline;
+    let grid: Vec<String> = extents.iter().map(u64::to_string).collect();
+    let _ = writeln!(
+        out,
+        "{}: plan for {} ({})",
+        p.location, profile.name, profile.description
+    );
+    let _ = writeln!(
+        out,
+        "  grid {}, cut along dim({}) into {} planes of {} elements; {} steps",
+        grid.join(" x "),
+        p.grid.rank(),
+        w.n,
+        w.plane,
+        w.steps
+    );
+    let arrays: Vec<String> = w
+        .arrays
+        .iter()
+        .map(|a| {
+            let how = match a.movement {
+                Movement::InOut => "in+out",
+                Movement::In => "in",
+                Movement::Temporary => "temporary",
+                Movement::Unused => "unused",
+            };
+            format!("{} ({} B, {how})", a.name, a.elem_bytes)
+        })
+        .collect();
+    let _ = writeln!(out, "  arrays {}", arrays.join(", "));
+    let _ = writeln!(
+        out,
+        "  per point and step: {} flops, {} bytes, {} kernel(s); halo along the cut axis {} below, {} above; mmtb skew {} (placeholder until the planner supplies it)",
+        w.flops_per_point, w.bytes_per_point, w.kernels_per_step, w.h_lo, w.h_hi, w.skew
+    );
+    let _ = writeln!(
+        out,
+        "  device memory cap {}",
+        cap.map_or("unknown (no limit applied)".to_string(), |c| bytes(
+            c as f64
+        ))
+    );
+}
+
+fn best(out: &mut String, w: &Workload, m: &Machine, p: &Prediction, cap: Option<u128>) {
+    let c = p.config;
+    let _ = writeln!(
+        out,
+        "\nbest plan: {} k={} b={} streams={} ({} chunk(s), {} block(s) of up to k steps)",
+        c.schedule.name(),
+        c.k,
+        c.b,
+        c.streams,
+        p.chunks,
+        p.blocks
+    );
+    let glups = if p.total_s > 0.0 {
+        w.points() as f64 * w.steps as f64 / p.total_s * 1e-9
+    } else {
+        0.0
+    };
+    let line = |out: &mut String, what: &str, s: f64, detail: String| {
+        let _ = writeln!(out, "  {what:<18} {s:>12.6} s   {detail}");
+    };
+    line(
+        out,
+        "predicted time",
+        p.total_s,
+        format!("{glups:.1} Glup/s"),
+    );
+    line(out, "host-to-device", p.h2d_s, bytes(p.h2d_bytes as f64));
+    line(out, "device-to-host", p.d2h_s, bytes(p.d2h_bytes as f64));
+    let redundant = if p.points > 0 {
+        100.0 * p.redundant_points as f64 / p.points as f64
+    } else {
+        0.0
+    };
+    line(
+        out,
+        "kernels",
+        p.kernel_s,
+        format!(
+            "{} point updates, {} redundant ({redundant:.2} %)",
+            p.points, p.redundant_points
+        ),
+    );
+    line(
+        out,
+        "launches",
+        p.launch_s,
+        format!("{} x {:.1} us", p.launches, m.launch_s * 1e6),
+    );
+    line(
+        out,
+        "device-to-device",
+        p.d2d_s,
+        format!("{} (hand-over / carry)", bytes(p.d2d_bytes as f64)),
+    );
+    line(
+        out,
+        "hidden by overlap",
+        p.overlap_s(),
+        format!("of {:.6} s serial", p.serial_s()),
+    );
+    let _ = writeln!(
+        out,
+        "  {:<18} {:>12}     {}",
+        "device memory",
+        bytes(p.device_bytes as f64),
+        cap.map_or(String::new(), |c| format!("of {}", bytes(c as f64)))
+    );
+}
+
+fn alternatives(out: &mut String, choice: &Choice) {
+    let _ = writeln!(out, "\nnext best:");
+    let _ = writeln!(
+        out,
+        "  {:<8} {:>6} {:>9} {:>7} {:>12} {:>10} {:>10} {:>10} {:>11}",
+        "schedule", "k", "b", "streams", "total s", "h2d s", "d2h s", "kernel s", "memory"
+    );
+    for p in &choice.alternatives {
+        let c = p.config;
+        let _ = writeln!(
+            out,
+            "  {:<8} {:>6} {:>9} {:>7} {:>12.6} {:>10.4} {:>10.4} {:>10.4} {:>11}",
+            c.schedule.name(),
+            c.k,
+            c.b,
+            c.streams,
+            p.total_s,
+            p.h2d_s,
+            p.d2h_s,
+            p.kernel_s,
+            bytes(p.device_bytes as f64)
+        );
+    }
+}
+
+fn footer(out: &mut String, profile: &Profile, choice: &Choice, seconds: f64) {
+    let c = choice.best.config;
+    let known = crate::plan::Schedule::ALL
+        .iter()
+        .any(|s| s.name() == c.schedule.name());
+    let _ = writeln!(out);
+    if known {
+        let _ = writeln!(
+            out,
+            "run it with: TPACE_SCHEDULE={} TPACE_K={} TPACE_CHUNK={} TPACE_STREAMS={}",
+            c.schedule.name(),
+            c.k,
+            c.b,
+            c.streams
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "note: generated programs do not run the {} schedule yet",
+            c.schedule.name()
+        );
+    }
+    for (field, f) in profile.figures() {
+        if matches!(f.kind, Provenance::Assumed | Provenance::Spec) {
+            let _ = writeln!(
+                out,
+                "note: {field} = {} ({}): {}",
+                f.value,
+                f.kind.name(),
+                f.source
+            );
+        }
+    }
+    let _ = writeln!(
+        out,
+        "model: {} plans predicted, {} too big for the cap, in {:.2} ms",
+        choice.considered,
+        choice.too_big,
+        seconds * 1e3
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::driver::compile_source;
+
+    #[test]
+    fn byte_counts_with_units() {
+        assert_eq!(parse_bytes("1000").unwrap(), 1000);
+        assert_eq!(parse_bytes("4GB").unwrap(), 4_000_000_000);
+        assert_eq!(parse_bytes("4 G").unwrap(), 4_000_000_000);
+        assert_eq!(parse_bytes("1.5MiB").unwrap(), 1_572_864);
+        assert!(parse_bytes("4 parsecs").unwrap_err().contains("unit"));
+        assert!(parse_bytes("-3").is_err());
+        assert!(parse_bytes("0").is_err());
+    }
+
+    #[test]
+    fn report_for_an_out_of_core_jacobi() {
+        let src = include_str!("../../examples/jacobi2d.c");
+        let c = compile_source("jacobi2d.c", src).unwrap();
+        let req = PlanRequest {
+            set: vec!["X=48000".into(), "Y=48000".into()],
+            mem_cap: Some(8_000_000_000),
+            steps: Some(2048),
+        };
+        let text = plan_report(&c, &Profile::bundled("h100").unwrap(), &req).unwrap();
+        assert!(text.contains("grid 48000 x 48000"), "{text}");
+        assert!(text.contains("best plan: mmtb"), "{text}");
+        assert!(text.contains("device memory cap 8.00 GB"), "{text}");
+        assert!(
+            text.contains("note: launch_overhead_us = 4 (assumed): assumed, not measured"),
+            "{text}"
+        );
+        assert!(text.contains("next best:"), "{text}");
+    }
+
+    #[test]
+    fn errors_name_what_is_missing() {
+        let src = include_str!("../../examples/heat3d.c");
+        let c = compile_source("heat3d.c", src).unwrap();
+        let h100 = Profile::bundled("h100").unwrap();
+        let e = plan_report(&c, &h100, &PlanRequest::default()).unwrap_err();
+        assert!(e.contains("--steps"), "{e}");
+        let e = plan_report(
+            &c,
+            &Profile::bundled("k40c").unwrap(),
+            &PlanRequest::default(),
+        )
+        .unwrap_err();
+        assert!(e.contains("h2d_gbs"), "{e}");
+    }
+}

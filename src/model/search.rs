@@ -1,0 +1,278 @@
+//! Choosing the plan: every schedule over a grid of k, b and streams, the
+//! fastest predicted plan that fits the device memory, and the runners-up.
+//!
+//! The grid is small on purpose (a few thousand plans) so that choosing
+//! takes milliseconds for any extent: k is every value to 32 and then
+//! steps of about a quarter up to the step count; b is n / C for C = 1..16
+//! and then chunk counts growing by about a quarter up to n; streams are 1
+//! to 4.
+
+use super::predict::{
+    Config, Machine, Prediction, Schedule, device_bytes, normalise, predict_streams,
+};
+use super::workload::Workload;
+
+/// The choice: the best plan and the next best ones.
+#[derive(Debug, Clone)]
+pub struct Choice {
+    /// The fastest plan that fits.
+    pub best: Prediction,
+    /// Runners-up, fastest first: the best plan of every other schedule that
+    /// fits, and the next best of the winning schedule.
+    pub alternatives: Vec<Prediction>,
+    /// Plans predicted.
+    pub considered: usize,
+    /// Plans left out because they did not fit.
+    pub too_big: usize,
+    /// The memory cap used, in bytes (None: unknown, nothing was left out).
+    pub cap: Option<u128>,
+}
+
+/// Streams tried.
+const STREAMS: [u64; 4] = [1, 2, 3, 4];
+
+/// Candidate k values for a run of `steps` steps.
+pub fn k_candidates(steps: u64) -> Vec<u64> {
+    let top = steps.max(1);
+    let mut ks: Vec<u64> = (1..=top.min(32)).collect();
+    let mut k = 32.0f64;
+    while (k as u64) < top {
+        k *= 1.25;
+        ks.push((k.round() as u64).min(top));
+    }
+    ks.push(top);
+    ks.sort_unstable();
+    ks.dedup();
+    ks
+}
+
+/// Candidate chunk widths for `n` planes.
+pub fn b_candidates(n: u64) -> Vec<u64> {
+    let n = n.max(1);
+    let mut counts: Vec<u64> = (1..=16.min(n)).collect();
+    let mut c = 16.0f64;
+    while (c as u64) < n {
+        c *= 1.25;
+        counts.push((c.round() as u64).min(n));
+    }
+    let mut bs: Vec<u64> = counts.into_iter().map(|c| n.div_ceil(c)).collect();
+    bs.sort_unstable();
+    bs.dedup();
+    bs
+}
+
+/// Order: faster first, then less memory.
+fn faster(a: &Prediction, b: &Prediction) -> std::cmp::Ordering {
+    a.total_s
+        .total_cmp(&b.total_s)
+        .then(a.device_bytes.cmp(&b.device_bytes))
+}
+
+/// Insert `p` into `top` (sorted by [`faster`]), keeping at most `keep`.
+fn keep_best(top: &mut Vec<Prediction>, p: Prediction, keep: usize) {
+    if top.len() == keep && faster(&p, &top[keep - 1]).is_ge() {
+        return;
+    }
+    let at = top.partition_point(|q| faster(q, &p).is_le());
+    top.insert(at, p);
+    top.truncate(keep);
+}
+
+/// Choose the fastest plan under `cap` bytes of device memory (the
+/// profile's memory when `cap` is None; no limit when neither is known).
+pub fn choose(w: &Workload, m: &Machine, cap: Option<u128>) -> Result<Choice, String> {
+    let cap = cap.or(m.memory_bytes.map(|b| b as u128));
+    // The four best plans of each schedule, fastest first.
+    let mut tops: Vec<Vec<Prediction>> = vec![Vec::new(); Schedule::ALL.len()];
+    let mut considered = 0;
+    let mut too_big = 0;
+    let mut smallest: Option<u128> = None;
+    let ks = k_candidates(w.steps);
+    let bs = b_candidates(w.n);
+    for schedule in Schedule::ALL {
+        let (k_list, b_list, s_list): (&[u64], &[u64], &[u64]) = match schedule {
+            Schedule::Incore => (&[1], &[1], &[1]),
+            Schedule::Naive => (&[1], &bs, &STREAMS),
+            Schedule::Mm | Schedule::Mmtb => (&ks, &bs, &STREAMS),
+        };
+        for &k in k_list {
+            for &b in b_list {
+                let base = Config {
+                    schedule,
+                    k,
+                    b,
+                    streams: 1,
+                };
+                let mut fitting: Vec<u64> = Vec::with_capacity(s_list.len());
+                for &streams in s_list {
+                    let Ok(c) = normalise(w, Config { streams, ..base }) else {
+                        continue;
+                    };
+                    let need = device_bytes(w, c);
+                    smallest = Some(smallest.map_or(need, |s| s.min(need)));
+                    if cap.is_some_and(|cap| need > cap) {
+                        too_big += 1;
+                    } else {
+                        fitting.push(streams);
+                    }
+                }
+                if !fitting.is_empty() {
+                    considered += fitting.len();
+                    let top = &mut tops[schedule as usize];
+                    for p in predict_streams(w, m, base, &fitting)? {
+                        keep_best(top, p, 4);
+                    }
+                }
+            }
+        }
+    }
+    if tops.iter().all(Vec::is_empty) {
+        return Err(format!(
+            "no plan fits: the smallest needs {} of device memory, the cap is {}",
+            super::predict::bytes(smallest.unwrap_or(0) as f64),
+            super::predict::bytes(cap.unwrap_or(0) as f64)
+        ));
+    }
+    let mut firsts: Vec<Prediction> = tops.iter().filter_map(|t| t.first().cloned()).collect();
+    firsts.sort_by(faster);
+    let best = firsts.remove(0);
+    let mut alternatives = firsts;
+    alternatives.extend(tops[best.config.schedule as usize].iter().skip(1).cloned());
+    alternatives.sort_by(faster);
+    Ok(Choice {
+        best,
+        alternatives,
+        considered,
+        too_big,
+        cap,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::profile::Profile;
+    use crate::model::workload::{ArrayLoad, Movement};
+    use std::time::Instant;
+
+    fn h100() -> Machine {
+        Machine::from_profile(&Profile::bundled("h100").unwrap()).unwrap()
+    }
+
+    fn jacobi(n: u64, plane: u64, steps: u64) -> Workload {
+        Workload {
+            n,
+            plane,
+            steps,
+            arrays: vec![
+                ArrayLoad {
+                    name: "work".into(),
+                    elem_bytes: 4,
+                    movement: Movement::Temporary,
+                },
+                ArrayLoad {
+                    name: "a".into(),
+                    elem_bytes: 4,
+                    movement: Movement::InOut,
+                },
+            ],
+            h_lo: 1,
+            h_hi: 1,
+            skew: 2,
+            flops_per_point: 4.0,
+            bytes_per_point: 16.0,
+            kernels_per_step: 2,
+        }
+    }
+
+    #[test]
+    fn candidates_cover_the_ends() {
+        let ks = k_candidates(2048);
+        assert_eq!(&ks[..3], &[1, 2, 3]);
+        assert_eq!(*ks.last().unwrap(), 2048);
+        assert!(ks.windows(2).all(|w| w[0] < w[1]));
+        assert_eq!(k_candidates(0), vec![1]);
+        let bs = b_candidates(48_000);
+        assert_eq!(*bs.last().unwrap(), 48_000);
+        assert!(bs.contains(&24_000) && bs.contains(&3_000));
+        assert_eq!(b_candidates(1), vec![1]);
+    }
+
+    #[test]
+    fn the_chosen_plan_fits_and_beats_every_alternative() {
+        let w = jacobi(48_000, 48_000, 2048);
+        let c = choose(&w, &h100(), None).unwrap();
+        assert_eq!(c.cap, Some(85_000_000_000));
+        assert!(c.best.device_bytes <= 85_000_000_000);
+        // 18.4 GB fits the H100: in-core is a candidate, and whatever wins is
+        // at least as fast (a pipelined schedule may hide in-core's upload).
+        let incore = c
+            .alternatives
+            .iter()
+            .chain([&c.best])
+            .find(|p| p.config.schedule == Schedule::Incore)
+            .expect("in-core fits and is listed");
+        assert!(c.best.total_s <= incore.total_s);
+        for a in &c.alternatives {
+            assert!(a.total_s >= c.best.total_s);
+            assert!(a.device_bytes <= 85_000_000_000);
+        }
+        assert!(c.alternatives.len() >= 3);
+    }
+
+    #[test]
+    fn out_of_core_picks_mmtb_and_respects_the_cap() {
+        // 48000^2 floats, two arrays: 18.4 GB; a 4 GB cap forces out-of-core.
+        let w = jacobi(48_000, 48_000, 2048);
+        let cap = 4_000_000_000u128;
+        let c = choose(&w, &h100(), Some(cap)).unwrap();
+        assert!(c.best.device_bytes <= cap, "{:?}", c.best);
+        assert_eq!(c.best.config.schedule, Schedule::Mmtb);
+        assert!(c.too_big > 0);
+        assert!(c.alternatives.iter().all(|a| a.device_bytes <= cap));
+    }
+
+    #[test]
+    fn a_tighter_cap_never_needs_more_memory() {
+        let w = jacobi(20_000, 20_000, 512);
+        let mut previous: Option<u128> = None;
+        for cap_mb in [3_200u128, 1_600, 800, 400, 200, 100, 50, 25] {
+            let cap = cap_mb * 1_000_000;
+            match choose(&w, &h100(), Some(cap)) {
+                Ok(c) => {
+                    assert!(c.best.device_bytes <= cap);
+                    if let Some(p) = previous {
+                        assert!(c.best.device_bytes <= p, "cap {cap_mb} MB");
+                    }
+                    previous = Some(c.best.device_bytes);
+                }
+                Err(e) => assert!(e.contains("no plan fits"), "{e}"),
+            }
+        }
+    }
+
+    #[test]
+    fn nothing_fits_says_how_much_is_needed() {
+        let w = jacobi(1000, 1_000_000, 10);
+        let e = choose(&w, &h100(), Some(1000)).unwrap_err();
+        assert!(
+            e.contains("smallest needs") && e.contains("cap is 1.00 kB"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn choosing_is_fast_for_any_grid() {
+        // Debug builds are an order of magnitude slower than release; the
+        // release binary is timed by tests/plan.rs.
+        for w in [
+            jacobi(48_000, 48_000, 2048),
+            jacobi(1_000_000, 16, 100_000),
+            jacobi(3, 5, 1),
+        ] {
+            let t = Instant::now();
+            choose(&w, &h100(), Some(1_000_000_000)).ok();
+            assert!(t.elapsed().as_secs_f64() < 0.5, "{:?}", t.elapsed());
+        }
+    }
+}

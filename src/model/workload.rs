@@ -1,0 +1,246 @@
+//! What the performance model needs to know about one program and one run:
+//! a plain [`Workload`], filled by hand in tests or derived from a compiled
+//! program with [`Workload::from_compiled`].
+
+use super::expr::Macros;
+use crate::driver::Compiled;
+use crate::ir::ElemType;
+use crate::plan::Transfer;
+
+/// How an array moves between host and device.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Movement {
+    /// In and out once per block of k steps.
+    InOut,
+    /// In once per block of k steps, never out.
+    In,
+    /// A pure temporary: needs device space but crosses the bus only in the
+    /// last block (in and out, for its final values), like the planner's
+    /// [`Transfer::LastBlock`].
+    Temporary,
+    /// Never touched: no device space, no transfer.
+    Unused,
+}
+
+impl Movement {
+    /// Moved host to device in a block (`last`: the final block of the run).
+    pub fn moves_in(self, last: bool) -> bool {
+        matches!(self, Movement::InOut | Movement::In) || (last && self == Movement::Temporary)
+    }
+
+    /// Moved device to host in a block.
+    pub fn moves_out(self, last: bool) -> bool {
+        self == Movement::InOut || (last && self == Movement::Temporary)
+    }
+
+    /// Occupies device memory.
+    pub fn on_device(self) -> bool {
+        self != Movement::Unused
+    }
+}
+
+/// One array of the workload.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArrayLoad {
+    /// Name, for reports.
+    pub name: String,
+    /// Bytes per element.
+    pub elem_bytes: u64,
+    /// How it moves.
+    pub movement: Movement,
+}
+
+/// Everything the model counts with. The grid is cut along its outermost
+/// axis into planes; every other dimension is folded into the plane.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Workload {
+    /// Planes along the cut axis.
+    pub n: u64,
+    /// Elements per plane (product of the other extents).
+    pub plane: u64,
+    /// Time steps.
+    pub steps: u64,
+    /// Listed arrays.
+    pub arrays: Vec<ArrayLoad>,
+    /// Planes one time step reads below a computed plane along the cut axis.
+    pub h_lo: u64,
+    /// Planes one time step reads above a computed plane along the cut axis.
+    pub h_hi: u64,
+    /// MMTB time skew: planes the computed window moves down per step (h_hi
+    /// for a one-sweep stencil, 2 for Jacobi with a copy sweep).
+    pub skew: u64,
+    /// Floating-point operations per grid point and step (all sweeps).
+    pub flops_per_point: f64,
+    /// Device-memory bytes read plus written per grid point and step (all sweeps).
+    pub bytes_per_point: f64,
+    /// Kernels (sweeps) launched per chunk and step.
+    pub kernels_per_step: u64,
+}
+
+impl Workload {
+    /// Derive a workload from a compiled program, its grid extents (outermost
+    /// first, as in the `size` clause) and its step count.
+    ///
+    /// `skew` is a placeholder: `step_reach.minus + step_reach.plus` of the
+    /// plan. It is right for Jacobi with a copy sweep (2) and too large for a
+    /// one-sweep stencil (whose skew is h_hi); the planner will supply the
+    /// real skew once it plans MMTB.
+    pub fn from_compiled(
+        compiled: &Compiled,
+        extents: &[u64],
+        steps: u64,
+    ) -> Result<Workload, String> {
+        let p = &compiled.program.pipeline;
+        if extents.len() != p.grid.rank() {
+            return Err(format!(
+                "the grid has {} dimensions, {} extents given",
+                p.grid.rank(),
+                extents.len()
+            ));
+        }
+        if let Some(d) = extents.iter().position(|e| *e == 0) {
+            return Err(format!("extent {} of the grid is zero", d + 1));
+        }
+        let arrays = p
+            .arrays
+            .iter()
+            .zip(&compiled.plan.transfers)
+            .map(|(a, t)| ArrayLoad {
+                name: a.name.clone(),
+                elem_bytes: match a.elem {
+                    ElemType::Float => 4,
+                    ElemType::Double => 8,
+                },
+                movement: match t {
+                    Transfer::UpDown => Movement::InOut,
+                    Transfer::Up => Movement::In,
+                    Transfer::LastBlock => Movement::Temporary,
+                    Transfer::Unused => Movement::Unused,
+                },
+            })
+            .collect();
+        let reach = compiled.plan.step_reach;
+        let h_lo = u64::try_from(reach.minus.max(0)).unwrap_or(0);
+        let h_hi = u64::try_from(reach.plus.max(0)).unwrap_or(0);
+        Ok(Workload {
+            n: extents[0],
+            plane: extents[1..].iter().product(),
+            steps,
+            arrays,
+            h_lo,
+            h_hi,
+            skew: h_lo + h_hi,
+            flops_per_point: f64::from(compiled.facts.flops_per_point),
+            bytes_per_point: f64::from(compiled.facts.bytes_per_point),
+            kernels_per_step: p.body.len() as u64,
+        })
+    }
+
+    /// Bytes of one plane summed over the arrays that `pick` selects.
+    pub fn plane_bytes(&self, pick: impl Fn(Movement) -> bool) -> u128 {
+        self.arrays
+            .iter()
+            .filter(|a| pick(a.movement))
+            .map(|a| u128::from(a.elem_bytes) * u128::from(self.plane))
+            .sum()
+    }
+
+    /// Grid points (n x plane).
+    pub fn points(&self) -> u128 {
+        u128::from(self.n) * u128::from(self.plane)
+    }
+}
+
+/// Evaluate the `size` extents of a compiled program with macro values.
+pub fn extents(compiled: &Compiled, macros: &Macros) -> Result<Vec<u64>, String> {
+    let p = &compiled.program.pipeline;
+    p.grid
+        .dims
+        .iter()
+        .enumerate()
+        .map(|(d, e)| {
+            let v = macros.eval(&e.n).map_err(|err| {
+                format!(
+                    "extent {} of the size clause, `{}`, can not be evaluated: {err}",
+                    d + 1,
+                    e.n
+                )
+            })?;
+            u64::try_from(v)
+                .map_err(|_| format!("extent {} of the size clause, `{}`, is {v}", d + 1, e.n))
+        })
+        .collect()
+}
+
+/// Evaluate the time loop's trip count with macro values.
+pub fn steps(compiled: &Compiled, macros: &Macros) -> Result<u64, String> {
+    let t = &compiled.program.pipeline.time;
+    let v = macros.eval(&t.trip_count()).map_err(|err| {
+        format!(
+            "the time loop `{} < {}` has a step count tpace can not evaluate ({err}); give --steps N",
+            t.var, t.end
+        )
+    })?;
+    Ok(u64::try_from(v).unwrap_or(0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::driver::compile_source;
+
+    const JACOBI: &str = include_str!("../../examples/jacobi2d.c");
+    const HEAT3D: &str = include_str!("../../examples/heat3d.c");
+
+    #[test]
+    fn jacobi_workload_from_the_ir() {
+        let c = compile_source("jacobi2d.c", JACOBI).unwrap();
+        let m = Macros::new(&["X=48000".into(), "Y=48000".into()], JACOBI).unwrap();
+        let ext = extents(&c, &m).unwrap();
+        assert_eq!(ext, vec![48000, 48000]);
+        let w = Workload::from_compiled(&c, &ext, 2048).unwrap();
+        assert_eq!((w.n, w.plane, w.steps), (48000, 48000, 2048));
+        assert_eq!((w.h_lo, w.h_hi, w.skew), (1, 1, 2));
+        assert_eq!(w.kernels_per_step, 2);
+        assert_eq!(w.flops_per_point, 4.0);
+        assert_eq!(w.bytes_per_point, 16.0);
+        let moves: Vec<Movement> = w.arrays.iter().map(|a| a.movement).collect();
+        assert_eq!(moves, vec![Movement::Temporary, Movement::InOut]);
+        assert!(w.arrays.iter().all(|a| a.elem_bytes == 4));
+    }
+
+    #[test]
+    fn file_defaults_and_missing_macros() {
+        let c = compile_source("heat3d.c", HEAT3D).unwrap();
+        let m = Macros::new(&[], HEAT3D).unwrap();
+        assert_eq!(extents(&c, &m).unwrap(), vec![96, 64, 80]);
+        let w = Workload::from_compiled(&c, &[96, 64, 80], 40).unwrap();
+        assert_eq!(w.plane, 64 * 80);
+        // The time loop runs `steps` times, a variable: no value without --steps.
+        let e = steps(&c, &m).unwrap_err();
+        assert!(e.contains("--steps"), "{e}");
+        let bare = "float a[10][10], b[10][10];\nint main(void){\n\
+                    #pragma tpace pipeline targetinout(a, b) size([0:N][0:M]) halo([1:1][0:0])\n\
+                    for (int t = 0; t < 4; t++) {\n#pragma tpace loop dim(2)\n\
+                    for (int i = 1; i < N-1; i++) {\n#pragma tpace loop dim(1)\n\
+                    for (int j = 0; j < M; j++) { b[i][j] = a[i-1][j]; }\n}\n}\n}\n";
+        let c = compile_source("bare.c", bare).unwrap();
+        let none = Macros::new(&[], bare).unwrap();
+        let e = extents(&c, &none).unwrap_err();
+        assert!(e.contains("extent 1") && e.contains("`N`"), "{e}");
+        assert_eq!(steps(&c, &none).unwrap(), 4, "constant trip count");
+        let set = Macros::new(&["N=7".into(), "M=3".into()], bare).unwrap();
+        assert_eq!(extents(&c, &set).unwrap(), vec![7, 3]);
+        let w = Workload::from_compiled(&c, &[7, 3], 4).unwrap();
+        assert_eq!((w.h_lo, w.h_hi), (1, 0));
+        let moves: Vec<Movement> = w.arrays.iter().map(|a| a.movement).collect();
+        assert_eq!(moves, vec![Movement::In, Movement::Temporary]);
+    }
+
+    #[test]
+    fn wrong_extent_count_is_refused() {
+        let c = compile_source("jacobi2d.c", JACOBI).unwrap();
+        assert!(Workload::from_compiled(&c, &[10], 1).is_err());
+        assert!(Workload::from_compiled(&c, &[10, 0], 1).is_err());
+    }
+}

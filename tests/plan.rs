@@ -1,0 +1,223 @@
+//! `tpace plan` end to end: the binary on the examples prints the chosen
+//! plan, its time breakdown, its memory and the runners-up, quickly.
+
+use std::path::Path;
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+/// Run the binary; the duration is the fastest of three runs (the test
+/// binary runs its tests in parallel, and one slow start should not fail it).
+fn tpace(args: &[&str]) -> (Output, Duration) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut fastest = Duration::MAX;
+    let mut last = None;
+    for _ in 0..3 {
+        let start = Instant::now();
+        let out = Command::new(env!("CARGO_BIN_EXE_tpace"))
+            .current_dir(root)
+            .args(args)
+            .output()
+            .expect("tpace runs");
+        fastest = fastest.min(start.elapsed());
+        last = Some(out);
+    }
+    (last.expect("ran"), fastest)
+}
+
+fn text(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The report's sections, in order, and the numbers a reader looks for.
+fn check_structure(report: &str) {
+    let sections = [
+        "plan for h100",
+        "\n  grid ",
+        "\n  device memory cap ",
+        "\nbest plan: ",
+        "\n  predicted time ",
+        "\n  host-to-device ",
+        "\n  device-to-host ",
+        "\n  kernels ",
+        "\n  launches ",
+        "\n  device-to-device ",
+        "\n  hidden by overlap ",
+        "\n  device memory ",
+        "\nnext best:",
+        "\nmodel: ",
+    ];
+    let mut at = 0;
+    for s in sections {
+        let found = report[at..]
+            .find(s)
+            .unwrap_or_else(|| panic!("`{s}` missing or out of order in:\n{report}"));
+        at += found + s.len();
+    }
+    let best = report
+        .lines()
+        .find(|l| l.starts_with("best plan: "))
+        .unwrap();
+    for key in [" k=", " b=", " streams="] {
+        assert!(best.contains(key), "{best}");
+    }
+    let table: Vec<&str> = report
+        .lines()
+        .skip_while(|l| !l.starts_with("next best:"))
+        .skip(2)
+        .take_while(|l| !l.trim().is_empty())
+        .collect();
+    assert!(table.len() >= 2, "too few alternatives:\n{report}");
+    for row in table {
+        let cols: Vec<&str> = row.split_whitespace().collect();
+        assert!(
+            ["incore", "naive", "mm", "mmtb"].contains(&cols[0]),
+            "bad row `{row}`"
+        );
+        assert!(cols[4].parse::<f64>().is_ok(), "bad total in `{row}`");
+    }
+}
+
+#[test]
+fn jacobi2d_out_of_core_plan() {
+    let (out, took) = tpace(&[
+        "plan",
+        "examples/jacobi2d.c",
+        "--machine",
+        "h100",
+        "--set",
+        "X=48000",
+        "--set",
+        "Y=48000",
+        "--steps",
+        "2048",
+        "--mem-cap",
+        "8GB",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report = text(&out);
+    check_structure(&report);
+    assert!(report.contains("grid 48000 x 48000"), "{report}");
+    assert!(report.contains("2048 steps"), "{report}");
+    assert!(report.contains("device memory cap 8.00 GB"), "{report}");
+    assert!(report.contains("best plan: mmtb"), "{report}");
+    assert!(took < Duration::from_millis(100), "took {took:?}");
+}
+
+#[test]
+fn heat3d_plan_with_the_files_defaults() {
+    let (out, took) = tpace(&["plan", "examples/heat3d.c", "--steps", "40"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report = text(&out);
+    check_structure(&report);
+    assert!(report.contains("grid 96 x 64 x 80"), "{report}");
+    // A small grid fits the device whole.
+    assert!(report.contains("device memory cap 85.00 GB"), "{report}");
+    assert!(took < Duration::from_millis(100), "took {took:?}");
+}
+
+#[test]
+fn heat3d_large_grid_is_still_fast() {
+    let (out, took) = tpace(&[
+        "plan",
+        "examples/heat3d.c",
+        "--set",
+        "NX=100000",
+        "--set",
+        "NY=1000",
+        "--set",
+        "NZ=1000",
+        "--steps",
+        "10000",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    check_structure(&text(&out));
+    assert!(took < Duration::from_millis(100), "took {took:?}");
+}
+
+#[test]
+fn errors_are_clear() {
+    let cases: [(&[&str], &str); 5] = [
+        (
+            &["plan", "examples/heat3d.c", "--machine", "tpu9"],
+            "unknown machine `tpu9`",
+        ),
+        (&["plan", "examples/heat3d.c"], "--steps"),
+        (
+            &[
+                "plan",
+                "examples/heat3d.c",
+                "--steps",
+                "4",
+                "--machine",
+                "c2070",
+            ],
+            "lacks h2d_gbs, d2h_gbs",
+        ),
+        (
+            &[
+                "plan",
+                "examples/heat3d.c",
+                "--steps",
+                "4",
+                "--mem-cap",
+                "1kB",
+            ],
+            "no plan fits",
+        ),
+        (
+            &["plan", "examples/heat3d.c", "--steps", "4", "--set", "NX"],
+            "expected NAME=VALUE",
+        ),
+    ];
+    for (args, want) in cases {
+        let (out, _) = tpace(args);
+        assert!(!out.status.success(), "{args:?} succeeded");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn a_user_profile_file_is_accepted() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("slow-link.toml");
+    std::fs::write(
+        &path,
+        "name = \"slow-link\"\ndescription = \"test\"\narch = \"gpu\"\n\
+         [memory_gbs]\nvalue = 1000\nkind = \"assumed\"\nsource = \"test\"\n\
+         [h2d_gbs]\nvalue = 1\nkind = \"assumed\"\nsource = \"test\"\n\
+         [d2h_gbs]\nvalue = 1\nkind = \"assumed\"\nsource = \"test\"\n\
+         [memory_gb]\nvalue = 0.01\nkind = \"assumed\"\nsource = \"test\"\n",
+    )
+    .unwrap();
+    let (out, _) = tpace(&[
+        "plan",
+        "examples/jacobi2d.c",
+        "--steps",
+        "100",
+        "--set",
+        "X=20000",
+        "--machine",
+        path.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report = text(&out);
+    assert!(report.contains("plan for slow-link"), "{report}");
+    assert!(report.contains("device memory cap 10.00 MB"), "{report}");
+}
