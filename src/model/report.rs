@@ -123,7 +123,7 @@ fn header(
     let _ = writeln!(out, "  arrays {}", arrays.join(", "));
     let _ = writeln!(
         out,
-        "  per point and step: {} flops, {} bytes, {} kernel(s); halo along the cut axis {} below, {} above; mmtb skew {} (placeholder until the planner supplies it)",
+        "  per point and step: {} flops, {} bytes, {} kernel(s); halo along the cut axis {} below, {} above; mmtb skew {}",
         w.flops_per_point, w.bytes_per_point, w.kernels_per_step, w.h_lo, w.h_hi, w.skew
     );
     let _ = writeln!(

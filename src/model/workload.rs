@@ -81,10 +81,8 @@ impl Workload {
     /// Derive a workload from a compiled program, its grid extents (outermost
     /// first, as in the `size` clause) and its step count.
     ///
-    /// `skew` is a placeholder: `step_reach.minus + step_reach.plus` of the
-    /// plan. It is right for Jacobi with a copy sweep (2) and too large for a
-    /// one-sweep stencil (whose skew is h_hi); the planner will supply the
-    /// real skew once it plans MMTB.
+    /// `skew` is the planner's per-step window shift of the mmtb schedule
+    /// (`plan.skew.per_step`, which accounts for a copy sweep run as a swap).
     pub fn from_compiled(
         compiled: &Compiled,
         extents: &[u64],
@@ -119,6 +117,15 @@ impl Workload {
                 },
             })
             .collect();
+        // A copy sweep run as a swap costs no kernel and moves no bytes.
+        let (copy_kernels, copy_bytes) = compiled.plan.swap.map_or((0, 0.0), |sw| {
+            let f = &compiled.facts.sweeps[sw.copy];
+            let elem = |a: usize| match p.arrays[a].elem {
+                ElemType::Float => 4.0,
+                ElemType::Double => 8.0,
+            };
+            (1, f.reads.iter().chain(&f.writes).map(|a| elem(*a)).sum())
+        });
         let reach = compiled.plan.step_reach;
         let h_lo = u64::try_from(reach.minus.max(0)).unwrap_or(0);
         let h_hi = u64::try_from(reach.plus.max(0)).unwrap_or(0);
@@ -129,10 +136,10 @@ impl Workload {
             arrays,
             h_lo,
             h_hi,
-            skew: h_lo + h_hi,
+            skew: u64::try_from(compiled.plan.skew.per_step.max(0)).unwrap_or(0),
             flops_per_point: f64::from(compiled.facts.flops_per_point),
-            bytes_per_point: f64::from(compiled.facts.bytes_per_point),
-            kernels_per_step: p.body.len() as u64,
+            bytes_per_point: f64::from(compiled.facts.bytes_per_point) - copy_bytes,
+            kernels_per_step: p.body.len() as u64 - copy_kernels,
         })
     }
 
@@ -200,10 +207,12 @@ mod tests {
         assert_eq!(ext, vec![48000, 48000]);
         let w = Workload::from_compiled(&c, &ext, 2048).unwrap();
         assert_eq!((w.n, w.plane, w.steps), (48000, 48000, 2048));
-        assert_eq!((w.h_lo, w.h_hi, w.skew), (1, 1, 2));
-        assert_eq!(w.kernels_per_step, 2);
+        // The copy back into `a` runs as a swap: one kernel of 8 bytes per point,
+        // windows moving one plane per step.
+        assert_eq!((w.h_lo, w.h_hi, w.skew), (1, 1, 1));
+        assert_eq!(w.kernels_per_step, 1);
         assert_eq!(w.flops_per_point, 4.0);
-        assert_eq!(w.bytes_per_point, 16.0);
+        assert_eq!(w.bytes_per_point, 8.0);
         let moves: Vec<Movement> = w.arrays.iter().map(|a| a.movement).collect();
         assert_eq!(moves, vec![Movement::Temporary, Movement::InOut]);
         assert!(w.arrays.iter().all(|a| a.elem_bytes == 4));
