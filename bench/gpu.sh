@@ -63,16 +63,17 @@ run() {
         "$(field chunks "$line")" "$steps" "$(field seconds "$line")" "$(field glups "$line")" "$*"
 }
 
-perf() { # label binary steps budget
+perf() { # label binary steps budget "mmtb k list" "mm k list"
     local label=$1 bin=$2 steps=$3 budget=$4
     run "$label incore" "$bin" "$steps" TPACE_SCHEDULE=incore
-    for k in 8 16 32 64; do
+    for k in $5; do
         run "$label mmtb" "$bin" "$steps" TPACE_SCHEDULE=mmtb TPACE_K=$k TPACE_STREAMS=3 TPACE_DEVICE_MEM=$budget
     done
-    for k in 2 4 8 16; do
+    for k in $6; do
         run "$label mm" "$bin" "$steps" TPACE_SCHEDULE=mm TPACE_K=$k TPACE_STREAMS=3 TPACE_DEVICE_MEM=$budget
     done
     run "$label naive" "$bin" 2 TPACE_SCHEDULE=naive TPACE_STREAMS=3 TPACE_DEVICE_MEM=$budget
+    run "$label default" "$bin" "$steps" TPACE_DEVICE_MEM=$budget
 }
 
 if [[ $parts == *profile* ]]; then
@@ -91,17 +92,17 @@ fi
 if [[ $parts == *jacobi* ]]; then
     echo "== Jacobi-2D float, 49152 x 61440 (2 arrays, 24.2 GB), budget 8G ==" | tee -a "$table"
     nvcc $nvflags -DX=49152 -DY=61440 -x cu bench/gen/jacobi2d/translated.cpp -o "$work/jacobi.big"
-    perf "jacobi2d 49152x61440" "$work/jacobi.big" ${JACOBI_STEPS:-128} 8G
+    perf "jacobi2d 49152x61440" "$work/jacobi.big" ${JACOBI_STEPS:-128} 8G "16 32 64" "8 16 32"
 fi
 if [[ $parts == *heat* ]]; then
     echo "== heat-3D float, 1152 x 1536 x 1728 (2 arrays, 24.5 GB), budget 8G ==" | tee -a "$table"
     nvcc $nvflags -DNX=1152 -DNY=1536 -DNZ=1728 -x cu bench/gen/heat3d/translated.cpp -o "$work/heat.big"
-    perf "heat3d 1152x1536x1728" "$work/heat.big" ${HEAT_STEPS:-128} 8G
+    perf "heat3d 1152x1536x1728" "$work/heat.big" ${HEAT_STEPS:-128} 8G "8 16 32" "4 8 16"
 fi
 if [[ $parts == *huge* ]]; then
-    echo "== Jacobi-2D float, 98304 x 122880 (2 arrays, 96.6 GB > the GPU's 80 GB) ==" | tee -a "$table"
-    nvcc $nvflags -DX=98304 -DY=122880 -x cu bench/gen/jacobi2d/translated.cpp -o "$work/jacobi.huge"
-    run "jacobi2d 98304x122880 mmtb" "$work/jacobi.huge" ${HUGE_STEPS:-64} TPACE_SCHEDULE=mmtb TPACE_K=32 TPACE_STREAMS=3
+    echo "== Jacobi-2D float, 86016 x 122880 (2 arrays, 84.6 GB > the GPU's 80 GB), no budget set ==" | tee -a "$table"
+    nvcc $nvflags -DX=86016 -DY=122880 -x cu bench/gen/jacobi2d/translated.cpp -o "$work/jacobi.huge"
+    run "jacobi2d 86016x122880 default" "$work/jacobi.huge" ${HUGE_STEPS:-128} TPACE_K=64
 fi
 echo "== table =="
 cat "$table"
