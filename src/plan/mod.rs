@@ -129,8 +129,11 @@ pub fn plan(program: &Program, facts: &Facts) -> Plan {
         transfers,
         skew: skew(program, swap),
         swap,
+        // k = 32 hides the bus behind the kernels on the H100 for Jacobi-2D and
+        // heat-3D (bench/RESULTS.md); three streams let one chunk's upload, the
+        // next one's kernels and the previous one's download overlap.
         defaults: Defaults {
-            k: 4,
+            k: 32,
             chunks: 4,
             streams: 3,
         },
