@@ -26,11 +26,13 @@ fail=0
 for entry in "himeno -DXSMALL" "himeno" "cip2d" "cip2d -DNX=37 -DNY=23" "fdtd2d" "fdtd2d -DNX=20 -DNY=30"; do
     prog=${entry%% *}
     defs=${entry#"$prog"}
+    src="$here/$prog.c"
+    [ -f "$src" ] || src="$here/../$prog.c" # cip2d.c moved up to examples/
     name=$(echo "$prog$defs" | tr -c 'A-Za-z0-9_\n' '_')
     # shellcheck disable=SC2086 # $defs is a list of words
-    $CC -std=gnu11 $FLAGS $defs "$here/$prog.c" -o "$tmp/$name.c.bin" -lm
+    $CC -std=gnu11 $FLAGS $defs "$src" -o "$tmp/$name.c.bin" -lm
     # shellcheck disable=SC2086
-    $CXX -x c++ $FLAGS $defs "$here/$prog.c" -o "$tmp/$name.cxx.bin"
+    $CXX -x c++ $FLAGS $defs "$src" -o "$tmp/$name.cxx.bin"
     for n in $STEPS; do
         c=$("$tmp/$name.c.bin" "$n" | tail -n 1)
         cxx=$("$tmp/$name.cxx.bin" "$n" | tail -n 1)
