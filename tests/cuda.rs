@@ -8,12 +8,11 @@
 mod common;
 
 use common::*;
-use std::path::Path;
 use std::process::Command;
-use tpace::back::{Target, reference};
+use tpace::back::Target;
 use tpace::driver;
 use tpace::driver::dump::first_difference;
-use tpace::driver::run::{Flavour, Params, Toolchain};
+use tpace::driver::run::{Flavour, Toolchain};
 
 fn seed(s: u64) -> Vec<(String, String)> {
     vec![("TPACE_EMU_SEED".into(), s.to_string())]
@@ -65,42 +64,17 @@ fn every_example_compiles_with_nvcc_without_warnings() {
     }
 }
 
-/// jacobi2d's CUDA translation with `from` replaced by `to`.
-fn broken_jacobi(from: &str, to: &str) -> String {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/jacobi2d.c");
-    let text = driver::translate(&compile(&path), Target::Cuda).expect("translates");
-    assert_eq!(
-        text.matches(from).count(),
-        1,
-        "the runtime no longer contains `{from}` exactly once: update this test"
-    );
-    text.replace(from, to)
-}
-
 #[test]
 fn the_shuffled_streams_catch_a_missing_wait() {
     let tc = Toolchain::detect();
     let dir = tempfile::tempdir().expect("scratch folder");
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/jacobi2d.c");
-    let compiled = compile(&path);
-    let reference = build_ok(
-        &tc,
-        &reference::emit(&compiled.program),
-        dir.path(),
-        "reference",
-        Flavour::Reference,
-    );
     let steps = 9;
-    let seq = run_ok(
-        &reference.binary,
-        steps,
-        &Params::default(),
-        &dir.path().join("ref.dump"),
-    );
+    let seq = jacobi_reference(&tc, dir.path(), steps);
     // The intact program is right under every seed; each break is caught under some.
     let intact = build_ok(
         &tc,
         &broken_jacobi(
+            Target::Cuda,
             "tpace_dev_sync(r);\n        if (prev.t",
             "tpace_dev_sync(r);\n        if (prev.t",
         ),
@@ -137,7 +111,7 @@ fn the_shuffled_streams_catch_a_missing_wait() {
     for (name, from, to, schedule) in breaks {
         let built = build_ok(
             &tc,
-            &broken_jacobi(from, to),
+            &broken_jacobi(Target::Cuda, from, to),
             dir.path(),
             name,
             Flavour::CudaEmulation,

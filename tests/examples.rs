@@ -19,38 +19,12 @@ fn every_example_matches_its_sequential_program_bit_for_bit() {
     check_all(Target::Openacc, Flavour::Openacc, &[]);
 }
 
-/// jacobi2d's translation with `from` replaced by `to` in the embedded runtime.
-fn broken_jacobi(from: &str, to: &str) -> String {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/jacobi2d.c");
-    let text = driver::translate(&compile(&path), Target::Openacc).expect("translates");
-    assert_eq!(
-        text.matches(from).count(),
-        1,
-        "the runtime no longer contains `{from}` exactly once: update this test"
-    );
-    text.replace(from, to)
-}
-
 #[test]
 fn the_comparison_catches_a_broken_runtime() {
     let tc = Toolchain::detect();
     let dir = tempfile::tempdir().expect("scratch folder");
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/jacobi2d.c");
-    let compiled = compile(&path);
-    let reference = build_ok(
-        &tc,
-        &reference::emit(&compiled.program),
-        dir.path(),
-        "reference",
-        Flavour::Reference,
-    );
     let steps = 13;
-    let seq = run_ok(
-        &reference.binary,
-        steps,
-        &Params::default(),
-        &dir.path().join("ref.dump"),
-    );
+    let seq = jacobi_reference(&tc, dir.path(), steps);
     // Each break runs with several chunks and k > 1, so that ghost planes,
     // carries and hand-overs are needed.
     let breaks = [
@@ -104,7 +78,7 @@ fn the_comparison_catches_a_broken_runtime() {
         ),
     ];
     for (name, from, to, schedule) in breaks {
-        let text = broken_jacobi(from, to);
+        let text = broken_jacobi(Target::Openacc, from, to);
         let built = build_ok(&tc, &text, dir.path(), name, Flavour::Openacc);
         let p = params(schedule, 3, 7, 2);
         let got = run_ok(

@@ -499,3 +499,40 @@ pub fn chunk_loop(
 }
 
 pub use crate::front::cst::mentions;
+
+/// What follows the pipeline block in every target: the time counter and the
+/// spatial indices end where the sequential loops leave them, then the dump.
+pub fn after_pipeline(program: &Program) -> String {
+    let mut w = String::new();
+    if let Some(counter) = final_counter(program) {
+        w.push_str(&format!(
+            "{counter} /* the counter ends where the sequential loop leaves it */\n"
+        ));
+    }
+    if let Some(indices) = final_loop_vars(program) {
+        w.push_str(&format!(
+            "/* ... and so do the spatial loop indices */\n{indices}\n"
+        ));
+    }
+    w.push_str(&dump_block(program, ""));
+    w
+}
+
+/// The comment naming sweep `s` and the call that gives its window for this
+/// step, at 12 spaces of indent (the same in every target).
+pub fn window_call(
+    program: &Program,
+    facts: &crate::analysis::Facts,
+    plan: &crate::plan::Plan,
+    s: usize,
+) -> String {
+    let extra = plan.sweep_extra[s];
+    format!(
+        "            /* {}, on the planes of this step's window. */\n\
+         \x20           tpace_window(&tp.plan, &tp_ch, tp_i, /* extra */ {}, {}, /* tau */ {}, &tp_from, &tp_to);\n",
+        sweep_summary(program, facts, s),
+        extra.minus,
+        extra.plus,
+        plan.skew.sweep[s]
+    )
+}

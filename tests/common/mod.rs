@@ -294,3 +294,35 @@ pub fn check_all(target: Target, flavour: Flavour, env: &[(String, String)]) {
     let failures = failures.into_inner().unwrap();
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
+
+/// jacobi2d's translation for `target` with `from` replaced by `to` (which the
+/// embedded runtime must contain exactly once).
+pub fn broken_jacobi(target: Target, from: &str, to: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/jacobi2d.c");
+    let text = driver::translate(&compile(&path), target).expect("translates");
+    assert_eq!(
+        text.matches(from).count(),
+        1,
+        "the runtime no longer contains `{from}` exactly once: update this test"
+    );
+    text.replace(from, to)
+}
+
+/// The sequential jacobi2d, built in `dir` and run for `steps` steps.
+pub fn jacobi_reference(tc: &Toolchain, dir: &Path, steps: u64) -> Execution {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/jacobi2d.c");
+    let compiled = compile(&path);
+    let reference = build_ok(
+        tc,
+        &reference::emit(&compiled.program),
+        dir,
+        "reference",
+        Flavour::Reference,
+    );
+    run_ok(
+        &reference.binary,
+        steps,
+        &Params::default(),
+        &dir.join("ref.dump"),
+    )
+}

@@ -5,9 +5,8 @@
 //! runtime's CPU emulation (see `runtime.cuh`).
 
 use super::common::{
-    BASE_RUNTIME, SCHEDULE_RUNTIME, chunk_loop, dev_name, dump_block, executor_setup,
-    final_counter, final_loop_vars, mentions, rewritten_body, splice, splice_pipeline_edits,
-    sweep_summary,
+    BASE_RUNTIME, SCHEDULE_RUNTIME, after_pipeline, chunk_loop, dev_name, executor_setup, mentions,
+    rewritten_body, splice, splice_pipeline_edits, sweep_summary, window_call,
 };
 use crate::analysis::Facts;
 use crate::ir::{Program, Sweep};
@@ -274,17 +273,7 @@ fn pipeline_block(program: &Program, facts: &Facts, plan: &Plan) -> String {
     ));
     w.push_str("    tpace_end(&tp);\n");
     w.push_str("}\n");
-    if let Some(counter) = final_counter(program) {
-        writeln!(
-            w,
-            "{counter} /* the counter ends where the sequential loop leaves it */"
-        )
-        .unwrap();
-    }
-    if let Some(indices) = final_loop_vars(program) {
-        writeln!(w, "/* ... and so do the spatial loop indices */\n{indices}").unwrap();
-    }
-    w.push_str(&dump_block(program, ""));
+    w.push_str(&after_pipeline(program));
     w.trim_end().to_string()
 }
 
@@ -292,21 +281,9 @@ fn pipeline_block(program: &Program, facts: &Facts, plan: &Plan) -> String {
 fn launch(program: &Program, facts: &Facts, plan: &Plan, s: usize, sweep: &Sweep) -> String {
     let p = &program.pipeline;
     let rank = p.grid.rank();
-    let extra = plan.sweep_extra[s];
     let (used, _) = sweep_arrays(facts, s);
     let mut w = String::new();
-    writeln!(
-        w,
-        "            /* {}, on the planes of this step's window. */",
-        sweep_summary(program, facts, s)
-    )
-    .unwrap();
-    writeln!(
-        w,
-        "            tpace_window(&tp.plan, &tp_ch, tp_i, /* extra */ {}, {}, /* tau */ {}, &tp_from, &tp_to);",
-        extra.minus, extra.plus, plan.skew.sweep[s]
-    )
-    .unwrap();
+    w.push_str(&window_call(program, facts, plan, s));
     w.push_str("            {\n");
     let bounds: Vec<(String, String)> = (0..rank)
         .map(|pos| {

@@ -3,9 +3,8 @@
 //! the rest of the file is copied as is.
 
 use super::common::{
-    BASE_RUNTIME, SCHEDULE_RUNTIME, chunk_loop, dev_name, dump_block, executor_setup,
-    final_counter, final_loop_vars, index_by_macro, index_macros, index_macros_end, rewritten_body,
-    splice_pipeline, sweep_summary,
+    BASE_RUNTIME, SCHEDULE_RUNTIME, after_pipeline, chunk_loop, dev_name, executor_setup,
+    index_by_macro, index_macros, index_macros_end, rewritten_body, splice_pipeline, window_call,
 };
 use crate::analysis::Facts;
 use crate::ir::{Program, Sweep};
@@ -50,17 +49,7 @@ fn pipeline_block(program: &Program, facts: &Facts, plan: &Plan) -> String {
     w.push_str("    tpace_end(&tp);\n");
     w.push_str(&index_macros_end(program));
     w.push_str("}\n");
-    if let Some(counter) = final_counter(program) {
-        writeln!(
-            w,
-            "{counter} /* the counter ends where the sequential loop leaves it */"
-        )
-        .unwrap();
-    }
-    if let Some(indices) = final_loop_vars(program) {
-        writeln!(w, "/* ... and so do the spatial loop indices */\n{indices}").unwrap();
-    }
-    w.push_str(&dump_block(program, ""));
+    w.push_str(&after_pipeline(program));
     w.trim_end().to_string()
 }
 
@@ -70,20 +59,8 @@ fn sweep_kernel(program: &Program, facts: &Facts, plan: &Plan, s: usize, sweep: 
     let f = &facts.sweeps[s];
     let used: BTreeSet<usize> = f.reads.union(&f.writes).copied().collect();
     let names: Vec<String> = used.iter().map(|a| dev_name(&p.arrays[*a].name)).collect();
-    let extra = plan.sweep_extra[s];
     let mut w = String::new();
-    writeln!(
-        w,
-        "            /* {}, on the planes of this step's window. */",
-        sweep_summary(program, facts, s)
-    )
-    .unwrap();
-    writeln!(
-        w,
-        "            tpace_window(&tp.plan, &tp_ch, tp_i, /* extra */ {}, {}, /* tau */ {}, &tp_from, &tp_to);",
-        extra.minus, extra.plus, plan.skew.sweep[s]
-    )
-    .unwrap();
+    w.push_str(&window_call(program, facts, plan, s));
     let depth = sweep.loops.len();
     for (level, l) in sweep.loops.iter().enumerate() {
         let pad = "    ".repeat(3 + level);
