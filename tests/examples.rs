@@ -219,3 +219,79 @@ fn init_pragma_directly_before_the_pipeline() {
     );
     assert_eq!(compare_source(&source, 13, &params("mm", 3, 7, 2)), None);
 }
+
+/// `n` from "... lower VAR to n or less" in a refusal.
+fn suggested(message: &str, var: &str) -> u64 {
+    let key = format!("lower {var} to ");
+    let at = message
+        .find(&key)
+        .unwrap_or_else(|| panic!("no `{key}` in: {message}"))
+        + key.len();
+    message[at..]
+        .split_whitespace()
+        .next()
+        .and_then(|w| w.parse().ok())
+        .unwrap_or_else(|| panic!("no number after `{key}` in: {message}"))
+}
+
+#[test]
+fn a_device_memory_budget_is_kept_or_refused_in_words() {
+    let tc = Toolchain::detect();
+    let dir = tempfile::tempdir().expect("scratch folder");
+    let steps = 13;
+    let seq = jacobi_reference(&tc, dir.path(), steps);
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/jacobi2d.c");
+    let text = driver::translate(&compile(&path), Target::Openacc).expect("translates");
+    let built = build_ok(&tc, &text, dir.path(), "budget", Flavour::Openacc);
+    let env = |pairs: &[(&str, String)]| -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect()
+    };
+    let dump = dir.path().join("b.dump");
+    let refused = |pairs: &[(&str, String)]| -> String {
+        match tpace::driver::run::execute(&built.binary, &[steps.to_string()], &env(pairs), &dump) {
+            Ok(_) => panic!("{pairs:?} was not refused"),
+            Err(f) => f.0,
+        }
+    };
+    let kept = |pairs: &[(&str, String)], budget: u64| {
+        let got = run_with(&built.binary, steps, &Params::default(), &env(pairs), &dump);
+        let bytes: u64 = got.report["device_bytes"].parse().expect("device_bytes");
+        assert!(bytes <= budget, "{pairs:?}: {bytes} bytes over {budget}");
+        assert_eq!(first_difference(&seq.dump, &got.dump), None, "{pairs:?}");
+        got
+    };
+    let mb = ("TPACE_DEVICE_MEM", "1000000".to_string());
+    // Chunks too wide for the budget: the message names the widest that fits, and it does.
+    let wide = [
+        mb.clone(),
+        ("TPACE_SCHEDULE", "mmtb".into()),
+        ("TPACE_K", "8".into()),
+    ];
+    let msg = refused(&[&wide[..], &[("TPACE_CHUNK", "500".into())]].concat());
+    assert!(
+        msg.contains("7.33 MB of device memory but 1 MB are available"),
+        "{msg}"
+    );
+    let b = suggested(&msg, "TPACE_CHUNK");
+    kept(
+        &[&wide[..], &[("TPACE_CHUNK", b.to_string())]].concat(),
+        1_000_000,
+    );
+    refused(&[&wide[..], &[("TPACE_CHUNK", (b + 1).to_string())]].concat());
+    // k too large for any chunk: the message names the largest k that fits, and it does.
+    let small = ("TPACE_DEVICE_MEM", "100000".to_string());
+    let msg = refused(&[small.clone(), ("TPACE_K", "13".into())]);
+    let k = suggested(&msg, "TPACE_K");
+    assert!(k >= 1, "{msg}");
+    kept(&[small.clone(), ("TPACE_K", k.to_string())], 100_000);
+    refused(&[small.clone(), ("TPACE_K", (k + 1).to_string())]);
+    // Without TPACE_SCHEDULE: in-core when the grid fits, else mmtb within the budget.
+    let big = kept(&[("TPACE_DEVICE_MEM", "20M".into())], 20_000_000);
+    assert_eq!(big.report["schedule"], "incore");
+    let out = kept(&[mb.clone()], 1_000_000);
+    assert_eq!(out.report["schedule"], "mmtb");
+    assert!(refused(&[mb, ("TPACE_SCHEDULE", "incore".into())]).contains("TPACE_SCHEDULE=mmtb"));
+}

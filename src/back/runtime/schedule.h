@@ -216,33 +216,53 @@ static inline long tpace_widest_chunk(tpace_plan *p, int k)
     return lo;
 }
 
-/* Refuse, in plain words, a plan that does not fit the device-memory budget. */
+/* A byte count in words people read: "812 KB", "7.20 MB", "24.2 GB". */
+static inline const char *tpace_bytes_text(double bytes, char *buf, size_t size)
+{
+    static const char *const unit[] = {"B", "KB", "MB", "GB", "TB"};
+    int u = 0;
+    while (bytes >= 1000.0 && u < 4) {
+        bytes /= 1000.0;
+        u++;
+    }
+    snprintf(buf, size, u == 0 ? "%.0f %s" : "%.3g %s", bytes, unit[u]);
+    return buf;
+}
+
+/* Refuse, in plain words, a plan that does not fit the device-memory budget:
+ * say which parameter to lower, and to what. */
 static inline void tpace_refuse_plan(tpace_plan *p)
 {
-    char msg[768];
-    double need = (double)p->device_bytes / 1e9, have = (double)p->budget / 1e9;
+    char msg[768], need[32], have[32];
+    tpace_bytes_text((double)p->device_bytes, need, sizeof need);
+    tpace_bytes_text((double)p->budget, have, sizeof have);
     long b_fit = tpace_widest_chunk(p, p->k);
     if (p->schedule == TPACE_INCORE) {
         snprintf(msg, sizeof msg,
-                 "the whole grid needs %.3f GB of device memory but %.3f GB are available; "
+                 "the whole grid needs %s of device memory but %s are available; "
                  "run out-of-core with TPACE_SCHEDULE=mmtb", need, have);
     } else if (b_fit >= 1) {
         snprintf(msg, sizeof msg,
-                 "the plan (schedule=%s k=%d TPACE_CHUNK=%ld streams=%d) needs %.3f GB of device memory "
-                 "but %.3f GB are available; lower TPACE_CHUNK to %ld or less",
+                 "the plan (schedule=%s k=%d TPACE_CHUNK=%ld streams=%d) needs %s of device memory "
+                 "but %s are available; lower TPACE_CHUNK to %ld or less",
                  tpace_schedule_names[p->schedule], p->k, p->b, p->streams, need, have, b_fit);
     } else {
-        int k_fit = p->k;
-        while (k_fit > 1 && tpace_widest_chunk(p, k_fit) < 1)
-            k_fit /= 2;
-        if (tpace_widest_chunk(p, k_fit) >= 1)
+        int lo = 0, hi = p->k; /* the largest k at which some chunk width fits */
+        while (lo < hi) {
+            int mid = lo + (hi - lo + 1) / 2;
+            if (tpace_widest_chunk(p, mid) >= 1)
+                lo = mid;
+            else
+                hi = mid - 1;
+        }
+        if (lo >= 1)
             snprintf(msg, sizeof msg,
-                     "the plan (schedule=%s k=%d streams=%d) needs %.3f GB of device memory but %.3f GB "
-                     "are available even with one-plane chunks; lower TPACE_K to %d or less",
-                     tpace_schedule_names[p->schedule], p->k, p->streams, need, have, k_fit);
+                     "the plan (schedule=%s k=%d streams=%d) needs %s of device memory but %s "
+                     "are available, and no chunk width fits at this k; lower TPACE_K to %d or less",
+                     tpace_schedule_names[p->schedule], p->k, p->streams, need, have, lo);
         else
             snprintf(msg, sizeof msg,
-                     "even one plane per chunk with k=1 needs more than the %.3f GB of device memory "
+                     "even one plane per chunk with k=1 needs more than the %s of device memory "
                      "available; lower TPACE_STREAMS or raise TPACE_DEVICE_MEM", have);
     }
     tpace_fail(p, msg);
