@@ -291,7 +291,7 @@ fn a_device_memory_budget_is_kept_or_refused_in_words() {
     // Without TPACE_SCHEDULE: in-core when the grid fits, else mmtb within the budget.
     let big = kept(&[("TPACE_DEVICE_MEM", "20M".into())], 20_000_000);
     assert_eq!(big.report["schedule"], "incore");
-    let out = kept(&[mb.clone()], 1_000_000);
+    let out = kept(std::slice::from_ref(&mb), 1_000_000);
     assert_eq!(out.report["schedule"], "mmtb");
     assert!(refused(&[mb, ("TPACE_SCHEDULE", "incore".into())]).contains("TPACE_SCHEDULE=mmtb"));
 }
