@@ -1,5 +1,5 @@
 //! Snapshots of what the `tpace` binary prints for every example: the
-//! translation (`tpace translate`, OpenACC) and the analysis summary
+//! translations (`tpace translate`, OpenACC and CUDA) and the analysis summary
 //! (`tpace check`), stored under tests/snapshots/.
 //!
 //! A change to the generated code shows up here as a diff to review. After a
@@ -60,6 +60,19 @@ fn translate_output_of_every_example() {
             omit_expression => true,
         }, {
             insta::assert_snapshot!(name("translate", &example), text);
+        });
+    }
+}
+
+#[test]
+fn cuda_translation_of_every_example() {
+    for example in examples() {
+        let text = tpace(&["translate", "--target", "cuda", &example]);
+        insta::with_settings!({
+            description => format!("tpace translate --target cuda {example}"),
+            omit_expression => true,
+        }, {
+            insta::assert_snapshot!(name("translate_cuda", &example), text);
         });
     }
 }
