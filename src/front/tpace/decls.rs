@@ -177,7 +177,7 @@ fn declarators(decl: Node) -> Vec<Node> {
 }
 
 /// The identifier a declarator declares.
-fn declared_name<'s>(mut node: Node, source: &'s str) -> Option<&'s str> {
+pub fn declared_name<'s>(mut node: Node, source: &'s str) -> Option<&'s str> {
     loop {
         match node.kind() {
             "identifier" => return Some(text(node, source)),

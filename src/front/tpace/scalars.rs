@@ -2,7 +2,7 @@
 //! as `omega`, sizes held in locals): targets whose kernels are separate
 //! functions (CUDA) pass them as arguments.
 
-use super::decls::{find_decl, scalar_type};
+use super::decls::{declared_name, find_decl, scalar_type};
 use crate::front::cst::{descendants, span, text};
 use crate::ir::{Array, Scalar};
 use std::collections::BTreeSet;
@@ -39,7 +39,7 @@ pub fn free_scalars(
             d.children_by_field_name("declarator", &mut cursor)
                 .collect::<Vec<_>>()
         })
-        .filter_map(|d| declared_identifier(d, source))
+        .filter_map(|d| declared_name(d, source))
         .collect();
     let mut seen = BTreeSet::new();
     let mut out = Vec::new();
@@ -71,14 +71,4 @@ pub fn free_scalars(
         });
     }
     out
-}
-
-fn declared_identifier<'s>(mut node: Node, source: &'s str) -> Option<&'s str> {
-    loop {
-        match node.kind() {
-            "identifier" => return Some(text(node, source)),
-            "parenthesized_declarator" => node = node.named_child(0)?,
-            _ => node = node.child_by_field_name("declarator")?,
-        }
-    }
 }
