@@ -17,3 +17,4 @@ pub mod front;
 pub mod ir;
 pub mod model;
 pub mod plan;
+pub mod probe;

@@ -61,6 +61,21 @@ enum Cmd {
         #[arg(last = true)]
         args: Vec<String>,
     },
+    /// Measure this machine's CUDA device and write a machine profile for `plan`.
+    Probe {
+        /// Profile file to write (default: standard output).
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+        /// The profile's name (what `--machine` is given when it is bundled).
+        #[arg(long, default_value = "probed")]
+        name: String,
+        /// Bytes per timed copy.
+        #[arg(long, default_value_t = 1 << 30)]
+        bytes: u64,
+        /// Run the probe on the CPU emulation of CUDA (tests the probe; the figures are the CPU's).
+        #[arg(long)]
+        emulate: bool,
+    },
     /// Choose schedule, k, chunk width and streams from the performance model; print the plan.
     Plan {
         /// Input C file with tpace directives.
@@ -141,6 +156,23 @@ fn real_main(cli: Cli) -> Result<ExitCode, Failure> {
             } else {
                 ExitCode::from(1)
             })
+        }
+        Cmd::Probe {
+            output,
+            name,
+            bytes,
+            emulate,
+        } => {
+            let probed = tpace::probe::probe(&Toolchain::detect(), bytes, emulate)?;
+            let text = tpace::probe::profile_toml(&name, &probed, &tpace::probe::today());
+            // The profile must load back as one.
+            tpace::model::Profile::parse(&name, &text)
+                .map_err(|e| Failure(format!("error: the probe gave an invalid profile: {e}\n")))?;
+            match output {
+                Some(path) => driver::write_atomically(&path, &text)?,
+                None => print!("{text}"),
+            }
+            Ok(ExitCode::SUCCESS)
         }
         Cmd::Plan {
             input,

@@ -17,6 +17,10 @@ use std::fmt::Write;
 /// The CUDA runtime embedded in every generated program.
 pub const RUNTIME: &str = include_str!("runtime.cuh");
 
+/// The CPU emulation of the CUDA runtime API, embedded before [`RUNTIME`]; it is
+/// compiled only when the compiler is not nvcc.
+pub const EMULATION: &str = include_str!("emulation.cuh");
+
 /// How to build the output, printed at its top and used by `tpace run`.
 pub const BUILD_FLAGS: &str = "-O3 -arch=native --fmad=false";
 
@@ -30,7 +34,7 @@ pub fn emit(program: &Program, facts: &Facts, plan: &Plan) -> String {
          \x20* Build: nvcc {BUILD_FLAGS} FILE.cu -o PROGRAM\n\
          \x20* --fmad=false keeps every multiply and add rounded as the sequential program rounds them,\n\
          \x20* so the results are bit for bit the same. */\n\
-         {BASE_RUNTIME}\n{SCHEDULE_RUNTIME}\n{RUNTIME}\n{body}",
+         {BASE_RUNTIME}\n{SCHEDULE_RUNTIME}\n{EMULATION}\n{RUNTIME}\n{body}",
         version = env!("CARGO_PKG_VERSION"),
         path = program.path,
         body = splice(&program.source, edits),

@@ -1,0 +1,207 @@
+//! `tpace probe`: measure the current CUDA device and write a machine profile
+//! (the figures `tpace plan`'s model reads) instead of copying them by hand.
+//!
+//! The probe is a small CUDA program (`probe.cu`) built with nvcc and run on the
+//! GPU; built with the C++ compiler it runs on the CPU emulation of the CUDA
+//! runtime, which only tests the path (its figures are the CPU's).
+
+use crate::back::common::BASE_RUNTIME;
+use crate::back::cuda::EMULATION;
+use crate::driver::Failure;
+use crate::driver::run::{Flavour, Toolchain, build};
+use std::collections::BTreeMap;
+use std::process::Command;
+
+/// The probe program, after the runtime's clock and the emulation.
+pub const PROBE: &str = include_str!("probe.cu");
+
+/// What each figure the probe prints measures, in the profile's words.
+pub const FIGURES: [(&str, &str); 10] = [
+    (
+        "memory_gbs",
+        "device-to-device copy, bytes read + written per second",
+    ),
+    ("h2d_gbs", "host-to-device copy from page-locked memory"),
+    ("d2h_gbs", "device-to-host copy into page-locked memory"),
+    ("duplex_gbs", "both directions at once, the two together"),
+    (
+        "h2d_pageable_gbs",
+        "host-to-device copy from pageable memory",
+    ),
+    (
+        "launch_overhead_us",
+        "an empty kernel launch, 2000 in one stream",
+    ),
+    ("memory_gb", "device memory as cudaMemGetInfo reports it"),
+    (
+        "compute_units",
+        "multiprocessors (cudaDevAttrMultiProcessorCount)",
+    ),
+    ("l2_bytes", "L2 cache (cudaDevAttrL2CacheSize)"),
+    (
+        "shared_bytes",
+        "shared memory one block may use (cudaDevAttrMaxSharedMemoryPerBlockOptin)",
+    ),
+];
+
+/// The figures one probe run measured.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Probed {
+    /// Figure name to value, for the names of [`FIGURES`] the run printed.
+    pub values: BTreeMap<String, f64>,
+    /// The device, as `nvidia-smi` names it, or the emulation.
+    pub device: String,
+    /// Whether it ran on the CPU emulation rather than a GPU.
+    pub emulated: bool,
+    /// Bytes per copy.
+    pub bytes: u64,
+}
+
+/// Build and run the probe with copies of `bytes` bytes. Without nvcc and a GPU
+/// it refuses, unless `emulate` asks for the CPU emulation.
+pub fn probe(tc: &Toolchain, bytes: u64, emulate: bool) -> Result<Probed, Failure> {
+    let flavour = match (tc.nvcc.is_some() && tc.gpu, emulate) {
+        (true, false) => Flavour::CudaDevice,
+        (_, true) => Flavour::CudaEmulation,
+        (false, false) => {
+            return Err(Failure(
+                "error: tpace probe needs nvcc and a CUDA GPU (`nvidia-smi -L` lists none here)\n  \
+                 help: run it on the GPU machine; `--emulate` runs the probe on the CPU emulation \
+                 instead, which only tests the probe\n"
+                    .into(),
+            ));
+        }
+    };
+    let dir = tempfile::tempdir()
+        .map_err(|e| Failure(format!("error: cannot make a scratch folder: {e}\n")))?;
+    let text = format!("{BASE_RUNTIME}\n{EMULATION}\n{PROBE}");
+    let built = build(tc, &text, dir.path(), "probe", flavour)?;
+    let out = Command::new(&built.binary)
+        .arg(bytes.to_string())
+        .output()
+        .map_err(|e| Failure(format!("error: cannot run the probe: {e}\n")))?;
+    if !out.status.success() {
+        return Err(Failure(format!(
+            "error: the probe failed ({}):\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        )));
+    }
+    let values = parse(&String::from_utf8_lossy(&out.stdout));
+    let device = if flavour == Flavour::CudaEmulation {
+        "the CPU emulation of CUDA (not a GPU)".to_string()
+    } else {
+        device_name()
+    };
+    Ok(Probed {
+        values,
+        device,
+        emulated: flavour == Flavour::CudaEmulation,
+        bytes,
+    })
+}
+
+/// `key=value` lines of the figures the profile knows.
+pub fn parse(text: &str) -> BTreeMap<String, f64> {
+    text.lines()
+        .filter_map(|l| l.split_once('='))
+        .filter(|(k, _)| FIGURES.iter().any(|(f, _)| f == k))
+        .filter_map(|(k, v)| v.trim().parse().ok().map(|v| (k.to_string(), v)))
+        .collect()
+}
+
+fn device_name() -> String {
+    Command::new("nvidia-smi")
+        .args(["--query-gpu=name", "--format=csv,noheader"])
+        .output()
+        .ok()
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .and_then(|s| s.lines().next().map(|l| l.trim().to_string()))
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "an unnamed CUDA device".into())
+}
+
+/// The profile file for `name`, measured on `date` (YYYY-MM-DD). Figures the run
+/// could not measure (zero, or absent) are left out, as the schema allows.
+pub fn profile_toml(name: &str, probed: &Probed, date: &str) -> String {
+    let mut out = format!(
+        "# Measured by `tpace probe` on {date} on {device}, copies of {bytes} bytes,\n\
+         # best of 5 runs after a warm-up. Schema: src/model/profile.rs, profiles/README.md.\n\n\
+         name = \"{name}\"\n\
+         description = \"{device}, probed {date}\"\n\
+         arch = \"gpu\"\n",
+        device = probed.device,
+        bytes = probed.bytes,
+    );
+    for (field, what) in FIGURES {
+        let Some(v) = probed.values.get(field).filter(|v| **v > 0.0) else {
+            continue;
+        };
+        let value = if v.fract() == 0.0 {
+            format!("{v:.1}")
+        } else {
+            v.to_string()
+        };
+        out.push_str(&format!(
+            "\n[{field}]\nvalue = {value}\nkind = \"measured\"\nsource = \"tpace probe on {device}, {date}: {what}\"\n",
+            device = probed.device,
+        ));
+    }
+    out
+}
+
+/// Today's date (UTC) as YYYY-MM-DD.
+pub fn today() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let (y, m, d) = civil_from_days((secs / 86_400) as i64);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+/// Gregorian date of a day count since 1970-01-01.
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_from_day_counts() {
+        assert_eq!(civil_from_days(0), (1970, 1, 1));
+        assert_eq!(civil_from_days(20_415), (2025, 11, 23));
+        assert_eq!(civil_from_days(11_016), (2000, 2, 29));
+    }
+
+    #[test]
+    fn a_profile_from_probe_output_loads() {
+        let values = parse(
+            "bytes=1000\nmemory_gbs=2870.5\nh2d_gbs=49.5\nmemory_gb=0.00\ncompute_units=132\nnoise\n",
+        );
+        assert_eq!(values.len(), 4);
+        let probed = Probed {
+            values,
+            device: "NVIDIA H100".into(),
+            emulated: false,
+            bytes: 1000,
+        };
+        let text = profile_toml("here", &probed, "2026-11-23");
+        let p = crate::model::Profile::parse("probe", &text).expect("a valid profile");
+        assert_eq!(p.memory_gbs.unwrap().value, 2870.5);
+        assert_eq!(p.compute_units.unwrap().value, 132.0);
+        // Zero means unknown and is left out.
+        assert!(p.memory_gb.is_none());
+        assert!(text.contains("kind = \"measured\""));
+    }
+}
