@@ -411,7 +411,8 @@ pub fn heatmap(results: &[Measured], schedule: Schedule, title: &str) -> String 
     bs.dedup();
     let (cw, ch) = (84.0, 40.0);
     let (left, top) = (90.0, 70.0);
-    let width = left + cw * bs.len() as f64 + 40.0;
+    // Wide enough for the grid and for the title (about 8 px a character at 14 px).
+    let width = (left + cw * bs.len() as f64 + 40.0).max(title.chars().count() as f64 * 8.0 + 20.0);
     let height = top + ch * ks.len() as f64 + 70.0;
     let lo = cells.values().copied().fold(f64::INFINITY, f64::min);
     let hi = cells.values().copied().fold(0.0, f64::max);
