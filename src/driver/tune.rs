@@ -8,7 +8,7 @@ use super::{Compiled, Failure, translate, write_atomically};
 use crate::back::Target;
 use crate::model::expr::Macros;
 use crate::model::report::parse_bytes;
-use crate::model::search::{choose, k_candidates};
+use crate::model::search::choose;
 use crate::model::{self, Config, Machine, Profile, Workload, predict, workload};
 use crate::plan::Schedule;
 use std::collections::BTreeMap;
@@ -155,13 +155,17 @@ fn model_schedule(s: Schedule) -> model::Schedule {
     }
 }
 
-/// Default k values: the model's candidates that are powers of two up to
-/// 64, and the step count itself when it is below 64.
+/// Default k values: the powers of two up to 64 that are at most the step
+/// count, and the step count itself when it is below 64 (a handful of the
+/// model's [`k_candidates`](crate::model::search::k_candidates), which are
+/// every k to 32 and then steps of a quarter).
 pub fn default_ks(steps: u64) -> Vec<u64> {
-    let ks: Vec<u64> = k_candidates(steps)
-        .into_iter()
-        .filter(|&k| (k.is_power_of_two() && k <= 64) || (k == steps && steps < 64))
-        .collect();
+    let mut ks: Vec<u64> = (0..=6).map(|e| 1u64 << e).filter(|&k| k <= steps).collect();
+    if (1..64).contains(&steps) {
+        ks.push(steps);
+    }
+    ks.sort_unstable();
+    ks.dedup();
     if ks.is_empty() { vec![1] } else { ks }
 }
 
