@@ -292,8 +292,10 @@ fn last_message(stderr: &str) -> String {
 fn secs(s: f64) -> String {
     if s >= 0.1 {
         format!("{s:.3}")
-    } else {
+    } else if s >= 0.001 {
         format!("{s:.4}")
+    } else {
+        format!("{s:.2e}")
     }
 }
 
@@ -785,22 +787,26 @@ pub fn tune(
                         None => (choice.best.clone(), " (not a swept schedule)"),
                     };
                     let c = pick.config;
-                    let _ = writeln!(
-                        s,
-                        "model's pick ({}, {} steps, cap {}): {} k={} b={} streams={}{note}, predicted {} s",
-                        profile.name,
-                        w.steps,
-                        cap.map_or("none".to_string(), |c| model::predict::bytes(c as f64)),
-                        c.schedule.name(),
-                        c.k,
-                        c.b,
-                        c.streams,
-                        secs(pick.total_s)
-                    );
                     let plan_schedule = Schedule::ALL
                         .into_iter()
                         .find(|s| model_schedule(*s) == c.schedule)
                         .unwrap_or(Schedule::Mmtb);
+                    let pick_point = Point {
+                        schedule: plan_schedule,
+                        k: matches!(c.schedule, model::Schedule::Mm | model::Schedule::Mmtb)
+                            .then_some(c.k),
+                        b: (c.schedule != model::Schedule::Incore).then_some(c.b),
+                        streams: (c.schedule != model::Schedule::Incore).then_some(c.streams),
+                    };
+                    let _ = writeln!(
+                        s,
+                        "model's pick ({}, {} steps, cap {}): {}{note}, predicted {} s",
+                        profile.name,
+                        w.steps,
+                        cap.map_or("none".to_string(), |c| model::predict::bytes(c as f64)),
+                        pick_point.label(),
+                        secs(pick.total_s)
+                    );
                     let matches = |r: &&Measured| {
                         if r.status != Status::Ok || r.point.schedule != plan_schedule {
                             return false;
@@ -816,16 +822,7 @@ pub fn tune(
                     let (measured, how_got) = match ran.iter().copied().find(|r| matches(r)) {
                         Some(r) => (r.clone(), "in the sweep"),
                         None => {
-                            let point = Point {
-                                schedule: plan_schedule,
-                                k: (c.schedule != model::Schedule::Incore
-                                    && c.schedule != model::Schedule::Naive)
-                                    .then_some(c.k),
-                                b: (c.schedule != model::Schedule::Incore).then_some(c.b),
-                                streams: (c.schedule != model::Schedule::Incore)
-                                    .then_some(c.streams),
-                            };
-                            let m = run_point(&built.binary, &req.args, &point, mem_cap);
+                            let m = run_point(&built.binary, &req.args, &pick_point, mem_cap);
                             eprintln!(
                                 "{}",
                                 progress(1, 1, &m).replacen("[1/1]", "[model pick]", 1)
