@@ -242,7 +242,7 @@ fn refused_configurations_are_recorded_and_none_running_fails() {
     assert_eq!(out.status.code(), Some(1), "{}", say(&out));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("none of the 8 configurations ran (8 refused, 0 failed"),
+        stderr.contains("none of the 8 configuration(s) ran (8 refused, 0 failed"),
         "{}",
         say(&out)
     );

@@ -713,7 +713,7 @@ pub fn tune(
         .collect();
     let Some(best) = best else {
         return Err(fail(format!(
-            "none of the {} configurations ran ({refused} refused, {} failed; see {})\n  help: {}",
+            "none of the {} configuration(s) ran ({refused} refused, {} failed; see {})\n  help: {}",
             results.len(),
             failed.len(),
             csv_path.display(),
@@ -728,7 +728,7 @@ pub fn tune(
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "{}: tuned on {how}; {} configurations: {} ran, {refused} refused, {} failed",
+        "{}: tuned on {how}; {} configuration(s): {} ran, {refused} refused, {} failed",
         program.path,
         results.len(),
         ran.len(),
