@@ -93,6 +93,45 @@ enum Cmd {
         #[arg(long)]
         steps: Option<u64>,
     },
+    /// Build once, run over schedule x k x b x streams, write results.csv and heatmap.svg,
+    /// and compare the best configuration with the model's pick.
+    Tune {
+        /// Input C file with tpace directives.
+        input: PathBuf,
+        /// Output language.
+        #[arg(long, value_enum, default_value = "openacc")]
+        target: Target,
+        /// Machine profile for the model: a bundled name or a file.
+        #[arg(long, default_value = "h100")]
+        machine: String,
+        /// Macro value, NAME=VALUE (repeatable): compiled in as -DNAME=VALUE and used for the extents.
+        #[arg(long = "set", value_name = "NAME=VALUE")]
+        set: Vec<String>,
+        /// Schedules to sweep, comma-separated (default mmtb,mm,naive,incore).
+        #[arg(long, value_enum, value_delimiter = ',')]
+        schedules: Vec<Schedule>,
+        /// k values, comma-separated (default powers of two up to 64 and the step count).
+        #[arg(long, value_delimiter = ',')]
+        k: Vec<u64>,
+        /// Chunk widths, comma-separated (default n, n/2, n/4, n/8, n/16).
+        #[arg(long, value_delimiter = ',')]
+        chunk: Vec<u64>,
+        /// Stream counts, comma-separated (default 1,2,3).
+        #[arg(long, value_delimiter = ',')]
+        streams: Vec<u64>,
+        /// Device memory for the runs (TPACE_DEVICE_MEM) and the model (units: kB MB GB, KiB MiB GiB).
+        #[arg(long, value_name = "BYTES")]
+        mem_cap: Option<String>,
+        /// Time steps, for the model and the default k list (default: from the source or a run).
+        #[arg(long)]
+        steps: Option<u64>,
+        /// Output folder (default tune-NAME).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Arguments for every run of the program.
+        #[arg(last = true)]
+        args: Vec<String>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -198,6 +237,46 @@ fn real_main(cli: Cli) -> Result<ExitCode, Failure> {
                 report::plan_report(&compiled, &profile, &request).map_err(fail)?
             );
             Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Tune {
+            input,
+            target,
+            machine,
+            set,
+            schedules,
+            k,
+            chunk,
+            streams,
+            mem_cap,
+            steps,
+            out,
+            args,
+        } => {
+            let compiled = driver::compile_file(&input)?;
+            let request = driver::tune::TuneRequest {
+                target,
+                machine,
+                set,
+                schedules,
+                k,
+                chunk,
+                streams,
+                mem_cap,
+                steps,
+                out,
+                args,
+            };
+            let outcome = driver::tune::tune(&compiled, &Toolchain::detect(), &request)?;
+            print!("{}", outcome.summary);
+            let failed = outcome
+                .results
+                .iter()
+                .any(|r| matches!(r.status, driver::tune::Status::Failed(_)));
+            Ok(if failed {
+                ExitCode::from(1)
+            } else {
+                ExitCode::SUCCESS
+            })
         }
     }
 }

@@ -1,8 +1,9 @@
 //! The driver: runs the passes in order and does what the command line asks
-//! (translate, check, run).
+//! (translate, check, run, tune).
 
 pub mod dump;
 pub mod run;
+pub mod tune;
 
 use crate::analysis::{self, Facts};
 use crate::back::{self, Target};

@@ -23,6 +23,9 @@ pub struct Toolchain {
     pub openacc_flags: Vec<String>,
     /// Extra flags for the C and C++ builds.
     pub cflags: Vec<String>,
+    /// Macro definitions for every build, nvcc's included, as `NAME=VALUE`
+    /// (passed as `-DNAME=VALUE`; empty unless a caller sets them, e.g. `tpace tune --set`).
+    pub defines: Vec<String>,
 }
 
 impl Toolchain {
@@ -57,6 +60,7 @@ impl Toolchain {
             gpu,
             openacc_flags,
             cflags: vec!["-O2".into()],
+            defines: Vec::new(),
         }
     }
 
@@ -138,6 +142,7 @@ pub fn build(
             c
         }
     };
+    cmd.args(tc.defines.iter().map(|d| format!("-D{d}")));
     cmd.arg(&source).arg("-o").arg(&binary).arg("-lm");
     let compiler = cmd.get_program().to_string_lossy().into_owned();
     let out = cmd.output().map_err(|e| {
