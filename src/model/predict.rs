@@ -262,7 +262,7 @@ pub fn normalise(w: &Workload, c: Config) -> Result<Config, String> {
 
 /// MMTB hand-over planes per array between consecutive chunks: skew (k-1) + h_lo + h_hi.
 pub fn handover(w: &Workload, k: u64) -> u64 {
-    w.skew * (k.max(1) - 1) + w.h_lo + w.h_hi
+    w.skew * (k.max(1) - 1) + w.handover_below
 }
 
 /// Device memory a (normalised) plan allocates, in bytes.
@@ -270,16 +270,26 @@ pub fn handover(w: &Workload, k: u64) -> u64 {
 /// incore: the whole grid of every array on the device. naive and mm:
 /// `slots` buffers of `b + (h_lo + h_hi) k` planes per array, plus the
 /// runtime's carry buffer of `h_lo k` planes per array (`tpace_acc_plan_bytes`).
-/// mmtb: `slots` buffers of `m + b + h_hi` planes per array, m the hand-over.
+/// mmtb: `max(2, slots)` buffers of `m + b + above` planes per array, m the
+/// hand-over (one buffer of b planes when there is one chunk), as
+/// `tpace_slot_planes_for` and `tpace_slots_for` in the runtime count them; the
+/// second buffer of a swapped array counts too.
 pub fn device_bytes(w: &Workload, c: Config) -> u128 {
-    let per_plane = w.plane_bytes(Movement::on_device);
-    let slots = u128::from(c.streams.min(chunks::count(w.n, c.b)));
+    let per_plane =
+        w.plane_bytes(Movement::on_device) + u128::from(w.extra_bytes_per_point * w.plane);
+    let count = chunks::count(w.n, c.b);
+    let slots = u128::from(c.streams.min(count));
     let planes = match c.schedule {
         Schedule::Incore => u128::from(w.n),
         Schedule::Naive | Schedule::Mm => {
             slots * u128::from(c.b + (w.h_lo + w.h_hi) * c.k) + u128::from(w.h_lo * c.k)
         }
-        Schedule::Mmtb => slots * u128::from(handover(w, c.k) + c.b + w.h_hi),
+        // The runtime keeps two slots at least to hand planes from one to the next.
+        Schedule::Mmtb if count > 1 => {
+            u128::from(c.streams.max(2).min(count))
+                * u128::from(handover(w, c.k) + c.b + w.upload_above)
+        }
+        Schedule::Mmtb => u128::from(c.b),
     };
     planes * per_plane
 }

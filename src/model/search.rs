@@ -182,6 +182,9 @@ mod tests {
             flops_per_point: 4.0,
             bytes_per_point: 16.0,
             kernels_per_step: 2,
+            handover_below: 2,
+            upload_above: 1,
+            extra_bytes_per_point: 0,
         }
     }
 

@@ -75,6 +75,14 @@ pub struct Workload {
     pub bytes_per_point: f64,
     /// Kernels (sweeps) launched per chunk and step.
     pub kernels_per_step: u64,
+    /// MMTB: planes below its own that a chunk takes over from its predecessor,
+    /// besides `skew` per step after the first (the runtime's `below`).
+    pub handover_below: u64,
+    /// MMTB: planes above its own that a chunk uploads (the runtime's `above`).
+    pub upload_above: u64,
+    /// Device bytes per grid point beyond one copy of every array: the second
+    /// buffer of an array whose copy sweep runs as a swap.
+    pub extra_bytes_per_point: u64,
 }
 
 impl Workload {
@@ -140,6 +148,15 @@ impl Workload {
             flops_per_point: f64::from(compiled.facts.flops_per_point),
             bytes_per_point: f64::from(compiled.facts.bytes_per_point) - copy_bytes,
             kernels_per_step: p.body.len() as u64 - copy_kernels,
+            handover_below: u64::try_from(compiled.plan.skew.below()).unwrap_or(0),
+            upload_above: u64::try_from(compiled.plan.skew.above()).unwrap_or(0),
+            extra_bytes_per_point: compiled
+                .plan
+                .swap
+                .map_or(0, |sw| match p.arrays[sw.dst].elem {
+                    ElemType::Float => 4,
+                    ElemType::Double => 8,
+                }),
         })
     }
 

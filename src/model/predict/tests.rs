@@ -30,6 +30,9 @@ fn jacobi(n: u64, plane: u64, steps: u64) -> Workload {
         flops_per_point: 4.0,
         bytes_per_point: 16.0,
         kernels_per_step: 2,
+        handover_below: 2,
+        upload_above: 1,
+        extra_bytes_per_point: 0,
     }
 }
 
@@ -57,6 +60,9 @@ fn stencil(n: u64, plane: u64, steps: u64, h: u64) -> Workload {
         flops_per_point: 10.0,
         bytes_per_point: 20.0,
         kernels_per_step: 1,
+        handover_below: 2 * h,
+        upload_above: h,
+        extra_bytes_per_point: 0,
     }
 }
 
@@ -166,10 +172,20 @@ fn memory_formulas() {
     // mmtb: slots x (m + b + h_hi), m = skew (k-1) + h_lo + h_hi.
     let mmtb = predict(&w, &h100(), cfg(Schedule::Mmtb, 16, 500, 3)).unwrap();
     assert_eq!(mmtb.device_bytes, 3 * ((2 * 15 + 2) + 500 + 1) * plane_all);
-    // slots never exceed chunks.
+    // slots never exceed chunks; a single chunk needs no hand-over and no planes above.
     let one = predict(&w, &h100(), cfg(Schedule::Mmtb, 16, 10_000, 4)).unwrap();
     assert_eq!(one.slots, 1);
-    assert_eq!(one.device_bytes, ((2 * 15 + 2) + 10_000 + 1) * plane_all);
+    assert_eq!(one.device_bytes, 10_000 * plane_all);
+    // Two slots at least with several chunks, as the runtime keeps them.
+    let two = predict(&w, &h100(), cfg(Schedule::Mmtb, 16, 500, 1)).unwrap();
+    assert_eq!(two.device_bytes, 2 * ((2 * 15 + 2) + 500 + 1) * plane_all);
+    // A swapped array's second buffer counts.
+    let swapped = Workload {
+        extra_bytes_per_point: 4,
+        ..w.clone()
+    };
+    let s = predict(&swapped, &h100(), cfg(Schedule::Mmtb, 16, 500, 3)).unwrap();
+    assert_eq!(s.device_bytes, 3 * ((2 * 15 + 2) + 500 + 1) * 1000 * 12);
 }
 
 #[test]
