@@ -203,7 +203,7 @@ fn real_main(cli: Cli) -> Result<ExitCode, Failure> {
             emulate,
         } => {
             let probed = tpace::probe::probe(&Toolchain::detect(), bytes, emulate)?;
-            let text = tpace::probe::profile_toml(&name, &probed, &tpace::probe::today());
+            let text = tpace::probe::profile_toml(&name, &probed, &driver::today());
             // The profile must load back as one.
             tpace::model::Profile::parse(&name, &text)
                 .map_err(|e| Failure(format!("error: the probe gave an invalid profile: {e}\n")))?;

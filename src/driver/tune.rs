@@ -4,7 +4,7 @@
 //! measured configuration with the performance model's pick.
 
 use super::run::{Flavour, Toolchain, build, parse_report};
-use super::{Compiled, Failure, translate, write_atomically};
+use super::{Compiled, Failure, today, translate, write_atomically};
 use crate::back::Target;
 use crate::model::expr::Macros;
 use crate::model::report::parse_bytes;
@@ -355,29 +355,6 @@ fn xml(s: &str) -> String {
         .replace('<', "&lt;")
         .replace('>', "&gt;")
         .replace('"', "&quot;")
-}
-
-/// Today's date (UTC) as YYYY-MM-DD, from the system clock.
-pub fn today() -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    let (y, m, d) = civil_from_days((secs / 86_400) as i64);
-    format!("{y:04}-{m:02}-{d:02}")
-}
-
-/// Year, month, day of a day count since 1970-01-01 (Howard Hinnant's algorithm).
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
 }
 
 /// The heat map's cells for one schedule: the best Glup/s over streams of
@@ -899,7 +876,7 @@ mod tests {
     }
 
     #[test]
-    fn messages_dates_and_csv() {
+    fn messages_and_csv() {
         assert_eq!(
             last_message("x\ntpace: a.c:3:4: the plan needs 9 MB\n"),
             "the plan needs 9 MB"
@@ -908,8 +885,6 @@ mod tests {
             last_message("tpace: TPACE_K=0 is not a whole number"),
             "TPACE_K=0 is not a whole number"
         );
-        assert_eq!(civil_from_days(0), (1970, 1, 1));
-        assert_eq!(civil_from_days(20_415), (2025, 11, 23));
         assert_eq!(csv_field("a, b"), "\"a, b\"");
         assert_eq!(csv_field("x\"y"), "\"x\"\"y\"");
     }

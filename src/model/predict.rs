@@ -456,4 +456,4 @@ fn pipeline(m: &Machine, chunks: u64, slots: u64, in_bytes: f64, t_k: f64, out_b
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

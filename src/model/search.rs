@@ -151,42 +151,8 @@ pub fn choose(w: &Workload, m: &Machine, cap: Option<u128>) -> Result<Choice, St
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::profile::Profile;
-    use crate::model::workload::{ArrayLoad, Movement};
+    use crate::model::predict::tests::{h100, jacobi};
     use std::time::Instant;
-
-    fn h100() -> Machine {
-        Machine::from_profile(&Profile::bundled("h100").unwrap()).unwrap()
-    }
-
-    fn jacobi(n: u64, plane: u64, steps: u64) -> Workload {
-        Workload {
-            n,
-            plane,
-            steps,
-            arrays: vec![
-                ArrayLoad {
-                    name: "work".into(),
-                    elem_bytes: 4,
-                    movement: Movement::Temporary,
-                },
-                ArrayLoad {
-                    name: "a".into(),
-                    elem_bytes: 4,
-                    movement: Movement::InOut,
-                },
-            ],
-            h_lo: 1,
-            h_hi: 1,
-            skew: 2,
-            flops_per_point: 4.0,
-            bytes_per_point: 16.0,
-            kernels_per_step: 2,
-            handover_below: 2,
-            upload_above: 1,
-            extra_bytes_per_point: 0,
-        }
-    }
 
     #[test]
     fn candidates_cover_the_ends() {

@@ -2,12 +2,12 @@ use super::*;
 use crate::model::profile::Profile;
 use crate::model::workload::ArrayLoad;
 
-fn h100() -> Machine {
+pub(crate) fn h100() -> Machine {
     Machine::from_profile(&Profile::bundled("h100").unwrap()).unwrap()
 }
 
 /// A Jacobi-like workload: `a` moves both ways, `work` is a temporary.
-fn jacobi(n: u64, plane: u64, steps: u64) -> Workload {
+pub(crate) fn jacobi(n: u64, plane: u64, steps: u64) -> Workload {
     Workload {
         n,
         plane,
