@@ -196,6 +196,20 @@ pub struct Scalar {
     pub ty: Option<String>,
     /// Its first use in the sweep body.
     pub span: Span,
+    /// How the body uses it.
+    pub role: ScalarRole,
+}
+
+/// How a sweep body uses a variable declared outside it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScalarRole {
+    /// Only read: a coefficient, a size.
+    Read,
+    /// Assigned at each point before it is read there (a per-point temporary).
+    PerPoint,
+    /// Carried from one point to the next (a reduction such as `gosa += ss * ss`,
+    /// a counter): its result depends on the visiting order.
+    Carried,
 }
 
 impl Sweep {

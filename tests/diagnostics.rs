@@ -730,3 +730,74 @@ fn check_of_a_bad_file_exits_1_and_a_good_one_0() {
     );
     assert!(dir.path().join("out.c").exists());
 }
+
+// ---- Variables carried from point to point ----
+
+#[test]
+fn a_reduction_or_counter_in_a_sweep_is_refused() {
+    // The copy sweep's statement, which each case replaces, is on line 26 once the
+    // declarations take one more line.
+    for (stmt, at, col) in [
+        ("a[x][y] = work[x][y]; sum += work[x][y];", "sum +=", 39),
+        ("a[x][y] = work[x][y]; count++;", "count++", 39),
+        (
+            "a[x][y] = work[x][y]; sum = sum + a[x][y];",
+            "sum = sum",
+            39,
+        ),
+        (
+            "sum = a[x][y] + sum; a[x][y] = work[x][y];",
+            "sum = a[x][y] + sum",
+            17,
+        ),
+    ] {
+        let source = good_with(
+            "    int n, x, y;",
+            "    int n, x, y, count = 0;\n    double sum = 0.0;",
+        )
+        .replace("a[x][y] = work[x][y];", stmt);
+        let name = if stmt.contains("count") {
+            "count"
+        } else {
+            "sum"
+        };
+        expect_in(
+            "carried.c",
+            &source,
+            Expected {
+                message: &format!(
+                    "`{name}` is carried from point to point in a sweep (a reduction or a counter)"
+                ),
+                line: 26,
+                col,
+                at,
+                count: 1,
+            },
+        );
+    }
+}
+
+#[test]
+fn a_per_point_temporary_declared_outside_is_accepted() {
+    let source = good_with(
+        "    int n, x, y;",
+        "    int n, x, y;\n    float t, coef = 0.5f;",
+    )
+    .replace(
+        "a[x][y] = work[x][y];",
+        "t = work[x][y] * coef; a[x][y] = t;",
+    );
+    let compiled = driver::compile_source("t.c", &source).expect("accepted");
+    let roles: Vec<(String, tpace::ir::ScalarRole)> = compiled.program.pipeline.body[1]
+        .scalars
+        .iter()
+        .map(|s| (s.name.clone(), s.role))
+        .collect();
+    assert_eq!(
+        roles,
+        [
+            ("t".to_string(), tpace::ir::ScalarRole::PerPoint),
+            ("coef".to_string(), tpace::ir::ScalarRole::Read)
+        ]
+    );
+}

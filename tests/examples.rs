@@ -128,6 +128,17 @@ fn jacobi_variant(from: &str, to: &str) -> String {
 
 /// Translate `source`, build both programs, run both: the first difference, if any.
 fn compare_source(source: &str, steps: u64, p: &Params) -> Option<String> {
+    compare_source_on(Target::Openacc, Flavour::Openacc, source, steps, p)
+}
+
+/// [`compare_source`] for any target.
+fn compare_source_on(
+    target: Target,
+    flavour: Flavour,
+    source: &str,
+    steps: u64,
+    p: &Params,
+) -> Option<String> {
     let compiled = driver::compile_source("variant.c", source)
         .unwrap_or_else(|d| panic!("the variant does not compile: {d:?}"));
     let tc = Toolchain::detect();
@@ -141,10 +152,15 @@ fn compare_source(source: &str, steps: u64, p: &Params) -> Option<String> {
     );
     let translated = build_ok(
         &tc,
-        &driver::translate(&compiled, Target::Openacc).expect("translates"),
+        &driver::translate(&compiled, target).expect("translates"),
         dir.path(),
         "translated",
-        Flavour::Openacc,
+        flavour,
+    );
+    assert!(
+        warnings(&translated.warnings).is_empty(),
+        "the translation builds with warnings:\n{}",
+        translated.warnings
     );
     let seq = run_ok(
         &reference.binary,
@@ -294,4 +310,24 @@ fn a_device_memory_budget_is_kept_or_refused_in_words() {
     let out = kept(std::slice::from_ref(&mb), 1_000_000);
     assert_eq!(out.report["schedule"], "mmtb");
     assert!(refused(&[mb, ("TPACE_SCHEDULE", "incore".into())]).contains("TPACE_SCHEDULE=mmtb"));
+}
+
+/// A scalar declared outside the sweep and written at each point before use
+/// (Himeno's `s0`, `ss`) is a per-point temporary: both targets keep it private.
+#[test]
+fn a_per_point_temporary_declared_outside_the_sweep() {
+    let source = jacobi_variant("    int n, x, y;", "    int n, x, y;\n    float t;").replace(
+        "                a[x][y] = work[x][y];",
+        "                t = work[x][y] * 0.5f;\n                a[x][y] = t + t;",
+    );
+    for (target, flavour) in [
+        (Target::Openacc, Flavour::Openacc),
+        (Target::Cuda, Flavour::CudaEmulation),
+    ] {
+        assert_eq!(
+            compare_source_on(target, flavour, &source, 13, &params("mmtb", 3, 7, 2)),
+            None,
+            "{target:?}"
+        );
+    }
 }

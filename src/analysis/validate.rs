@@ -4,7 +4,7 @@
 use crate::diag::{DiagResult, Diagnostic};
 use crate::front::tpace::MAX_HALO;
 use crate::front::tpace::intent_word;
-use crate::ir::{AccessKind, Halo, Intent, Program};
+use crate::ir::{AccessKind, Halo, Intent, Program, ScalarRole};
 use std::collections::BTreeSet;
 
 /// Check every sweep's accesses against the directive and the schedules' assumptions.
@@ -67,6 +67,25 @@ pub fn validate(program: &Program) -> DiagResult<()> {
                     }
                 }
             }
+        }
+        // A variable carried from point to point (a reduction, a counter): a parallel
+        // sweep would reorder or lose its updates.
+        for sc in sweep
+            .scalars
+            .iter()
+            .filter(|s| s.role == ScalarRole::Carried)
+        {
+            errors.push(Diagnostic::new(
+                sc.span.clone(),
+                format!(
+                    "`{}` is carried from point to point in a sweep (a reduction or a counter)",
+                    sc.name
+                ),
+                "updated at every point from its previous value",
+                "tpace does not translate reductions yet: a parallel sweep would lose or reorder \
+                 these updates; compute the value after the time loop from the arrays, or move \
+                 the loop that needs it out of the pipelined time loop",
+            ));
         }
         // In-place update with neighbour reads (Gauss-Seidel): the result depends on
         // the loop order, which a chunked, parallel schedule can not keep.

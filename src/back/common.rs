@@ -514,6 +514,22 @@ pub fn after_pipeline(program: &Program) -> String {
             "/* ... and so do the spatial loop indices */\n{indices}\n"
         ));
     }
+    // Per-point temporaries live in the kernels now; keep the host's copy "used".
+    let mut temps: Vec<&str> = Vec::new();
+    for sweep in &program.pipeline.body {
+        for sc in &sweep.scalars {
+            if sc.role == crate::ir::ScalarRole::PerPoint && !temps.contains(&sc.name.as_str()) {
+                temps.push(&sc.name);
+            }
+        }
+    }
+    if !temps.is_empty() {
+        let voids: String = temps.iter().map(|t| format!("(void)&{t}; ")).collect();
+        w.push_str(&format!(
+            "{} /* per-point temporaries of the sweeps */\n",
+            voids.trim_end()
+        ));
+    }
     w.push_str(&dump_block(program, ""));
     w
 }

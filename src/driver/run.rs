@@ -317,10 +317,21 @@ pub fn run(
         ),
         Some(d) => format!("DIFFERENT: first at {d}"),
     };
+    let printed = if seq.stdout == acc.stdout {
+        "the same".to_string()
+    } else {
+        let line = seq
+            .stdout
+            .lines()
+            .zip(acc.stdout.lines())
+            .position(|(a, b)| a != b)
+            .map_or(seq.stdout.lines().count().min(acc.stdout.lines().count()), |i| i);
+        format!("DIFFERENT from line {} on", line + 1)
+    };
     let summary = format!(
         "{path}: target {target}{how} schedule={sched} k={k} b={b} streams={s} chunks={c} steps={steps}\n\
          \x20 sequential {seq_t} s, translated {acc_t} s ({glups} Glup/s)\n\
-         \x20 {verdict}\n",
+         \x20 {verdict}; printed output {printed}\n",
         path = compiled.program.path,
         target = target.name(),
         how = if flavour == Flavour::CudaEmulation {

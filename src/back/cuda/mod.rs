@@ -9,7 +9,7 @@ use super::common::{
     rewritten_body, splice, splice_pipeline_edits, sweep_summary, window_call,
 };
 use crate::analysis::Facts;
-use crate::ir::{Program, Sweep};
+use crate::ir::{Program, ScalarRole, Sweep};
 use crate::plan::Plan;
 use std::collections::BTreeSet;
 use std::fmt::Write;
@@ -198,6 +198,20 @@ fn kernels(program: &Program, facts: &Facts) -> String {
             .unwrap();
         }
         let pad = "    ".repeat(rank + 1);
+        for sc in sweep
+            .scalars
+            .iter()
+            .filter(|s| s.role == ScalarRole::PerPoint)
+        {
+            if let Some(ty) = &sc.ty {
+                writeln!(
+                    w,
+                    "{pad}{ty} {}; /* written at each point before use */",
+                    sc.name
+                )
+                .unwrap();
+            }
+        }
         writeln!(w, "{pad}{body}").unwrap();
         for pos in (0..rank).rev() {
             writeln!(w, "{}}}", "    ".repeat(pos + 1)).unwrap();
@@ -210,9 +224,7 @@ fn kernels(program: &Program, facts: &Facts) -> String {
 
 /// Kernel parameters for the variables a sweep reads from outside (and the time counter).
 fn scalar_params(program: &Program, sweep: &Sweep) -> Vec<String> {
-    let mut out: Vec<String> = sweep
-        .scalars
-        .iter()
+    let mut out: Vec<String> = passed(sweep)
         .filter_map(|s| s.ty.as_ref().map(|t| format!("{t} {}", s.name)))
         .collect();
     if uses_time(program, sweep) {
@@ -224,9 +236,7 @@ fn scalar_params(program: &Program, sweep: &Sweep) -> Vec<String> {
 
 /// The matching arguments at the launch.
 fn scalar_args(program: &Program, sweep: &Sweep) -> Vec<String> {
-    let mut out: Vec<String> = sweep
-        .scalars
-        .iter()
+    let mut out: Vec<String> = passed(sweep)
         .filter(|s| s.ty.is_some())
         .map(|s| s.name.clone())
         .collect();
@@ -234,6 +244,15 @@ fn scalar_args(program: &Program, sweep: &Sweep) -> Vec<String> {
         out.push(program.pipeline.time.var.clone());
     }
     out
+}
+
+/// The outside variables a kernel takes as arguments: those it reads. Per-point
+/// temporaries are the kernel's own locals instead.
+fn passed(sweep: &Sweep) -> impl Iterator<Item = &crate::ir::Scalar> {
+    sweep
+        .scalars
+        .iter()
+        .filter(|s| s.role != ScalarRole::PerPoint)
 }
 
 fn uses_time(program: &Program, sweep: &Sweep) -> bool {

@@ -7,7 +7,7 @@ use super::common::{
     index_by_macro, index_macros, index_macros_end, rewritten_body, splice_pipeline, window_call,
 };
 use crate::analysis::Facts;
-use crate::ir::{Program, Sweep};
+use crate::ir::{Program, ScalarRole, Sweep};
 use crate::plan::Plan;
 use std::collections::BTreeSet;
 use std::fmt::Write;
@@ -62,18 +62,31 @@ fn sweep_kernel(program: &Program, facts: &Facts, plan: &Plan, s: usize, sweep: 
     let mut w = String::new();
     w.push_str(&window_call(program, facts, plan, s));
     let depth = sweep.loops.len();
+    // Outside variables written at each point before use: each point its own copy.
+    let temps: Vec<&str> = sweep
+        .scalars
+        .iter()
+        .filter(|s| s.role == ScalarRole::PerPoint)
+        .map(|s| s.name.as_str())
+        .collect();
+    let private = if temps.is_empty() {
+        String::new()
+    } else {
+        format!(" private({})", temps.join(", "))
+    };
     for (level, l) in sweep.loops.iter().enumerate() {
         let pad = "    ".repeat(3 + level);
         let clause = match (level, depth) {
             (0, 1) => format!(
-                "#pragma acc parallel loop gang vector independent deviceptr({}) async(tp_ch.slot)",
+                "#pragma acc parallel loop gang vector independent deviceptr({}){private} async(tp_ch.slot)",
                 names.join(", ")
             ),
             (0, _) => format!(
                 "#pragma acc parallel loop gang independent deviceptr({}) async(tp_ch.slot)",
                 names.join(", ")
             ),
-            (l, d) if l + 1 == d => "#pragma acc loop vector independent".to_string(),
+            // Private where each point is one iteration: the innermost (vector) loop.
+            (l, d) if l + 1 == d => format!("#pragma acc loop vector independent{private}"),
             _ => "#pragma acc loop independent".to_string(),
         };
         writeln!(w, "{clause}").unwrap();

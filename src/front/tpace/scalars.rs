@@ -4,7 +4,7 @@
 
 use super::decls::{declared_name, find_decl, scalar_type};
 use crate::front::cst::{descendants, span, text};
-use crate::ir::{Array, Scalar};
+use crate::ir::{Array, Scalar, ScalarRole};
 use std::collections::BTreeSet;
 use tree_sitter::{Node, Tree};
 
@@ -41,34 +41,84 @@ pub fn free_scalars(
         })
         .filter_map(|d| declared_name(d, source))
         .collect();
-    let mut seen = BTreeSet::new();
-    let mut out = Vec::new();
+    // Every use of each candidate name, in source order (depth-first is source order).
+    let mut uses: Vec<(&str, Vec<Node>)> = Vec::new();
+    let mut index: std::collections::BTreeMap<&str, usize> = Default::default();
     for n in nodes.iter().filter(|n| n.kind() == "identifier") {
         let name = text(*n, source);
         let known = local.contains(name)
             || bound.contains(name)
             || macros.contains(name)
-            || arrays.iter().any(|a| a.name == name)
-            || seen.contains(name);
-        // Cheap tests first: tree-sitter finds a node's parent from the root.
-        let called = || {
-            n.parent().is_some_and(|p| {
-                p.kind() == "call_expression" && p.child_by_field_name("function") == Some(*n)
-            })
-        };
-        if known || called() {
+            || arrays.iter().any(|a| a.name == name);
+        if known {
             continue;
         }
-        seen.insert(name.to_string());
+        match index.get(name) {
+            Some(i) => uses[*i].1.push(*n),
+            None => {
+                index.insert(name, uses.len());
+                uses.push((name, vec![*n]));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for (name, list) in uses {
+        let first = list[0];
+        // Tree-sitter finds a node's parent from the root: asked only for these names.
+        let called = first.parent().is_some_and(|p| {
+            p.kind() == "call_expression" && p.child_by_field_name("function") == Some(first)
+        });
         // Not declared where the pipeline sees it: a header's macro or an enumerator.
-        if find_decl(name, at, tree, source).is_none() {
+        if called || find_decl(name, at, tree, source).is_none() {
             continue;
         }
         out.push(Scalar {
             name: name.to_string(),
             ty: scalar_type(name, at, tree, source),
-            span: span(*n),
+            span: span(first),
+            role: role(&list, source),
         });
     }
     out
+}
+
+/// How a sweep body uses an outside variable: only read; written at each point
+/// before any read (`s0 = ...; ... s0 ...`); or carried from point to point
+/// (`gosa += ss * ss`, `n = n + 1`, `count++`), which a parallel schedule can
+/// not keep.
+fn role(uses: &[Node], source: &str) -> ScalarRole {
+    let target = |n: &Node| -> Option<&str> {
+        let p = n.parent()?;
+        match p.kind() {
+            "assignment_expression" if p.child_by_field_name("left") == Some(*n) => Some(
+                p.child_by_field_name("operator")
+                    .map_or("=", |o| text(o, source)),
+            ),
+            "update_expression" => Some("++"),
+            _ => None,
+        }
+    };
+    let written: Vec<Option<&str>> = uses.iter().map(target).collect();
+    if written.iter().all(Option::is_none) {
+        return ScalarRole::Read;
+    }
+    let first_is_plain_write = written[0] == Some("=");
+    let reads_itself = uses[0]
+        .parent()
+        .and_then(|p| p.child_by_field_name("right"))
+        .is_some_and(|r| {
+            uses.iter()
+                .any(|u| r.start_byte() <= u.start_byte() && u.end_byte() <= r.end_byte())
+        });
+    if first_is_plain_write
+        && !reads_itself
+        && written
+            .iter()
+            .skip(1)
+            .all(|w| w.is_none() || *w == Some("="))
+    {
+        ScalarRole::PerPoint
+    } else {
+        ScalarRole::Carried
+    }
 }
