@@ -325,7 +325,10 @@ pub fn run(
             .lines()
             .zip(acc.stdout.lines())
             .position(|(a, b)| a != b)
-            .map_or(seq.stdout.lines().count().min(acc.stdout.lines().count()), |i| i);
+            .map_or(
+                seq.stdout.lines().count().min(acc.stdout.lines().count()),
+                |i| i,
+            );
         format!("DIFFERENT from line {} on", line + 1)
     };
     let summary = format!(
