@@ -801,3 +801,22 @@ fn a_per_point_temporary_declared_outside_is_accepted() {
         ]
     );
 }
+
+#[test]
+fn a_pointer_used_in_a_sweep_is_refused() {
+    // A per-step source read through a host pointer (FDTD's `fict[t]`): the device
+    // buffers hold only the listed arrays.
+    let source = good_with("    int n, x, y;", "    int n, x, y;\n    float *src = 0;")
+        .replace("a[x][y] = work[x][y];", "a[x][y] = work[x][y] + src[n];");
+    expect_in(
+        "pointer.c",
+        &source,
+        Expected {
+            message: "`src` is used in a sweep but is not a plain scalar or a listed array",
+            line: 26,
+            col: 40,
+            at: "src[n]",
+            count: 1,
+        },
+    );
+}

@@ -1,5 +1,6 @@
 //! Checks that depend on the target: what a separate kernel function (CUDA)
-//! can not take from the surrounding C function.
+//! can not take from the surrounding C function (loop bounds are evaluated on
+//! the host before the launch).
 
 use crate::back::Target;
 use crate::diag::{DiagResult, Diagnostic};
@@ -14,18 +15,6 @@ pub fn validate_target(program: &Program, target: Target) -> DiagResult<()> {
     let p = &program.pipeline;
     let mut errors = Vec::new();
     for sweep in &p.body {
-        for s in sweep.scalars.iter().filter(|s| s.ty.is_none()) {
-            errors.push(Diagnostic::new(
-                s.span.clone(),
-                format!("`{}` is used in a sweep but is not a plain scalar or a listed array", s.name),
-                "a CUDA kernel can not reach it",
-                format!(
-                    "list `{}` in targetin(...) if it is a grid array, or copy the value into a scalar \
-                     variable before the time loop and use that",
-                    s.name
-                ),
-            ));
-        }
         // Loop bounds are evaluated on the host before the launch.
         for l in &sweep.loops {
             for other in sweep.loops.iter().filter(|o| o.var != l.var) {

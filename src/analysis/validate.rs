@@ -68,6 +68,23 @@ pub fn validate(program: &Program) -> DiagResult<()> {
                 }
             }
         }
+        // Host memory reached through a pointer or an unlisted array: the device's
+        // buffers hold only the listed arrays.
+        for sc in sweep.scalars.iter().filter(|s| s.ty.is_none()) {
+            errors.push(Diagnostic::new(
+                sc.span.clone(),
+                format!(
+                    "`{}` is used in a sweep but is not a plain scalar or a listed array",
+                    sc.name
+                ),
+                "the device can not reach it",
+                format!(
+                    "list `{}` in targetin(...) if it is a grid array, or copy the value into a \
+                     scalar variable before the time loop and use that",
+                    sc.name
+                ),
+            ));
+        }
         // A variable carried from point to point (a reduction, a counter): a parallel
         // sweep would reorder or lose its updates.
         for sc in sweep
