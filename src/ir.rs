@@ -46,8 +46,60 @@ pub struct Pipeline {
     pub arrays: Vec<Array>,
     /// Statements of one time step, in program order.
     pub body: Vec<Sweep>,
+    /// Statements of the time loop that are not sweeps (resets, counters, prints), in
+    /// program order; they run on the host when the time loop is replayed there.
+    pub host: Vec<HostStatement>,
+    /// Reductions inside sweeps (`gosa += ss * ss`), in sweep order.
+    pub reductions: Vec<Reduction>,
     /// Whether the `async` clause asked for pipelined (asynchronous) execution.
     pub asynchronous: bool,
+}
+
+/// A statement of the time loop that is not a sweep: it runs on the host.
+#[derive(Debug, Clone)]
+pub struct HostStatement {
+    /// The whole statement, copied verbatim into the host replay of the time loop.
+    pub span: Span,
+    /// Index into [`Pipeline::body`] of the sweep it precedes (`body.len()`: after the last).
+    pub before: usize,
+}
+
+/// The operator a reduction combines its terms with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReduceOp {
+    /// `s += e`, `s = s + e`, `s = e + s`.
+    Sum,
+    /// `m = fmax(m, e)`, `fmaxf`, `m = m > e ? m : e` and its mirror images.
+    Max,
+    /// `m = fmin(m, e)`, `fminf`, `m = m < e ? m : e` and its mirror images.
+    Min,
+}
+
+impl ReduceOp {
+    /// Name in messages and the generated comments.
+    pub fn word(self) -> &'static str {
+        match self {
+            ReduceOp::Sum => "sum",
+            ReduceOp::Max => "max",
+            ReduceOp::Min => "min",
+        }
+    }
+}
+
+/// A variable declared outside a sweep that the sweep only accumulates into: each
+/// grid point adds one term per update statement (a sum, a maximum, a minimum).
+#[derive(Debug, Clone)]
+pub struct Reduction {
+    /// The accumulator's name.
+    pub var: String,
+    /// Its element type (`float` or `double`): the type the device accumulates in.
+    pub elem: ElemType,
+    /// How terms combine.
+    pub op: ReduceOp,
+    /// Index into [`Pipeline::body`] of the sweep that reduces.
+    pub sweep: usize,
+    /// The first update statement in the sweep body.
+    pub span: Span,
 }
 
 /// The time loop header `for (v = start; v < end; v++)`.
@@ -207,9 +259,11 @@ pub enum ScalarRole {
     Read,
     /// Assigned at each point before it is read there (a per-point temporary).
     PerPoint,
-    /// Carried from one point to the next (a reduction such as `gosa += ss * ss`,
-    /// a counter): its result depends on the visiting order.
+    /// Carried from one point to the next in a form tpace can not translate (a
+    /// counter, `s = s * e`): its result depends on the visiting order.
     Carried,
+    /// Only accumulated into, in a form [`Pipeline::reductions`] describes.
+    Reduction,
 }
 
 impl Sweep {

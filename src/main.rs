@@ -57,6 +57,11 @@ enum Cmd {
         /// Keep the generated sources and binaries in this folder.
         #[arg(long)]
         keep: Option<PathBuf>,
+        /// Relative tolerance for reduction results and printed real numbers, which a
+        /// parallel reduction sums in another order (arrays are always compared bit for
+        /// bit). Default: 1e-3 for float reductions and printed numbers, 1e-9 for double.
+        #[arg(long, value_name = "RTOL")]
+        rtol: Option<f64>,
         /// Arguments for both programs.
         #[arg(last = true)]
         args: Vec<String>,
@@ -172,6 +177,7 @@ fn real_main(cli: Cli) -> Result<ExitCode, Failure> {
             chunk,
             streams,
             keep,
+            rtol,
             args,
         } => {
             let compiled = driver::compile_file(&input)?;
@@ -188,6 +194,7 @@ fn real_main(cli: Cli) -> Result<ExitCode, Failure> {
                 &args,
                 &params,
                 keep.as_deref(),
+                rtol,
             )?;
             print!("{}", outcome.summary);
             Ok(if outcome.difference.is_none() {

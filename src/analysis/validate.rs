@@ -99,10 +99,31 @@ pub fn validate(program: &Program) -> DiagResult<()> {
                     sc.name
                 ),
                 "updated at every point from its previous value",
-                "tpace does not translate reductions yet: a parallel sweep would lose or reorder \
-                 these updates; compute the value after the time loop from the arrays, or move \
-                 the loop that needs it out of the pipelined time loop",
+                "tpace translates a variable carried from point to point only as a float or double \
+                 reduction, with every use in statements `s += e;`, `s = s + e;`, \
+                 `m = fmax(m, e);` (fmaxf, fmin, fminf) or `m = m > e ? m : e;` (any of <, <=, >, >=); \
+                 rewrite it in one of these forms, or compute the value after the time loop",
             ));
+        }
+        // A reduction's result is known only after the pipeline: no sweep may read it.
+        for sc in sweep
+            .scalars
+            .iter()
+            .filter(|s| s.role != ScalarRole::Reduction)
+        {
+            if let Some(r) = p.reductions.iter().find(|r| r.var == sc.name) {
+                errors.push(Diagnostic::new(
+                    sc.span.clone(),
+                    format!(
+                        "`{}` is used in a sweep, but it is the result of a reduction in sweep {}",
+                        sc.name,
+                        r.sweep + 1
+                    ),
+                    "a reduction result read in the time loop",
+                    "the pipeline runs k steps of each chunk before any reduction result of those \
+                     steps is known (tpace paper §3.2); use the result after the time loop",
+                ));
+            }
         }
         // In-place update with neighbour reads (Gauss-Seidel): the result depends on
         // the loop order, which a chunked, parallel schedule can not keep.

@@ -97,6 +97,7 @@ pub fn dump_block(program: &Program, indent: &str) -> String {
             ns = ns.join(", "),
         ));
     }
+    out.push_str(&super::reduce::dump_values(program, indent));
     out
 }
 
@@ -254,10 +255,19 @@ pub fn executor_setup(program: &Program, plan: &crate::plan::Plan) -> String {
             ));
         }
     }
-    w.push_str(&format!(
-        "    tpace_rt tp;\n    tpace_begin(&tp, &tp_shape, tp_arrays, {});\n",
-        p.arrays.len()
-    ));
+    if p.reductions.is_empty() {
+        w.push_str(&format!(
+            "    tpace_rt tp;\n    tpace_begin(&tp, &tp_shape, tp_arrays, {});\n",
+            p.arrays.len()
+        ));
+    } else {
+        w.push_str(&super::reduce::setup(program));
+        w.push_str(&format!(
+            "    tpace_rt tp;\n    tpace_begin_reducing(&tp, &tp_shape, tp_arrays, {}, tp_reds, {});\n",
+            p.arrays.len(),
+            p.reductions.len()
+        ));
+    }
     w
 }
 

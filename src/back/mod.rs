@@ -8,6 +8,7 @@
 pub mod common;
 pub mod cuda;
 pub mod openacc;
+pub mod reduce;
 pub mod reference;
 
 use crate::analysis::Facts;

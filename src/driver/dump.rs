@@ -1,5 +1,7 @@
 //! Reading the array dumps that generated and reference programs write to
-//! `$TPACE_DUMP`, and comparing them bit for bit.
+//! `$TPACE_DUMP`, and comparing them: arrays bit for bit, reduction results
+//! (dumped with rank 0) within a relative tolerance, since a parallel
+//! reduction sums in another order than the sequential loop.
 
 use std::path::Path;
 
@@ -66,8 +68,33 @@ pub fn parse(bytes: &[u8]) -> Result<Vec<DumpedArray>, String> {
     Ok(out)
 }
 
-/// The first difference between two dumps, in words, or `None` if identical.
+/// Default relative tolerance for a `float` reduction's result: a parallel sum
+/// adds the same float terms in another order, and the sequential loop's own
+/// rounding grows with the number of terms (about 1e-4 for a million).
+pub const FLOAT_RTOL: f64 = 1e-3;
+
+/// Default relative tolerance for a `double` reduction's result.
+pub const DOUBLE_RTOL: f64 = 1e-9;
+
+/// Whether `a` and `b` agree within relative tolerance `rtol` (|a - b| <= rtol *
+/// max(|a|, |b|)); equal infinities and two NaNs agree.
+pub fn close(a: f64, b: f64, rtol: f64) -> bool {
+    a == b || (a.is_nan() && b.is_nan()) || (a - b).abs() <= rtol * a.abs().max(b.abs())
+}
+
+/// The first difference between two dumps, in words, or `None` if they agree:
+/// arrays bit for bit, reductions within their type's default tolerance.
 pub fn first_difference(reference: &[DumpedArray], got: &[DumpedArray]) -> Option<String> {
+    first_difference_within(reference, got, None)
+}
+
+/// [`first_difference`] with reductions compared within `rtol` (`None`: the
+/// defaults [`FLOAT_RTOL`] and [`DOUBLE_RTOL`]).
+pub fn first_difference_within(
+    reference: &[DumpedArray],
+    got: &[DumpedArray],
+    rtol: Option<f64>,
+) -> Option<String> {
     for r in reference {
         let Some(g) = got.iter().find(|g| g.name == r.name) else {
             return Some(format!(
@@ -77,6 +104,22 @@ pub fn first_difference(reference: &[DumpedArray], got: &[DumpedArray]) -> Optio
         };
         if g.elem != r.elem || g.dims != r.dims {
             return Some(format!("array `{}` dumped with another shape", r.name));
+        }
+        if r.dims.is_empty() {
+            // A reduction's result: one value.
+            let (a, b) = (value_of(&r.data), value_of(&g.data));
+            let tol = rtol.unwrap_or(if r.elem == 4 { FLOAT_RTOL } else { DOUBLE_RTOL });
+            match (a, b) {
+                (Some(a), Some(b)) if close(a, b, tol) => continue,
+                _ => {
+                    return Some(format!(
+                        "reduction `{}`: sequential {} vs translated {} (relative tolerance {tol:e})",
+                        r.name,
+                        a.map_or("?".into(), |v| format!("{v:e}")),
+                        b.map_or("?".into(), |v| format!("{v:e}")),
+                    ));
+                }
+            }
         }
         let cell = r
             .data
@@ -108,6 +151,113 @@ pub fn first_difference(reference: &[DumpedArray], got: &[DumpedArray]) -> Optio
     None
 }
 
+/// A dumped float or double as f64.
+fn value_of(bytes: &[u8]) -> Option<f64> {
+    match bytes.len() {
+        4 => Some(f32::from_le_bytes(bytes.try_into().ok()?) as f64),
+        8 => Some(f64::from_le_bytes(bytes.try_into().ok()?)),
+        _ => None,
+    }
+}
+
+/// The first line where two programs' printed output differs, in words, or `None`
+/// if they agree: lines equal except for numbers with a decimal point or exponent,
+/// which must agree within `rtol` (integers and all other text exactly).
+pub fn printed_difference(reference: &str, got: &str, rtol: f64) -> Option<String> {
+    let (r, g): (Vec<&str>, Vec<&str>) = (reference.lines().collect(), got.lines().collect());
+    for (i, (a, b)) in r.iter().zip(&g).enumerate() {
+        if a == b {
+            continue;
+        }
+        let (sa, na) = numbers(a);
+        let (sb, nb) = numbers(b);
+        let agree = sa == sb
+            && na.len() == nb.len()
+            && na.iter().zip(&nb).all(|(x, y)| {
+                x == y
+                    || (is_real(x)
+                        && is_real(y)
+                        && matches!((x.parse::<f64>(), y.parse::<f64>()), (Ok(p), Ok(q)) if close(p, q, rtol)))
+            });
+        if !agree {
+            return Some(format!("line {}: `{a}` vs `{b}`", i + 1));
+        }
+    }
+    (r.len() != g.len()).then(|| {
+        format!(
+            "the sequential program printed {} lines, the translation {}",
+            r.len(),
+            g.len()
+        )
+    })
+}
+
+/// Whether a number token is written as a real (with `.` or an exponent).
+fn is_real(token: &str) -> bool {
+    token.contains(['.', 'e', 'E'])
+}
+
+/// A line with every number replaced by `#`, and the numbers.
+fn numbers(line: &str) -> (String, Vec<&str>) {
+    let b = line.as_bytes();
+    let mut skeleton = String::new();
+    let mut found = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let end = number_end(b, i);
+        if end > i {
+            skeleton.push('#');
+            found.push(&line[i..end]);
+            i = end;
+        } else {
+            let c = line[i..].chars().next().expect("in bounds");
+            skeleton.push(c);
+            i += c.len_utf8();
+        }
+    }
+    (skeleton, found)
+}
+
+/// End of a decimal number `[-+]digits[.digits][e[-+]digits]` starting at `i` (`i` if none).
+fn number_end(b: &[u8], i: usize) -> usize {
+    let digits = |mut j: usize| {
+        while j < b.len() && b[j].is_ascii_digit() {
+            j += 1;
+        }
+        j
+    };
+    // A number does not start inside a word (`x86`, `a1`).
+    if i > 0 && (b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_' || b[i - 1] == b'.') {
+        return i;
+    }
+    let mut j = i;
+    if j < b.len() && (b[j] == b'-' || b[j] == b'+') {
+        j += 1;
+    }
+    let int_end = digits(j);
+    let mut end = int_end;
+    if end < b.len() && b[end] == b'.' {
+        let frac = digits(end + 1);
+        if frac > end + 1 || int_end > j {
+            end = frac;
+        }
+    }
+    if end == j || (end == j + 1 && b[j] == b'.') {
+        return i;
+    }
+    if end < b.len() && (b[end] == b'e' || b[end] == b'E') {
+        let mut k = end + 1;
+        if k < b.len() && (b[k] == b'-' || b[k] == b'+') {
+            k += 1;
+        }
+        let exp = digits(k);
+        if exp > k {
+            end = exp;
+        }
+    }
+    end
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -134,6 +284,44 @@ mod tests {
         let r = parse(&dump("a", &[0.0, 0.0])).unwrap();
         let g = parse(&dump("a", &[0.0, -0.0])).unwrap();
         assert!(first_difference(&r, &g).is_some());
+    }
+
+    fn value(name: &str, v: f32) -> Vec<u8> {
+        let mut b = format!("{name} 4 0\n").into_bytes();
+        b.extend_from_slice(&v.to_le_bytes());
+        b
+    }
+
+    #[test]
+    fn reductions_agree_within_the_tolerance_only() {
+        let r = parse(&value("gosa", 1.0)).unwrap();
+        assert_eq!(
+            first_difference(&r, &parse(&value("gosa", 1.0005)).unwrap()),
+            None
+        );
+        let d = first_difference(&r, &parse(&value("gosa", 1.002)).unwrap()).unwrap();
+        assert!(d.starts_with("reduction `gosa`"), "{d}");
+        let strict = parse(&value("gosa", 1.0005)).unwrap();
+        assert!(first_difference_within(&r, &strict, Some(1e-6)).is_some());
+    }
+
+    #[test]
+    fn printed_numbers_agree_within_the_tolerance_and_the_rest_exactly() {
+        let seq = "step 3: gosa 1.234567e-04, n=7\nok\n";
+        assert_eq!(printed_difference(seq, seq, 1e-3), None);
+        assert_eq!(
+            printed_difference(seq, "step 3: gosa 1.234570e-04, n=7\nok\n", 1e-3),
+            None
+        );
+        for other in [
+            "step 3: gosa 1.299999e-04, n=7\nok\n",
+            "step 4: gosa 1.234567e-04, n=7\nok\n",
+            "step 3: gosa 1.234567e-04, n=8\nok\n",
+            "step 3: gosa 1.234567e-04; n=7\nok\n",
+            "step 3: gosa 1.234567e-04, n=7\n",
+        ] {
+            assert!(printed_difference(seq, other, 1e-3).is_some(), "{other}");
+        }
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! `tpace run`: translate, build the original and the translated program,
-//! run both, compare every listed array bit for bit, and report.
+//! run both, compare every listed array bit for bit, reduction results and
+//! printed numbers within a relative tolerance, and report.
 
 use super::dump::{self, DumpedArray};
 use super::{Compiled, Failure, translate};
@@ -263,11 +264,15 @@ impl Params {
 pub struct RunOutcome {
     /// The short report for the user.
     pub summary: String,
-    /// `None` if every listed array matched bit for bit, else the first difference.
+    /// `None` if every listed array matched bit for bit, every reduction result and
+    /// the printed output within the tolerance, else the first difference.
     pub difference: Option<String>,
 }
 
 /// Translate, build both programs in a scratch folder, run both, compare.
+/// `rtol` is the relative tolerance for reductions and printed real numbers
+/// (`None`: [`dump::FLOAT_RTOL`] / [`dump::DOUBLE_RTOL`] by type, printed numbers at
+/// the float one, since a printed number's type is not known).
 pub fn run(
     compiled: &Compiled,
     target: Target,
@@ -275,6 +280,7 @@ pub fn run(
     args: &[String],
     params: &Params,
     keep: Option<&Path>,
+    rtol: Option<f64>,
 ) -> Result<RunOutcome, Failure> {
     let scratch = tempfile::tempdir()
         .map_err(|e| Failure(format!("error: cannot make a scratch folder: {e}\n")))?;
@@ -306,31 +312,32 @@ pub fn run(
         &params.env(),
         &dir.join("translated.dump"),
     )?;
-    let difference = dump::first_difference(&seq.dump, &acc.dump);
+    let arrays = dump::first_difference_within(&seq.dump, &acc.dump, rtol);
+    let printed_diff =
+        dump::printed_difference(&seq.stdout, &acc.stdout, rtol.unwrap_or(dump::FLOAT_RTOL));
     let r = &acc.report;
     let get = |k: &str| r.get(k).map_or("?", |v| v.as_str());
-    let verdict = match &difference {
-        None => format!(
+    let grids = seq.dump.iter().filter(|a| !a.dims.is_empty()).count();
+    let values = seq.dump.len() - grids;
+    let verdict = match &arrays {
+        None if values == 0 => format!(
             "identical ({} arrays, {} cells each)",
-            seq.dump.len(),
+            grids,
+            seq.dump.first().map_or(0, |a| a.data.len() / a.elem.max(1))
+        ),
+        None => format!(
+            "identical ({} arrays, {} cells each), {values} reduction result(s) within tolerance",
+            grids,
             seq.dump.first().map_or(0, |a| a.data.len() / a.elem.max(1))
         ),
         Some(d) => format!("DIFFERENT: first at {d}"),
     };
-    let printed = if seq.stdout == acc.stdout {
-        "the same".to_string()
-    } else {
-        let line = seq
-            .stdout
-            .lines()
-            .zip(acc.stdout.lines())
-            .position(|(a, b)| a != b)
-            .map_or(
-                seq.stdout.lines().count().min(acc.stdout.lines().count()),
-                |i| i,
-            );
-        format!("DIFFERENT from line {} on", line + 1)
+    let printed = match &printed_diff {
+        None if seq.stdout == acc.stdout => "the same".to_string(),
+        None => "the same, numbers within tolerance".to_string(),
+        Some(d) => format!("DIFFERENT at {d}"),
     };
+    let difference = arrays.or(printed_diff.map(|d| format!("printed output, {d}")));
     let summary = format!(
         "{path}: target {target}{how} schedule={sched} k={k} b={b} streams={s} chunks={c} steps={steps}\n\
          \x20 sequential {seq_t} s, translated {acc_t} s ({glups} Glup/s)\n\

@@ -9,6 +9,7 @@ use super::common::{
     rewritten_body, splice, splice_pipeline_edits, sweep_summary, window_call,
 };
 use crate::analysis::Facts;
+use crate::back::reduce;
 use crate::ir::{Program, ScalarRole, Sweep};
 use crate::plan::Plan;
 use std::collections::BTreeSet;
@@ -90,6 +91,13 @@ fn kernels(program: &Program, facts: &Facts) -> String {
             args.push("long tp_seg".into());
         }
         args.extend(scalar_params(program, sweep));
+        let reductions = reduce::of_sweep(program, s);
+        for (i, r) in &reductions {
+            args.push(format!("{} *__restrict__ tp_red{i}", r.elem.c_name()));
+        }
+        if !reductions.is_empty() {
+            args.push("long tp_cnt_lo, long tp_cnt_hi".into());
+        }
         writeln!(w, "\n/* {}. */", sweep_summary(program, facts, s)).unwrap();
         writeln!(
             w,
@@ -128,6 +136,17 @@ fn kernels(program: &Program, facts: &Facts) -> String {
                 format!("tp_s{} * tp_n{}", pos + 1, pos + 1)
             };
             writeln!(w, "    const long tp_s{pos} = {stride};").unwrap();
+        }
+        for (i, r) in &reductions {
+            writeln!(
+                w,
+                "    {ty} {acc} = {id}; /* this thread's {op} of the points it owns */",
+                ty = r.elem.c_name(),
+                acc = reduce::acc_name(*i),
+                id = reduce::identity(r),
+                op = r.op.word(),
+            )
+            .unwrap();
         }
         for pos in 0..rank {
             let axis = axes[rank - 1 - pos];
@@ -212,9 +231,30 @@ fn kernels(program: &Program, facts: &Facts) -> String {
                 .unwrap();
             }
         }
+        w.push_str(&reduce::point_begin(program, s, &pad));
         writeln!(w, "{pad}{body}").unwrap();
+        if !reductions.is_empty() {
+            w.push_str(&reduce::point_end(
+                program,
+                s,
+                "tp_i0",
+                "tp_cnt_lo",
+                "tp_cnt_hi",
+                &pad,
+            ));
+        }
         for pos in (0..rank).rev() {
             writeln!(w, "{}}}", "    ".repeat(pos + 1)).unwrap();
+        }
+        for (i, r) in &reductions {
+            writeln!(
+                w,
+                "    tpace_block_reduce<{op}>({acc}, {id}, tp_red{i}); /* every thread gets here */",
+                op = reduce::op_constant(r.op),
+                acc = reduce::acc_name(*i),
+                id = reduce::identity(r),
+            )
+            .unwrap();
         }
         w.push_str("}\n");
     }
@@ -247,12 +287,12 @@ fn scalar_args(program: &Program, sweep: &Sweep) -> Vec<String> {
 }
 
 /// The outside variables a kernel takes as arguments: those it reads. Per-point
-/// temporaries are the kernel's own locals instead.
+/// temporaries and reduction accumulators are the kernel's own locals instead.
 fn passed(sweep: &Sweep) -> impl Iterator<Item = &crate::ir::Scalar> {
     sweep
         .scalars
         .iter()
-        .filter(|s| s.role != ScalarRole::PerPoint)
+        .filter(|s| s.role != ScalarRole::PerPoint && s.role != ScalarRole::Reduction)
 }
 
 fn uses_time(program: &Program, sweep: &Sweep) -> bool {
@@ -295,6 +335,7 @@ fn pipeline_block(program: &Program, facts: &Facts, plan: &Plan) -> String {
         &|s| launch(program, facts, plan, s, &p.body[s]),
     ));
     w.push_str("    tpace_end(&tp);\n");
+    w.push_str(&reduce::host_replay(program));
     w.push_str("}\n");
     w.push_str(&after_pipeline(program));
     w.trim_end().to_string()
@@ -352,6 +393,23 @@ fn launch(program: &Program, facts: &Facts, plan: &Plan, s: usize, sweep: &Sweep
         args.push("tp_seg".into());
     }
     args.extend(scalar_args(program, sweep));
+    let reductions = reduce::of_sweep(program, s);
+    for (i, r) in &reductions {
+        args.push(format!(
+            "({ty} *)tp_reds[{i}].dev + ({step})",
+            ty = r.elem.c_name(),
+            step = reduce::STEP
+        ));
+    }
+    if !reductions.is_empty() {
+        args.push("tp_cnt_lo, tp_cnt_hi".into());
+        w.push_str(
+            "                /* The planes whose points this chunk's reductions count (each point once per step). */
+                             long tp_cnt_lo, tp_cnt_hi;
+                             tpace_count_window(&tp.plan, &tp_ch, tp_lo[0], tp_hi[0], &tp_cnt_lo, &tp_cnt_hi);
+",
+        );
+    }
     let (line, _) = crate::diag::line_col(&program.source, sweep.span.start);
     writeln!(
         w,

@@ -152,6 +152,88 @@ static void tpace_dev_end(tpace_rt *r)
     }
 }
 
+/* Kernels add each step's reduction results into device slots (tpace_block_reduce). */
+static int tpace_dev_reduces_on_device(void)
+{
+    return 1;
+}
+
+/* ---- Reductions in kernels: each thread accumulates its points, each block combines
+ * its threads' values and adds them into the step's slot with one atomic. ---- */
+template <int OP, typename T> __host__ __device__ static inline T tpace_combine(T a, T b)
+{
+    return OP == TPACE_RED_SUM ? a + b : OP == TPACE_RED_MAX ? TPACE_MAX(a, b) : TPACE_MIN(a, b);
+}
+
+#ifdef __CUDACC__
+/* Combine v into *slot atomically: atomicAdd for sums, a compare-and-swap loop on the
+ * value's bits for max and min (CUDA has no floating-point atomicMax). */
+template <int OP> __device__ static inline void tpace_atomic(float *slot, float v)
+{
+    if (OP == TPACE_RED_SUM) {
+        atomicAdd(slot, v);
+        return;
+    }
+    unsigned int *word = (unsigned int *)slot;
+    unsigned int old = *word, assumed;
+    do {
+        assumed = old;
+        const float next = tpace_combine<OP>(__uint_as_float(assumed), v);
+        if (__float_as_uint(next) == assumed)
+            return;
+        old = atomicCAS(word, assumed, __float_as_uint(next));
+    } while (old != assumed);
+}
+template <int OP> __device__ static inline void tpace_atomic(double *slot, double v)
+{
+    if (OP == TPACE_RED_SUM) {
+        atomicAdd(slot, v);
+        return;
+    }
+    unsigned long long *word = (unsigned long long *)slot;
+    unsigned long long old = *word, assumed;
+    do {
+        assumed = old;
+        const double next = tpace_combine<OP>(__longlong_as_double((long long)assumed), v);
+        if ((unsigned long long)__double_as_longlong(next) == assumed)
+            return;
+        old = atomicCAS(word, assumed, (unsigned long long)__double_as_longlong(next));
+    } while (old != assumed);
+}
+
+/* Combine every thread's v into *slot: warp shuffles, one value per warp through shared
+ * memory, then one atomic per block. Every thread of the block must call it (the
+ * kernels have no early return), and blocks hold whole warps (tpace_launch_shape's
+ * blocks are 256 threads). */
+template <int OP, typename T> __device__ static inline void tpace_block_reduce(T v, T identity, T *slot)
+{
+    __shared__ T warp_value[32];
+    const unsigned tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    const unsigned warps = (blockDim.x * blockDim.y * blockDim.z + 31) / 32;
+    for (int off = 16; off > 0; off /= 2)
+        v = tpace_combine<OP>(v, __shfl_down_sync(0xffffffffu, v, off));
+    __syncthreads(); /* an earlier call's warp_value is read */
+    if (tid % 32 == 0)
+        warp_value[tid / 32] = v;
+    __syncthreads();
+    if (tid < 32) {
+        v = tid < warps ? warp_value[tid] : identity;
+        for (int off = 16; off > 0; off /= 2)
+            v = tpace_combine<OP>(v, __shfl_down_sync(0xffffffffu, v, off));
+        if (tid == 0)
+            tpace_atomic<OP>(slot, v);
+    }
+}
+#else
+/* The CPU emulation runs a block's threads one after another, each to its end, so a
+ * thread can add its value straight into the slot: same sum, another order. */
+template <int OP, typename T> static inline void tpace_block_reduce(T v, T identity, T *slot)
+{
+    (void)identity;
+    *slot = tpace_combine<OP>(*slot, v);
+}
+#endif
+
 /* The kernels' middle loops stride over what the launch grid does not cover and
  * are not unrolled: they mostly run once, and unrolling a loop of unknown trip
  * count costs a 64-bit division per thread. The loop along a block's segment of

@@ -7,7 +7,8 @@ use super::common::{
     index_by_macro, index_macros, index_macros_end, rewritten_body, splice_pipeline, window_call,
 };
 use crate::analysis::Facts;
-use crate::ir::{Program, ScalarRole, Sweep};
+use crate::back::reduce;
+use crate::ir::{Program, ReduceOp, ScalarRole, Sweep};
 use crate::plan::Plan;
 use std::collections::BTreeSet;
 use std::fmt::Write;
@@ -47,6 +48,7 @@ fn pipeline_block(program: &Program, facts: &Facts, plan: &Plan) -> String {
         sweep_kernel(program, facts, plan, s, &p.body[s])
     }));
     w.push_str("    tpace_end(&tp);\n");
+    w.push_str(&reduce::host_replay(program));
     w.push_str(&index_macros_end(program));
     w.push_str("}\n");
     w.push_str(&after_pipeline(program));
@@ -74,20 +76,61 @@ fn sweep_kernel(program: &Program, facts: &Facts, plan: &Plan, s: usize, sweep: 
     } else {
         format!(" private({})", temps.join(", "))
     };
+    // Reductions: every loop level reduces into the chunk's accumulators, and the
+    // kernel runs synchronously after its queue, since an OpenACC reduction's result
+    // may be read only once its kernel is done; then it joins the step's host slot.
+    let reductions = reduce::of_sweep(program, s);
+    let reduction: String = reductions
+        .iter()
+        .map(|(i, r)| {
+            let op = match r.op {
+                ReduceOp::Sum => "+",
+                ReduceOp::Max => "max",
+                ReduceOp::Min => "min",
+            };
+            format!(" reduction({op}:{})", reduce::acc_name(*i))
+        })
+        .collect();
+    let queue = if reductions.is_empty() {
+        "async(tp_ch.slot)"
+    } else {
+        "wait(tp_ch.slot)"
+    };
+    if !reductions.is_empty() {
+        w.push_str(
+            "            {\n\
+             \x20               /* The planes whose points this chunk's reductions count (each point once per step). */\n\
+             \x20               long tp_cnt_lo, tp_cnt_hi;\n\
+             \x20               tpace_count_window(&tp.plan, &tp_ch, tp_from, tp_to, &tp_cnt_lo, &tp_cnt_hi);\n",
+        );
+        for (i, r) in &reductions {
+            writeln!(
+                w,
+                "                {} {} = {};",
+                r.elem.c_name(),
+                reduce::acc_name(*i),
+                reduce::identity(r)
+            )
+            .unwrap();
+        }
+    }
+    let extra = if reductions.is_empty() { "" } else { "    " };
     for (level, l) in sweep.loops.iter().enumerate() {
-        let pad = "    ".repeat(3 + level);
+        let pad = format!("{extra}{}", "    ".repeat(3 + level));
         let clause = match (level, depth) {
             (0, 1) => format!(
-                "#pragma acc parallel loop gang vector independent deviceptr({}){private} async(tp_ch.slot)",
+                "#pragma acc parallel loop gang vector independent deviceptr({}){private}{reduction} {queue}",
                 names.join(", ")
             ),
             (0, _) => format!(
-                "#pragma acc parallel loop gang independent deviceptr({}) async(tp_ch.slot)",
+                "#pragma acc parallel loop gang independent deviceptr({}){reduction} {queue}",
                 names.join(", ")
             ),
             // Private where each point is one iteration: the innermost (vector) loop.
-            (l, d) if l + 1 == d => format!("#pragma acc loop vector independent{private}"),
-            _ => "#pragma acc loop independent".to_string(),
+            (l, d) if l + 1 == d => {
+                format!("#pragma acc loop vector independent{private}{reduction}")
+            }
+            _ => format!("#pragma acc loop independent{reduction}"),
         };
         writeln!(w, "{clause}").unwrap();
         let decl = l
@@ -110,15 +153,40 @@ fn sweep_kernel(program: &Program, facts: &Facts, plan: &Plan, s: usize, sweep: 
         )
         .unwrap();
     }
-    let pad = "    ".repeat(3 + depth);
+    let pad = format!("{extra}{}", "    ".repeat(3 + depth));
+    w.push_str(&reduce::point_begin(program, s, &pad));
     writeln!(
         w,
         "{pad}{}",
         rewritten_body(program, sweep, &|o| index_by_macro(sweep, o))
     )
     .unwrap();
+    if !reductions.is_empty() {
+        let outer = &sweep.loop_for(0).expect("one loop per dimension").var;
+        w.push_str(&reduce::point_end(
+            program,
+            s,
+            outer,
+            "tp_cnt_lo",
+            "tp_cnt_hi",
+            &pad,
+        ));
+    }
     for level in (0..depth).rev() {
-        writeln!(w, "{}}}", "    ".repeat(3 + level)).unwrap();
+        writeln!(w, "{extra}{}}}", "    ".repeat(3 + level)).unwrap();
+    }
+    if !reductions.is_empty() {
+        for (i, r) in &reductions {
+            writeln!(
+                w,
+                "                tpace_reduced(&tp, {i}, {step}, (double){acc}); /* the {op} over this chunk's points joins step {step}'s */",
+                step = reduce::STEP,
+                acc = reduce::acc_name(*i),
+                op = r.op.word(),
+            )
+            .unwrap();
+        }
+        w.push_str("            }\n");
     }
     w
 }

@@ -5,6 +5,8 @@
  * report. The target part that follows supplies the tpace_dev_* hooks
  * declared below (allocation, copies, queues).
  */
+#include <math.h>
+
 #define TPACE_MAX_SLOTS 64
 
 /* Schedules (DESIGN.md §3).
@@ -24,6 +26,20 @@ enum tpace_transfer {
     TPACE_LAST_BLOCK = 2, /* pure temporary: moved only in the last block, for its final values */
     TPACE_UNUSED = 3      /* listed but never touched by a sweep */
 };
+
+/* How a reduction combines its terms. */
+enum tpace_reduce_op { TPACE_RED_SUM = 0, TPACE_RED_MAX = 1, TPACE_RED_MIN = 2 };
+
+/* One reduction in a sweep (`gosa += ss * ss`): its result for every time step, in
+ * the type the program declares. The generated program replays the time loop on the
+ * host after the pipeline and combines step t's result into the variable there. */
+typedef struct tpace_reduction {
+    const char *name; /* the accumulator, for messages */
+    size_t elem;      /* bytes per value: 4 (float) or 8 (double) */
+    int op;           /* enum tpace_reduce_op */
+    void *partial;    /* host: one value per step, starting at the identity */
+    void *dev;        /* device: the same slots, where the target reduces on the device */
+} tpace_reduction;
 
 /* What the translator knows about the pipelined loop. */
 typedef struct tpace_shape {
@@ -67,6 +83,7 @@ typedef struct tpace_plan {
     size_t device_bytes; /* device memory the plan needs */
     size_t budget;       /* device memory it may use (0: unknown) */
     double seconds;      /* wall time of the pipeline */
+    size_t reduction_bytes; /* device bytes of the reductions' per-step slots */
 } tpace_plan;
 
 /* The chunk the executor hands to the generated kernels. */
@@ -84,6 +101,8 @@ typedef struct tpace_rt {
     tpace_plan plan;
     tpace_array *arrays;
     int narrays;
+    tpace_reduction *reductions; /* reductions in sweeps (NULL when none) */
+    int nreductions;
     tpace_chunk cur; /* the chunk whose kernels were issued last */
     int started;     /* whether `cur` holds a chunk */
     double start;
@@ -104,6 +123,7 @@ static void tpace_dev_sync(tpace_rt *r);                       /* wait for all q
 static size_t tpace_dev_free_memory(tpace_rt *r);              /* free device bytes, 0 when unknown */
 static void tpace_dev_begin(tpace_rt *r);                      /* queues, host registration */
 static void tpace_dev_end(tpace_rt *r);
+static int tpace_dev_reduces_on_device(void); /* 1: kernels add into tpace_reduction.dev */
 
 static inline void tpace_fail(const tpace_plan *p, const char *what)
 {
@@ -189,7 +209,7 @@ static inline size_t tpace_bytes_for(tpace_plan *p, long b, int k, int slots)
     size_t planes = (size_t)slots * (size_t)tpace_slot_planes_for(&q, k);
     if (p->schedule == TPACE_NAIVE || p->schedule == TPACE_MM)
         planes += (size_t)(p->s.reach_lo * k); /* the carry buffer */
-    return planes * p->plane_bytes;
+    return planes * p->plane_bytes + p->reduction_bytes;
 }
 
 static inline int tpace_slots_for(const tpace_plan *p, long nchunks)
@@ -282,6 +302,9 @@ static inline void tpace_plan_init(tpace_rt *r, const tpace_shape *shape)
     for (int a = 0; a < r->narrays; a++)
         if (r->arrays[a].transfer != TPACE_UNUSED)
             p->plane_bytes += p->s.plane * r->arrays[a].elem * (r->arrays[a].swap ? 2 : 1);
+    if (tpace_dev_reduces_on_device())
+        for (int i = 0; i < r->nreductions; i++)
+            p->reduction_bytes += (size_t)p->s.steps * r->reductions[i].elem;
     size_t cap = tpace_env_bytes("TPACE_DEVICE_MEM");
     size_t free_bytes = tpace_dev_free_memory(r);
     p->budget = cap && free_bytes ? TPACE_MIN(cap, free_bytes) : (cap ? cap : free_bytes);
@@ -354,6 +377,96 @@ static inline void tpace_window(const tpace_plan *p, const tpace_chunk *ch, int 
     long win_hi = TPACE_MIN(tpace_own_hi(p, ch->c) + p->s.reach_hi * ch->kb, top);
     *from = TPACE_MAX(tpace_own_lo(p, ch->c) - (p->s.reach_lo * left + extra_lo), win_lo);
     *to = TPACE_MIN(tpace_own_hi(p, ch->c) + (p->s.reach_hi * left + extra_hi), win_hi);
+}
+
+/* Planes [*lo, *hi) of a sweep's window [from, to) whose points a reduction counts, so
+ * that every point counts once per step: mmtb and incore compute every plane in one
+ * chunk only, but mm and naive also compute ghost planes that neighbouring chunks own,
+ * and there only the chunk's own planes count. */
+static inline void tpace_count_window(const tpace_plan *p, const tpace_chunk *ch, long from, long to, long *lo,
+                                      long *hi)
+{
+    if (p->schedule == TPACE_MM || p->schedule == TPACE_NAIVE) {
+        *lo = TPACE_MAX(from, tpace_own_lo(p, ch->c));
+        *hi = TPACE_MIN(to, tpace_own_hi(p, ch->c));
+    } else {
+        *lo = from;
+        *hi = to;
+    }
+}
+
+/* A reduction's neutral value (sum: 0, max: -inf, min: +inf). */
+static inline double tpace_red_identity(int op)
+{
+    return op == TPACE_RED_SUM ? 0.0 : op == TPACE_RED_MAX ? -HUGE_VAL : HUGE_VAL;
+}
+
+/* Combine `value` into step `step`'s slot of reduction i on the host, in its declared type. */
+static inline void tpace_reduced(tpace_rt *r, int i, long step, double value)
+{
+    tpace_reduction *red = &r->reductions[i];
+    if (red->elem == sizeof(float)) {
+        float *slot = (float *)red->partial + step, v = (float)value;
+        *slot = red->op == TPACE_RED_SUM ? *slot + v : red->op == TPACE_RED_MAX ? TPACE_MAX(*slot, v) : TPACE_MIN(*slot, v);
+    } else {
+        double *slot = (double *)red->partial + step;
+        *slot = red->op == TPACE_RED_SUM ? *slot + value
+                : red->op == TPACE_RED_MAX ? TPACE_MAX(*slot, value) : TPACE_MIN(*slot, value);
+    }
+}
+
+/* Host (and, where the target reduces there, device) slots of every reduction, one per
+ * step, each at the identity. */
+static inline void tpace_reductions_begin(tpace_rt *r)
+{
+    const tpace_plan *p = &r->plan;
+    const size_t steps = (size_t)TPACE_MAX(p->s.steps, 1L);
+    for (int i = 0; i < r->nreductions; i++) {
+        tpace_reduction *red = &r->reductions[i];
+        red->partial = malloc(steps * red->elem);
+        red->dev = NULL;
+        if (red->partial == NULL)
+            tpace_fail(p, "host memory ran out allocating a reduction's per-step results");
+        const double id = tpace_red_identity(red->op);
+        for (size_t t = 0; t < steps; t++) {
+            if (red->elem == sizeof(float))
+                ((float *)red->partial)[t] = (float)id;
+            else
+                ((double *)red->partial)[t] = id;
+        }
+        if (!tpace_dev_reduces_on_device() || p->s.steps == 0)
+            continue;
+        red->dev = tpace_dev_alloc(r, steps * red->elem);
+        if (red->dev == NULL)
+            tpace_fail(p, "device memory ran out allocating a reduction's per-step slots; lower TPACE_CHUNK");
+        tpace_dev_upload(r, red->dev, red->partial, steps * red->elem, 0);
+    }
+    /* Every queue's kernels add into the slots: they start from the identity. */
+    if (r->nreductions > 0)
+        tpace_dev_sync(r);
+}
+
+/* After the last kernel: bring the device slots back and free them. */
+static inline void tpace_reductions_download(tpace_rt *r)
+{
+    for (int i = 0; i < r->nreductions; i++) {
+        tpace_reduction *red = &r->reductions[i];
+        if (red->dev == NULL)
+            continue;
+        tpace_dev_download(r, red->partial, red->dev, (size_t)r->plan.s.steps * red->elem, 0);
+        tpace_dev_sync(r);
+        tpace_dev_free(r, red->dev);
+        red->dev = NULL;
+    }
+}
+
+/* Free the host slots once the generated program has replayed the time loop. */
+static inline void tpace_reductions_end(tpace_rt *r)
+{
+    for (int i = 0; i < r->nreductions; i++) {
+        free(r->reductions[i].partial);
+        r->reductions[i].partial = NULL;
+    }
 }
 
 /* ---- The schedule executor: the same for every target. ---- */
@@ -531,12 +644,15 @@ static inline void tpace_chunk_out(tpace_rt *r, const tpace_chunk *ch, long max_
     }
 }
 
-/* Set up: the plan, the device buffers, the queues. */
-static inline void tpace_begin(tpace_rt *r, const tpace_shape *shape, tpace_array *arrays, int narrays)
+/* Set up: the plan, the device buffers, the queues, and the slots of the sweeps' reductions. */
+static inline void tpace_begin_reducing(tpace_rt *r, const tpace_shape *shape, tpace_array *arrays, int narrays,
+                                        tpace_reduction *reductions, int nreductions)
 {
     memset(r, 0, sizeof *r);
     r->arrays = arrays;
     r->narrays = narrays;
+    r->reductions = reductions;
+    r->nreductions = nreductions;
     tpace_plan_init(r, shape);
     const tpace_plan *p = &r->plan;
     tpace_dev_begin(r);
@@ -573,7 +689,14 @@ static inline void tpace_begin(tpace_rt *r, const tpace_shape *shape, tpace_arra
             }
         }
     }
+    tpace_reductions_begin(r);
     r->start = tpace_now();
+}
+
+/* Set up a pipeline without reductions. */
+static inline void tpace_begin(tpace_rt *r, const tpace_shape *shape, tpace_array *arrays, int narrays)
+{
+    tpace_begin_reducing(r, shape, arrays, narrays, NULL, 0);
 }
 
 /* Finish the chunk whose kernels were issued last and bring the next one in.
@@ -639,6 +762,7 @@ static inline void tpace_report(const tpace_plan *p)
 /* Wait for the last transfers, free the device buffers and report. */
 static inline void tpace_end(tpace_rt *r)
 {
+    tpace_reductions_download(r);
     r->plan.seconds = tpace_now() - r->start;
     for (int a = 0; a < r->narrays; a++) {
         for (int s = 0; s < TPACE_MAX_SLOTS; s++)

@@ -3,13 +3,17 @@
 
 pub mod clauses;
 mod decls;
+mod host;
 mod loops;
+mod reductions;
 mod scalars;
 mod subscripts;
 
 use crate::diag::{DiagResult, Diagnostic};
 use crate::front::cst::{self, body_items, span, text};
-use crate::ir::{Array, Extent, Grid, Halo, Intent, Pipeline, Program, Sweep, TimeLoop};
+use crate::ir::{
+    Array, Extent, Grid, Halo, HostStatement, Intent, Pipeline, Program, Sweep, TimeLoop,
+};
 use clauses::{Directive, PipelineClauses};
 use tree_sitter::Node;
 
@@ -107,9 +111,21 @@ pub fn lower(path: &str, source: &str, tree: &tree_sitter::Tree) -> DiagResult<P
     }
     let arrays = decls::listed_arrays(clauses, pipeline.node, tree, source)?;
     let mut time = loops::time_loop(time_loop, source)?;
-    loops::forbid_jumps(time_loop, source)?;
-    let mut body = lower_body(time_loop, &grid, &arrays, &found, source)?;
+    if let Err(mut jumps) = loops::forbid_jumps(time_loop, source) {
+        // A jump under a test of a reduction is a convergence test: say so.
+        if let Ok((mut body, _)) = lower_body(time_loop, &grid, &arrays, &found, source) {
+            resolve_variables(&mut time, &mut body, &arrays, time_loop, tree, source);
+            let reductions = reductions::find(&mut body, tree, source);
+            for d in &mut jumps {
+                host::convergence_test(d, &reductions, time_loop, tree, source);
+            }
+        }
+        return Err(jumps);
+    }
+    let (mut body, host) = lower_body(time_loop, &grid, &arrays, &found, source)?;
     resolve_variables(&mut time, &mut body, &arrays, time_loop, tree, source);
+    let reductions = reductions::find(&mut body, tree, source);
+    host::check(&host, &body, &reductions, &arrays, &time, tree, source)?;
     let function = decls::enclosing_function(time_loop).map_or(0..0, span);
     let (line, col) = crate::diag::line_col(source, time_loop.start_byte());
     Ok(Program {
@@ -126,6 +142,8 @@ pub fn lower(path: &str, source: &str, tree: &tree_sitter::Tree) -> DiagResult<P
             halo,
             arrays,
             body,
+            host,
+            reductions,
             asynchronous: clauses.asynchronous,
         },
     })
@@ -288,11 +306,12 @@ fn lower_body(
     arrays: &[Array],
     found: &[Found],
     source: &str,
-) -> DiagResult<Vec<Sweep>> {
+) -> DiagResult<(Vec<Sweep>, Vec<HostStatement>)> {
     let body = time_loop
         .child_by_field_name("body")
         .expect("a parsed for statement has a body");
     let mut sweeps = Vec::new();
+    let mut host = Vec::new();
     let mut errors = Vec::new();
     let mut pending_dim: Option<(usize, Node)> = None;
     for item in body_items(body) {
@@ -320,13 +339,19 @@ fn lower_body(
                 }
                 None => errors.push(loops::missing_dim(item, source)),
             },
-            _ => errors.push(Diagnostic::new(
-                loops::first_line(item, source),
-                "statement in the time loop is not a tpace loop nest",
-                "not a sweep",
-                "the time loop may hold only loop nests marked with `#pragma tpace loop dim(d)`; \
-                 move other statements before or after the time loop",
-            )),
+            // Any other statement runs on the host, in the replay of the time loop.
+            _ => match pending_dim.take() {
+                Some((_, pragma)) => errors.push(Diagnostic::new(
+                    pragma_line(pragma, source),
+                    "`loop` directive not followed by a `for` loop",
+                    "nothing to annotate",
+                    "put `#pragma tpace loop dim(d)` directly above a spatial `for` loop",
+                )),
+                None => host.push(HostStatement {
+                    span: span(item),
+                    before: sweeps.len(),
+                }),
+            },
         }
     }
     if let Some((_, pragma)) = pending_dim {
@@ -346,7 +371,7 @@ fn lower_body(
         ));
     }
     if errors.is_empty() {
-        Ok(sweeps)
+        Ok((sweeps, host))
     } else {
         Err(errors)
     }
