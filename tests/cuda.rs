@@ -23,6 +23,11 @@ fn every_example_matches_on_the_cpu_emulation() {
     check_all(Target::Cuda, Flavour::CudaEmulation, &seed(7));
 }
 
+#[test]
+fn the_emulation_catches_a_broken_reduction() {
+    check_reduction_breaks(Target::Cuda, Flavour::CudaEmulation, &seed(7));
+}
+
 /// nvcc from `$NVCC` or the PATH; in CI (`CI` set) its absence is a failure,
 /// since `.ci/run` installs it.
 fn nvcc() -> Option<String> {

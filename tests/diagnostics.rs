@@ -484,7 +484,7 @@ fn duplicate_loop_dim() {
 }
 
 #[test]
-fn statement_in_the_time_loop_that_is_not_a_sweep() {
+fn host_statement_that_sets_a_sweep_index() {
     expect_in(
         "scalar.c",
         &good_with(
@@ -492,7 +492,7 @@ fn statement_in_the_time_loop_that_is_not_a_sweep() {
             "    for (n = 0; n < 10; n++) {\n        x = 0;\n",
         ),
         Expected {
-            message: "statement in the time loop is not a tpace loop nest",
+            message: "`x` is used in the time loop outside the sweeps, but a sweep sets it at every point",
             line: 14,
             col: 9,
             at: "x = 0;",
@@ -734,20 +734,34 @@ fn check_of_a_bad_file_exits_1_and_a_good_one_0() {
 // ---- Variables carried from point to point ----
 
 #[test]
-fn a_reduction_or_counter_in_a_sweep_is_refused() {
+fn a_carried_variable_that_is_not_an_accepted_reduction_is_refused() {
     // The copy sweep's statement, which each case replaces, is on line 26 once the
     // declarations take one more line.
-    for (stmt, at, col) in [
-        ("a[x][y] = work[x][y]; sum += work[x][y];", "sum +=", 39),
-        ("a[x][y] = work[x][y]; count++;", "count++", 39),
+    for (stmt, name, at, col) in [
+        ("a[x][y] = work[x][y]; count++;", "count", "count++", 39),
+        // An int sum: reductions are float or double.
+        ("a[x][y] = work[x][y]; count += 1;", "count", "count +=", 39),
         (
-            "a[x][y] = work[x][y]; sum = sum + a[x][y];",
+            "a[x][y] = work[x][y]; sum = sum * a[x][y];",
+            "sum",
             "sum = sum",
             39,
         ),
+        ("a[x][y] = work[x][y]; sum -= a[x][y];", "sum", "sum -=", 39),
+        // The accumulator is also read as a value at the point.
+        ("sum += work[x][y]; a[x][y] = sum;", "sum", "sum +=", 17),
+        // Two operators on one accumulator.
         (
-            "sum = a[x][y] + sum; a[x][y] = work[x][y];",
-            "sum = a[x][y] + sum",
+            "sum += work[x][y]; sum = fmax(sum, work[x][y]); a[x][y] = work[x][y];",
+            "sum",
+            "sum +=",
+            17,
+        ),
+        // A maximum that does not pick the larger of the two compared values.
+        (
+            "sum = sum > work[x][y] ? work[x][y] + 1.0 : sum; a[x][y] = work[x][y];",
+            "sum",
+            "sum = sum >",
             17,
         ),
     ] {
@@ -756,11 +770,6 @@ fn a_reduction_or_counter_in_a_sweep_is_refused() {
             "    int n, x, y, count = 0;\n    double sum = 0.0;",
         )
         .replace("a[x][y] = work[x][y];", stmt);
-        let name = if stmt.contains("count") {
-            "count"
-        } else {
-            "sum"
-        };
         expect_in(
             "carried.c",
             &source,
@@ -775,6 +784,206 @@ fn a_reduction_or_counter_in_a_sweep_is_refused() {
             },
         );
     }
+}
+
+#[test]
+fn every_accepted_reduction_form_is_a_reduction_with_its_operator() {
+    use tpace::ir::{ReduceOp, ScalarRole};
+    let w = "work[x][y]";
+    for (stmt, op) in [
+        (format!("s += {w};"), ReduceOp::Sum),
+        (format!("s = s + {w};"), ReduceOp::Sum),
+        (format!("s = {w} + s;"), ReduceOp::Sum),
+        (format!("s = s + {w} * 2.0f + 1.0f;"), ReduceOp::Sum),
+        (format!("s = fmax(s, {w});"), ReduceOp::Max),
+        (format!("s = fmaxf({w}, s);"), ReduceOp::Max),
+        (format!("s = fmin(s, {w});"), ReduceOp::Min),
+        (format!("s = fminf({w}, s);"), ReduceOp::Min),
+        (format!("s = s > {w} ? s : {w};"), ReduceOp::Max),
+        (format!("s = ({w} > s) ? {w} : s;"), ReduceOp::Max),
+        (format!("s = s >= {w} ? {w} : s;"), ReduceOp::Min),
+        (format!("s = s < {w} ? s : {w};"), ReduceOp::Min),
+        (format!("s = ({w} <= s) ? s : {w};"), ReduceOp::Max),
+        (format!("if ({w} > 1.0f) s += {w};"), ReduceOp::Sum),
+    ] {
+        let source = good_with("    int n, x, y;", "    int n, x, y;\n    float s = 0.0f;")
+            .replace(
+                "a[x][y] = work[x][y];",
+                &format!("a[x][y] = work[x][y]; {stmt}"),
+            );
+        let compiled = driver::compile_source("r.c", &source)
+            .unwrap_or_else(|d| panic!("`{stmt}` refused: {d:#?}"));
+        let p = &compiled.program.pipeline;
+        assert_eq!(p.reductions.len(), 1, "{stmt}");
+        assert_eq!(
+            (p.reductions[0].op, p.reductions[0].sweep),
+            (op, 1),
+            "{stmt}"
+        );
+        assert!(
+            p.body[1]
+                .scalars
+                .iter()
+                .any(|s| s.name == "s" && s.role == ScalarRole::Reduction),
+            "{stmt}"
+        );
+    }
+}
+
+// ---- Host statements in the time loop and reduction results ----
+
+/// GOOD with `float s` and `float coef` declared (one more line: the sweeps' lines
+/// move down by one), `top` inserted at the start of the time loop's body and `end`
+/// at its end, and the copy statement replaced by `copy`.
+fn host_variant(top: &str, copy: &str, end: &str) -> String {
+    good_with(
+        "    int n, x, y;",
+        "    int n, x, y;\n    float s = 0.0f, coef = 0.5f, t;",
+    )
+    .replacen(
+        "    for (n = 0; n < 10; n++) {\n",
+        &format!("    for (n = 0; n < 10; n++) {{\n{top}"),
+        1,
+    )
+    .replace("a[x][y] = work[x][y];", copy)
+    .replacen(
+        "        }\n    }\n    return 0;",
+        &format!("        }}\n{end}    }}\n    return 0;"),
+        1,
+    )
+}
+
+/// The refusals of host statements and reduction results: (name, source, expected).
+fn host_refusals() -> Vec<(
+    &'static str,
+    String,
+    &'static str,
+    usize,
+    usize,
+    &'static str,
+)> {
+    let reduce = "s += work[x][y]; a[x][y] = work[x][y];";
+    vec![
+        (
+            "listed_array",
+            host_variant("        a[0][0] = 1.0f;\n", "a[x][y] = work[x][y];", ""),
+            "the listed array `a` is used in the time loop outside the sweeps",
+            15,
+            9,
+            "a[0][0]",
+        ),
+        (
+            "writes_what_a_sweep_reads",
+            host_variant(
+                "        coef = coef * 0.5f;\n",
+                "a[x][y] = work[x][y] * coef;",
+                "",
+            ),
+            "`coef` is written in the time loop outside the sweeps, and a sweep reads it",
+            15,
+            9,
+            "coef = coef",
+        ),
+        (
+            "writes_the_counter",
+            host_variant("", "a[x][y] = work[x][y];", "        n += 0;\n"),
+            "`n` is written in the time loop outside the sweeps, and the time loop's counter",
+            29,
+            9,
+            "n += 0;",
+        ),
+        (
+            "reads_a_per_point_temporary",
+            host_variant("", "t = work[x][y]; a[x][y] = t;", "        s = t;\n"),
+            "`t` is used in the time loop outside the sweeps, but a sweep sets it at every point",
+            29,
+            13,
+            "t;",
+        ),
+        (
+            "sweep_reads_a_reduction",
+            host_variant("", "a[x][y] = work[x][y] + s;", "").replace(
+                "work[x][y] = (a[x - 1][y]",
+                "s += a[x][y]; work[x][y] = (a[x - 1][y]",
+            ),
+            "`s` is used in a sweep, but it is the result of a reduction in sweep 1",
+            26,
+            40,
+            "s;",
+        ),
+        (
+            "convergence_test",
+            host_variant(
+                "        s = 0.0f;\n",
+                reduce,
+                "        if (s < 1.0f)\n            break;\n",
+            ),
+            "`break` on a test of the reduction `s` inside the pipelined time loop (a convergence test)",
+            31,
+            13,
+            "break;",
+        ),
+    ]
+}
+
+#[test]
+fn host_statements_and_reduction_results_that_can_not_be_replayed_are_refused() {
+    for (name, source, message, line, col, at) in host_refusals() {
+        expect_in(
+            &format!("{name}.c"),
+            &source,
+            Expected {
+                message,
+                line,
+                col,
+                at,
+                count: 1,
+            },
+        );
+    }
+}
+
+#[test]
+fn host_refusals_exit_1_and_write_nothing() {
+    for (name, source, message, line, col, _) in host_refusals() {
+        let dir = tempfile::tempdir().expect("scratch folder");
+        std::fs::write(dir.path().join("bad.c"), &source).expect("bad.c");
+        let out = tpace(dir.path(), &["translate", "bad.c", "-o", "out.c"]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{name}: {stderr}");
+        assert!(
+            stderr.contains(&format!("bad.c:{line}:{col}")),
+            "{name}: {stderr}"
+        );
+        assert!(stderr.contains(message), "{name}: {stderr}");
+        assert!(
+            !dir.path().join("out.c").exists(),
+            "{name}: out.c was written"
+        );
+    }
+}
+
+#[test]
+fn accepted_host_statements_are_kept_in_order_with_the_sweeps() {
+    let source = host_variant(
+        "        s = 0.0f;\n",
+        "s += work[x][y]; a[x][y] = work[x][y];",
+        "        if (n % 3 == 0)\n            coef = s;\n",
+    );
+    let compiled = driver::compile_source("ok.c", &source).expect("accepted");
+    let p = &compiled.program.pipeline;
+    let host: Vec<(&str, usize)> = p
+        .host
+        .iter()
+        .map(|h| (&source[h.span.clone()], h.before))
+        .collect();
+    assert_eq!(
+        host,
+        [
+            ("s = 0.0f;", 0),
+            ("if (n % 3 == 0)\n            coef = s;", 2)
+        ]
+    );
 }
 
 #[test]

@@ -20,6 +20,11 @@ fn every_example_matches_its_sequential_program_bit_for_bit() {
 }
 
 #[test]
+fn the_comparison_catches_a_broken_reduction() {
+    check_reduction_breaks(Target::Openacc, Flavour::Openacc, &[]);
+}
+
+#[test]
 fn the_comparison_catches_a_broken_runtime() {
     let tc = Toolchain::detect();
     let dir = tempfile::tempdir().expect("scratch folder");

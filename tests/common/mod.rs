@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 use tpace::back::{Target, reference};
-use tpace::driver::dump::first_difference;
+use tpace::driver::dump::{FLOAT_RTOL, first_difference, printed_difference};
 use tpace::driver::run::{Built, Execution, Flavour, Params, Toolchain, build, execute};
 use tpace::driver::{self, Compiled};
 
@@ -32,11 +32,16 @@ pub fn run_with(
 /// Step counts every program runs with: 7 and 13 are multiples of few k below.
 pub const STEP_COUNTS: [u64; 3] = [1, 7, 13];
 
-/// The programs under test: examples/*.c and tests/fixtures/layouts/*.c.
+/// The programs under test: examples/*.c, tests/fixtures/layouts/*.c and
+/// tests/fixtures/reductions/*.c.
 pub fn programs() -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
-    for dir in ["examples", "tests/fixtures/layouts"] {
+    for dir in [
+        "examples",
+        "tests/fixtures/layouts",
+        "tests/fixtures/reductions",
+    ] {
         let entries =
             std::fs::read_dir(root.join(dir)).unwrap_or_else(|e| panic!("cannot list {dir}: {e}"));
         for entry in entries {
@@ -235,8 +240,10 @@ pub fn check_program(
                 None,
                 "{what}: the translation differs from the sequential program"
             );
+            // Printed reduction results differ in their last digits (summation order).
             assert_eq!(
-                got.stdout, seq.stdout,
+                printed_difference(&seq.stdout, &got.stdout, FLOAT_RTOL),
+                None,
                 "{what}: the program's own output differs"
             );
             runs += 1;
@@ -325,4 +332,77 @@ pub fn jacobi_reference(tc: &Toolchain, dir: &Path, steps: u64) -> Execution {
         &Params::default(),
         &dir.join("ref.dump"),
     )
+}
+
+/// The reductions fixture's translation for `target` with `from` replaced by `to`
+/// (exactly once), built in `dir`; and the sequential program's run of 13 steps.
+pub fn broken_reduce2d(
+    tc: &Toolchain,
+    dir: &Path,
+    target: Target,
+    flavour: Flavour,
+    from: &str,
+    to: &str,
+) -> (Execution, Built) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/reductions/reduce2d.c");
+    let compiled = compile(&path);
+    let reference = build_ok(
+        tc,
+        &reference::emit(&compiled.program),
+        dir,
+        "reference",
+        Flavour::Reference,
+    );
+    let seq = run_ok(
+        &reference.binary,
+        13,
+        &Params::default(),
+        &dir.join("ref.dump"),
+    );
+    let text = driver::translate(&compiled, target).expect("translates");
+    assert_eq!(
+        text.matches(from).count(),
+        1,
+        "the translation no longer contains `{from}` exactly once: update this test"
+    );
+    let built = build_ok(tc, &text.replace(from, to), dir, "broken", flavour);
+    (seq, built)
+}
+
+/// Break the reductions on purpose (count ghost planes under mm, or apply each
+/// step's result to the step before) and check that the comparison notices.
+pub fn check_reduction_breaks(target: Target, flavour: Flavour, env: &[(String, String)]) {
+    let tc = Toolchain::detect();
+    let breaks = [
+        (
+            "mm_counts_ghost_planes",
+            "if (p->schedule == TPACE_MM || p->schedule == TPACE_NAIVE) {",
+            "if (0) {",
+            "total",
+        ),
+        (
+            "result_of_the_wrong_step",
+            "((const double *)tp_reds[1].partial)[tp_step]",
+            "((const double *)tp_reds[1].partial)[tp_step > 0 ? tp_step - 1 : 0]",
+            "top",
+        ),
+    ];
+    for (name, from, to, var) in breaks {
+        let dir = tempfile::tempdir().expect("scratch folder");
+        let (seq, built) = broken_reduce2d(&tc, dir.path(), target, flavour, from, to);
+        let got = run_with(
+            &built.binary,
+            13,
+            &params("mm", 3, 7, 2),
+            env,
+            &dir.path().join("got.dump"),
+        );
+        let diff = first_difference(&seq.dump, &got.dump)
+            .unwrap_or_else(|| panic!("{name}: the broken reduction was not caught"));
+        eprintln!("{name}: caught, {diff}");
+        assert!(
+            diff.starts_with(&format!("reduction `{var}`")),
+            "{name}: `{diff}` does not name the reduction `{var}`"
+        );
+    }
 }
