@@ -27,6 +27,9 @@ enum tpace_transfer {
     TPACE_UNUSED = 3      /* listed but never touched by a sweep */
 };
 
+/* Runtime functions that only some programs call (those with reductions). */
+#define TPACE_MAYBE_UNUSED __attribute__((unused))
+
 /* How a reduction combines its terms. */
 enum tpace_reduce_op { TPACE_RED_SUM = 0, TPACE_RED_MAX = 1, TPACE_RED_MIN = 2 };
 
@@ -383,8 +386,8 @@ static inline void tpace_window(const tpace_plan *p, const tpace_chunk *ch, int 
  * that every point counts once per step: mmtb and incore compute every plane in one
  * chunk only, but mm and naive also compute ghost planes that neighbouring chunks own,
  * and there only the chunk's own planes count. */
-static inline void tpace_count_window(const tpace_plan *p, const tpace_chunk *ch, long from, long to, long *lo,
-                                      long *hi)
+TPACE_MAYBE_UNUSED static inline void tpace_count_window(const tpace_plan *p, const tpace_chunk *ch, long from, long to,
+                                                         long *lo, long *hi)
 {
     if (p->schedule == TPACE_MM || p->schedule == TPACE_NAIVE) {
         *lo = TPACE_MAX(from, tpace_own_lo(p, ch->c));
@@ -402,7 +405,7 @@ static inline double tpace_red_identity(int op)
 }
 
 /* Combine `value` into step `step`'s slot of reduction i on the host, in its declared type. */
-static inline void tpace_reduced(tpace_rt *r, int i, long step, double value)
+TPACE_MAYBE_UNUSED static inline void tpace_reduced(tpace_rt *r, int i, long step, double value)
 {
     tpace_reduction *red = &r->reductions[i];
     if (red->elem == sizeof(float)) {
@@ -461,7 +464,7 @@ static inline void tpace_reductions_download(tpace_rt *r)
 }
 
 /* Free the host slots once the generated program has replayed the time loop. */
-static inline void tpace_reductions_end(tpace_rt *r)
+TPACE_MAYBE_UNUSED static inline void tpace_reductions_end(tpace_rt *r)
 {
     for (int i = 0; i < r->nreductions; i++) {
         free(r->reductions[i].partial);
@@ -694,7 +697,7 @@ static inline void tpace_begin_reducing(tpace_rt *r, const tpace_shape *shape, t
 }
 
 /* Set up a pipeline without reductions. */
-static inline void tpace_begin(tpace_rt *r, const tpace_shape *shape, tpace_array *arrays, int narrays)
+TPACE_MAYBE_UNUSED static inline void tpace_begin(tpace_rt *r, const tpace_shape *shape, tpace_array *arrays, int narrays)
 {
     tpace_begin_reducing(r, shape, arrays, narrays, NULL, 0);
 }
