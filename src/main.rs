@@ -137,6 +137,23 @@ enum Cmd {
         #[arg(last = true)]
         args: Vec<String>,
     },
+    /// Compare what a translated program wrote with what the sequential one wrote:
+    /// two `TPACE_DUMP` files (arrays bit for bit, reductions within a tolerance)
+    /// and, optionally, their printed output. For programs run outside `tpace run`,
+    /// e.g. on a GPU machine.
+    Compare {
+        /// The sequential program's dump.
+        reference: PathBuf,
+        /// The translated program's dump.
+        translated: PathBuf,
+        /// The two programs' printed output: sequential, then translated.
+        #[arg(long, num_args = 2, value_names = ["REFERENCE", "TRANSLATED"])]
+        stdout: Vec<PathBuf>,
+        /// Relative tolerance for reductions and printed real numbers (default: 1e-3 for
+        /// float, 1e-9 for double; printed numbers take the float one).
+        #[arg(long)]
+        rtol: Option<f64>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -283,6 +300,20 @@ fn real_main(cli: Cli) -> Result<ExitCode, Failure> {
                 ExitCode::from(1)
             } else {
                 ExitCode::SUCCESS
+            })
+        }
+        Cmd::Compare {
+            reference,
+            translated,
+            stdout,
+            rtol,
+        } => {
+            let outcome = driver::compare::compare(&reference, &translated, &stdout, rtol)?;
+            print!("{}", outcome.summary);
+            Ok(if outcome.agree {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
             })
         }
     }

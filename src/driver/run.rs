@@ -312,32 +312,11 @@ pub fn run(
         &params.env(),
         &dir.join("translated.dump"),
     )?;
-    let arrays = dump::first_difference_within(&seq.dump, &acc.dump, rtol);
-    let printed_diff =
-        dump::printed_difference(&seq.stdout, &acc.stdout, rtol.unwrap_or(dump::FLOAT_RTOL));
+    let verdict = super::compare::judge(&seq.dump, &acc.dump, &seq.stdout, &acc.stdout, rtol);
     let r = &acc.report;
     let get = |k: &str| r.get(k).map_or("?", |v| v.as_str());
-    let grids = seq.dump.iter().filter(|a| !a.dims.is_empty()).count();
-    let values = seq.dump.len() - grids;
-    let verdict = match &arrays {
-        None if values == 0 => format!(
-            "identical ({} arrays, {} cells each)",
-            grids,
-            seq.dump.first().map_or(0, |a| a.data.len() / a.elem.max(1))
-        ),
-        None => format!(
-            "identical ({} arrays, {} cells each), {values} reduction result(s) within tolerance",
-            grids,
-            seq.dump.first().map_or(0, |a| a.data.len() / a.elem.max(1))
-        ),
-        Some(d) => format!("DIFFERENT: first at {d}"),
-    };
-    let printed = match &printed_diff {
-        None if seq.stdout == acc.stdout => "the same".to_string(),
-        None => "the same, numbers within tolerance".to_string(),
-        Some(d) => format!("DIFFERENT at {d}"),
-    };
-    let difference = arrays.or(printed_diff.map(|d| format!("printed output, {d}")));
+    let difference = verdict.difference();
+    let (verdict, printed) = (verdict.arrays_text, verdict.printed_text);
     let summary = format!(
         "{path}: target {target}{how} schedule={sched} k={k} b={b} streams={s} chunks={c} steps={steps}\n\
          \x20 sequential {seq_t} s, translated {acc_t} s ({glups} Glup/s)\n\
