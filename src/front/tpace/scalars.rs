@@ -25,6 +25,7 @@ pub fn free_scalars(
     bound: &BTreeSet<String>,
     arrays: &[Array],
     macros: &BTreeSet<String>,
+    step_values: &[crate::ir::Span],
     at: Node,
     tree: &Tree,
     source: &str,
@@ -44,7 +45,16 @@ pub fn free_scalars(
     // Every use of each candidate name, in source order (depth-first is source order).
     let mut uses: Vec<(&str, Vec<Node>)> = Vec::new();
     let mut index: std::collections::BTreeMap<&str, usize> = Default::default();
-    for n in nodes.iter().filter(|n| n.kind() == "identifier") {
+    // Per-step values (`fict[t]`) are evaluated on the host: their names are not the kernel's.
+    let in_step_value = |n: &Node| {
+        step_values
+            .iter()
+            .any(|s| s.start <= n.start_byte() && n.end_byte() <= s.end)
+    };
+    for n in nodes
+        .iter()
+        .filter(|n| n.kind() == "identifier" && !in_step_value(n))
+    {
         let name = text(*n, source);
         let known = local.contains(name)
             || bound.contains(name)
