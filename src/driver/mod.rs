@@ -127,8 +127,13 @@ pub fn summary(compiled: &Compiled) -> String {
         ));
         // Lower-dimensional sweeps: the plane they work on in each dimension without a loop.
         for l in p.body[s].loops.iter().filter(|l| l.fixed) {
+            let who = if l.pos == 0 {
+                "only the chunk holding that plane runs it"
+            } else {
+                "each chunk runs it on its own planes"
+            };
             out.push_str(&format!(
-                "    fixed dim({}) at index {}: only the chunk holding that plane runs it\n",
+                "    fixed dim({}) at index {}: {who}\n",
                 p.grid.rank() - l.pos,
                 l.lo
             ));
