@@ -177,7 +177,10 @@ fn components(
             what,
             label,
             format!(
-                "tpace takes a leading component dimension only on a static array with a constant                  count, `T {}[C]{}` (C an integer up to {MAX_COMPONENTS}); a pointer `T (*a)[..]` has                  no count to check the components against: declare it static, or split it into                  one array per component",
+                "tpace takes a leading component dimension only on a static array with a constant \
+                 count, `T {}[C]{}` (C an integer up to {MAX_COMPONENTS}); a pointer `T (*a)[..]` has \
+                 no count to check the components against: declare it static, or split it into \
+                 one array per component",
                 named.name,
                 "[..]".repeat(rank)
             ),

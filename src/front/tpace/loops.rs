@@ -269,8 +269,33 @@ pub fn sweep(
             }
         }
     };
-    let found = subscripts::accesses(body, &loops, ctx)?;
-    if loops.len() < rank {
+    let fewer = loops.len() < rank;
+    let too_few = |missing: &[String]| {
+        Diagnostic::new(
+            header(outer, source),
+            format!(
+                "loop nest has {} but `size` declares {}",
+                super::count(loops.len(), "loop", "loops"),
+                super::count(rank, "dimension", "dimensions")
+            ),
+            format!("no loop for {}", missing.join(", ")),
+            "a sweep needs one loop per dimension of `size`, each marked with its dim(d), or \
+             fewer loops and a constant index in the other dimensions of every access (`a[0][j]`)",
+        )
+    };
+    let unlooped: Vec<String> = (0..rank)
+        .filter(|p| !loops.iter().any(|l| l.pos == *p))
+        .map(|p| format!("dim({})", rank - p))
+        .collect();
+    let found = match subscripts::accesses(body, &loops, ctx) {
+        Ok(found) => found,
+        // Accesses with fewer subscripts than `size`: the nest, not a fixed plane, is wrong.
+        Err(d) if fewer && d.iter().any(|d| d.label == subscripts::WRONG_COUNT) => {
+            return Err(vec![too_few(&unlooped)]);
+        }
+        Err(d) => return Err(d),
+    };
+    if fewer {
         // A lower-dimensional sweep: one plane in each dimension without a loop.
         let missing: Vec<String> = (0..rank)
             .filter(|p| !found.fixed.iter().any(|(f, _)| f == p))
@@ -278,17 +303,7 @@ pub fn sweep(
             .map(|p| format!("dim({})", rank - p))
             .collect();
         if !missing.is_empty() {
-            return Err(vec![Diagnostic::new(
-                header(outer, source),
-                format!(
-                    "loop nest has {} but `size` declares {}, and it touches no listed array",
-                    super::count(loops.len(), "loop", "loops"),
-                    super::count(rank, "dimension", "dimensions")
-                ),
-                format!("no loop for {}", missing.join(", ")),
-                "a sweep needs one loop per dimension of `size`, each marked with its dim(d), or \
-                 fewer loops and a constant index in the other dimensions of every access (`a[0][j]`)",
-            )]);
+            return Err(vec![too_few(&missing)]);
         }
         // Outermost first, so that OpenACC's gang loop is the fixed one (one iteration).
         for (pos, index) in found.fixed.iter().rev() {

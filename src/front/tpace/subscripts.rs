@@ -11,6 +11,9 @@ use crate::front::poly::Poly;
 use crate::ir::{Access, AccessKind, Array, Grid, Layout, StepValue, SweepLoop};
 use tree_sitter::Node;
 
+/// Label of the diagnostic for an access with another number of subscripts than `size`.
+pub const WRONG_COUNT: &str = "wrong number of subscripts";
+
 /// Largest offset magnitude tried when decomposing a flat subscript.
 const MAX_FLAT_OFFSET: i64 = 8;
 
@@ -179,10 +182,14 @@ fn fix_unlooped(
             let name = ctx.arrays[out[0].array].display_name();
             errors.push(Diagnostic::new(
                 span(reference),
-                format!("the sweep has no loop for dim({dim}), but `{name}` is indexed there by `{var}`"),
+                format!(
+                    "the sweep has no loop for dim({dim}), but `{name}` is indexed there by `{var}`"
+                ),
                 "index of a dimension without a loop",
                 format!(
-                    "a sweep with fewer loops than `size` has dimensions works on one plane: index                      dim({dim}) with the same constant in every access (e.g. `[0]`), or add a loop                      over it marked `#pragma tpace loop dim({dim})`"
+                    "a sweep with fewer loops than `size` has dimensions works on one plane: index \
+                     dim({dim}) with the same constant in every access (e.g. `[0]`), or add a loop \
+                     over it marked `#pragma tpace loop dim({dim})`"
                 ),
             ));
             continue;
@@ -207,7 +214,8 @@ fn fix_unlooped(
                     ),
                     "the sweep has no loop for this dimension",
                     format!(
-                        "a sweep without a loop for dim({dim}) works on plane `{ref_text}` (where it                          writes): index dim({dim}) there as `{ref_text}` plus an integer constant"
+                        "a sweep without a loop for dim({dim}) works on plane `{ref_text}` (where it \
+                         writes): index dim({dim}) there as `{ref_text}` plus an integer constant"
                     ),
                 )),
             }
@@ -255,7 +263,10 @@ fn step_value(
     let expr = text(node, source);
     let grid_shape: String = "[..]".repeat(ctx.grid.rank());
     let what_to_do = format!(
-        "list `{name}` in targetin({name}) with the grid's shape (`{name}{grid_shape}`) if it          varies over the grid, or make it a per-step value: an array the sweeps only read, at          subscripts made of the time counter `{time}`, constants and variables the sweep does not          change (e.g. `{name}[{time}]`)",
+        "list `{name}` in targetin({name}) with the grid's shape (`{name}{grid_shape}`) if it \
+         varies over the grid, or make it a per-step value: an array the sweeps only read, at \
+         subscripts made of the time counter `{time}`, constants and variables the sweep does not \
+         change (e.g. `{name}[{time}]`)",
         time = ctx.time_var
     );
     let spatial = indices.iter().find_map(|i| {
@@ -281,10 +292,8 @@ fn step_value(
     if let Some(var) = spatial {
         return Err(Diagnostic::new(
             span(node),
-            format!(
-                "array `{name}` is used but not listed in the pipeline directive, at a subscript                  that changes within the sweep (`{var}`)"
-            ),
-            "not in targetinout(...) or targetin(...)",
+            format!("array `{name}` is used but not listed in the pipeline directive"),
+            format!("not in targetinout(...) or targetin(...), and indexed by `{var}`"),
             what_to_do,
         ));
     }
@@ -294,7 +303,8 @@ fn step_value(
             format!("unlisted array `{name}` is written in a sweep"),
             "the device holds only the listed arrays",
             format!(
-                "list `{name}` in targetinout({name}) with the grid's shape (`{name}{grid_shape}`);                  per-step values such as `{expr}` can only be read"
+                "list `{name}` in targetinout({name}) with the grid's shape (`{name}{grid_shape}`); \
+                 per-step values such as `{expr}` can only be read"
             ),
         ));
     }
@@ -316,7 +326,8 @@ fn step_value(
             ),
             "per-step value tpace can not pass by value",
             format!(
-                "a per-step value is one element of an array of `float`, `double` or an integer                  type, with one subscript per declared dimension; {what_to_do}"
+                "a per-step value is one element of an array of `float`, `double` or an integer \
+                 type, with one subscript per declared dimension; {what_to_do}"
             ),
         ));
     }
@@ -510,7 +521,7 @@ fn per_dim_offsets<'t>(
                 super::count(indices.len(), "index", "indices"),
                 super::count(grid.rank(), "dimension", "dimensions")
             ),
-            "wrong number of subscripts",
+            WRONG_COUNT,
             format!("write it as {expected}"),
         ));
     }
