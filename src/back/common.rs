@@ -313,7 +313,20 @@ pub fn sweep_summary(program: &Program, facts: &crate::analysis::Facts, s: usize
             p.arrays[r].display_name(),
             p.arrays[d].display_name()
         ),
-        None => format!("writes {} from {}", names(&f.writes), names(&f.reads)),
+        None => {
+            // What it reads: arrays, then per-step values (`fict[t]`).
+            let mut from: Vec<String> = f
+                .reads
+                .iter()
+                .map(|a| p.arrays[*a].display_name())
+                .collect();
+            from.extend(p.body[s].step_values.iter().map(|v| v.text.clone()));
+            if from.is_empty() {
+                format!("writes {}", names(&f.writes))
+            } else {
+                format!("writes {} from {}", names(&f.writes), from.join(", "))
+            }
+        }
     };
     format!("Sweep {n} (line {line}) {what}", n = s + 1)
 }
