@@ -197,16 +197,12 @@ fn resolve_variables(
         };
         let step_spans: Vec<crate::ir::Span> =
             sweep.step_values.iter().map(|v| v.span.clone()).collect();
-        sweep.scalars = scalars::free_scalars(
-            node,
-            &bound,
-            arrays,
-            &macros,
-            &step_spans,
-            time_loop,
-            tree,
-            source,
-        );
+        let not_free = scalars::NotFree {
+            bound: &bound,
+            step_values: &step_spans,
+        };
+        sweep.scalars =
+            scalars::free_scalars(node, &not_free, arrays, &macros, time_loop, tree, source);
     }
 }
 

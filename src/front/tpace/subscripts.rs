@@ -22,6 +22,9 @@ const STEP_VALUE_TYPES: [&str; 8] = [
     "float", "double", "int", "long", "short", "char", "unsigned", "size_t",
 ];
 
+/// Per access, the index nodes of the grid positions the sweep has no loop for.
+type Unlooped<'t> = Vec<(usize, Node<'t>)>;
+
 /// What a sweep body says about the data it touches.
 pub struct Found {
     /// Every access to a listed array.
@@ -349,7 +352,7 @@ fn access<'t>(
     grid: &Grid,
     arrays: &[Array],
     source: &str,
-) -> Result<(Vec<Access>, Vec<(usize, Node<'t>)>), Diagnostic> {
+) -> Result<(Vec<Access>, Unlooped<'t>), Diagnostic> {
     let (base, indices) = chain(node);
     let name = text(base, source);
     let first = arrays
@@ -496,7 +499,7 @@ fn per_dim_offsets<'t>(
     grid: &Grid,
     array: &Array,
     source: &str,
-) -> Result<(Vec<i64>, Vec<(usize, Node<'t>)>), Diagnostic> {
+) -> Result<(Vec<i64>, Unlooped<'t>), Diagnostic> {
     let c = placeholder(array, loops);
     let vars: Vec<Option<&str>> = (0..grid.rank())
         .map(|p| loops.iter().find(|l| l.pos == p).map(|l| l.var.as_str()))
