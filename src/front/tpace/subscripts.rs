@@ -355,10 +355,13 @@ fn access<'t>(
 ) -> Result<(Vec<Access>, Unlooped<'t>), Diagnostic> {
     let (base, indices) = chain(node);
     let name = text(base, source);
-    let first = arrays
+    // Not a listed array's name (e.g. `(*p)[x]`, `f()[0]`): no access to one.
+    let Some(first) = arrays
         .iter()
-        .position(|a| a.name == name)
-        .expect("called for listed arrays");
+        .position(|a| base.kind() == "identifier" && a.name == name)
+    else {
+        return Ok((Vec::new(), Vec::new()));
+    };
     let (array, indices) = if arrays[first].component.is_some() {
         component_of(node, &indices, first, grid, arrays, source)?
     } else {
