@@ -219,6 +219,29 @@ pub struct Array {
     pub intent: Intent,
     /// Where it is named in the directive.
     pub span: Span,
+    /// `Some(c)` for one component of an array declared with a leading component
+    /// dimension beyond `size` (`float a[4][X][Y][Z]`, accessed `a[c][i][j][k]`
+    /// with a constant `c`): the front end lists each component a sweep uses as an
+    /// array of its own, analysed, cut, moved, dumped and compared like any other.
+    pub component: Option<u32>,
+}
+
+impl Array {
+    /// Name for messages and dumps: `a`, or `a[0]` for a component.
+    pub fn display_name(&self) -> String {
+        match self.component {
+            Some(c) => format!("{}[{c}]", self.name),
+            None => self.name.clone(),
+        }
+    }
+
+    /// A C identifier fragment unique among the listed arrays: `a`, or `a_0`.
+    pub fn ident(&self) -> String {
+        match self.component {
+            Some(c) => format!("{}_{c}", self.name),
+            None => self.name.clone(),
+        }
+    }
 }
 
 /// One spatial loop nest inside the time loop.
@@ -236,6 +259,25 @@ pub struct Sweep {
     pub flops: u32,
     /// Variables the body reads that are declared outside it, in order of first use.
     pub scalars: Vec<Scalar>,
+    /// Reads of unlisted arrays at subscripts that depend only on the time counter
+    /// and loop-invariant scalars (`fict[t]`): evaluated on the host once per step
+    /// and handed to the kernel by value.
+    pub step_values: Vec<StepValue>,
+}
+
+/// A per-step value: an element of an unlisted array that every point of a
+/// sweep reads at the same subscript within one time step (FDTD's `fict[t]`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StepValue {
+    /// The expression as written, evaluated on the host at each step.
+    pub text: String,
+    /// Where it stands in the sweep body (replaced by [`StepValue::local`]).
+    pub span: Span,
+    /// Its C type, from the array's declaration (`double fict[N]`, `double *fict`).
+    pub ty: String,
+    /// The name that carries it into the kernel (`tp_step_1`): a kernel argument
+    /// in CUDA, a firstprivate `const` local in OpenACC.
+    pub local: String,
 }
 
 /// A variable declared outside a sweep and used inside it (a coefficient, a size).
@@ -288,8 +330,13 @@ pub struct SweepLoop {
     pub lo: String,
     /// One past the last index, a C expression (`<=` bounds are turned into `+ 1`).
     pub hi: String,
-    /// Span of the `for (...)` header up to the body.
+    /// Span of the `for (...)` header up to the body (empty for a fixed dimension).
     pub header: Span,
+    /// Whether the loop is not in the program but stands for a dimension the
+    /// sweep does not iterate (a lower-dimensional sweep such as FDTD's source
+    /// row `ey[0][j]`): `lo` is the one index every access fixes there (up to
+    /// constant offsets), `hi` is `lo + 1`, and `var` is a name tpace made up.
+    pub fixed: bool,
 }
 
 /// Whether an access reads or writes its array.
@@ -306,7 +353,8 @@ pub enum AccessKind {
 pub struct Access {
     /// Index into [`Pipeline::arrays`].
     pub array: usize,
-    /// Constant offset from the loop index, per grid position (outermost first).
+    /// Constant offset from the loop index, per grid position (outermost first); in
+    /// a fixed dimension, from the index the sweep fixes (see [`SweepLoop::fixed`]).
     pub offsets: Vec<i64>,
     /// Read or write.
     pub kind: AccessKind,

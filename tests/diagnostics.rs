@@ -1013,18 +1013,344 @@ fn a_per_point_temporary_declared_outside_is_accepted() {
 
 #[test]
 fn a_pointer_used_in_a_sweep_is_refused() {
-    // A per-step source read through a host pointer (FDTD's `fict[t]`): the device
-    // buffers hold only the listed arrays.
+    // Host memory read through a pointer: the device buffers hold only the listed arrays.
     let source = good_with("    int n, x, y;", "    int n, x, y;\n    float *src = 0;")
-        .replace("a[x][y] = work[x][y];", "a[x][y] = work[x][y] + src[n];");
+        .replace("a[x][y] = work[x][y];", "a[x][y] = work[x][y] + *src;");
     expect_in(
         "pointer.c",
         &source,
         Expected {
             message: "`src` is used in a sweep but is not a plain scalar or a listed array",
             line: 26,
+            col: 41,
+            at: "src;",
+            count: 1,
+        },
+    );
+}
+
+// ---- Per-step values (FDTD's `fict[t]`) ----
+
+#[test]
+fn a_per_step_value_is_passed_by_value() {
+    // Read at the time index only: the host reads it once per step.
+    let source = good_with("    int n, x, y;", "    int n, x, y;\n    float *src = 0;")
+        .replace("a[x][y] = work[x][y];", "a[x][y] = work[x][y] + src[n];");
+    let compiled = driver::compile_source("step.c", &source).expect("accepted");
+    let sweep = &compiled.program.pipeline.body[1];
+    let values: Vec<(&str, &str)> = sweep
+        .step_values
+        .iter()
+        .map(|v| (v.text.as_str(), v.ty.as_str()))
+        .collect();
+    assert_eq!(values, [("src[n]", "float")]);
+    // `src` is no kernel argument: the value is.
+    assert!(
+        sweep.scalars.iter().all(|s| s.name != "src"),
+        "{:?}",
+        sweep.scalars
+    );
+}
+
+#[test]
+fn an_unlisted_array_written_in_a_sweep_is_refused() {
+    let source = good_with("    int n, x, y;", "    int n, x, y;\n    float *src = 0;").replace(
+        "a[x][y] = work[x][y];",
+        "a[x][y] = work[x][y]; src[n] = 1.0f;",
+    );
+    let diags = expect_in(
+        "step_written.c",
+        &source,
+        Expected {
+            message: "unlisted array `src` is written in a sweep",
+            line: 26,
+            col: 39,
+            at: "src[n] = ",
+            count: 1,
+        },
+    );
+    assert!(
+        diags[0].help.contains("targetinout(src)"),
+        "{}",
+        diags[0].help
+    );
+}
+
+#[test]
+fn an_unlisted_array_at_a_changing_subscript_is_refused() {
+    // `s` changes from point to point: not a per-step value.
+    let source = good_with(
+        "    int n, x, y;",
+        "    int n, x, y, s;\n    float *src = 0;",
+    )
+    .replace("a[x][y] = work[x][y];", "s = n + 1; a[x][y] = src[s];");
+    let diags = expect_in(
+        "step_changing.c",
+        &source,
+        Expected {
+            message: "array `src` is used but not listed in the pipeline directive",
+            line: 26,
+            col: 38,
+            at: "src[s]",
+            count: 1,
+        },
+    );
+    assert!(
+        diags[0].help.contains("per-step value"),
+        "{}",
+        diags[0].help
+    );
+    assert!(diags[0].help.contains("targetin(src)"), "{}", diags[0].help);
+}
+
+#[test]
+fn a_per_step_value_of_a_row_is_refused() {
+    let source = good_with(
+        "    int n, x, y;",
+        "    int n, x, y;\n    float (*src)[4] = 0;",
+    )
+    .replace("a[x][y] = work[x][y];", "a[x][y] = work[x][y] + src[n];");
+    expect_in(
+        "step_row.c",
+        &source,
+        Expected {
+            message: "`src[n]` is not an element of a plain scalar type (`src` is declared as `float (*src)[4]`)",
+            line: 26,
             col: 40,
             at: "src[n]",
+            count: 1,
+        },
+    );
+}
+
+// ---- Component arrays (Himeno's `a[4][..]`) ----
+
+/// `GOOD` with `a` declared `a[2][X][Y]` and every access to it given component 0,
+/// then `from` replaced by `to`.
+fn components_with(from: &str, to: &str) -> String {
+    let source = GOOD
+        .replace("static float a[X][Y];", "static float a[2][X][Y];")
+        .replace("a[x", "a[0][x");
+    assert!(
+        source.contains(from),
+        "`{from}` not in the component variant"
+    );
+    source.replacen(from, to, 1)
+}
+
+#[test]
+fn component_arrays_list_the_components_used() {
+    let compiled = driver::compile_source(
+        "c.c",
+        &components_with("a[0][x][y] =", "a[0][x][y] = a[1][x][y] +"),
+    )
+    .expect("accepted");
+    let names: Vec<String> = compiled
+        .program
+        .pipeline
+        .arrays
+        .iter()
+        .map(|a| a.display_name())
+        .collect();
+    assert_eq!(names, ["work", "a[0]", "a[1]"]);
+    // A component no sweep uses is not listed (not moved).
+    let compiled = driver::compile_source("c.c", &components_with("", "")).expect("accepted");
+    let components: Vec<Option<u32>> = compiled
+        .program
+        .pipeline
+        .arrays
+        .iter()
+        .map(|a| a.component)
+        .collect();
+    assert_eq!(components, [None, Some(0)]);
+}
+
+#[test]
+fn a_component_subscript_that_is_not_a_constant_is_refused() {
+    expect_in(
+        "component_variable.c",
+        &components_with("a[0][x][y] = work", "a[n][x][y] = work"),
+        Expected {
+            message: "component subscript of `a` is not an integer constant",
+            line: 25,
+            col: 19,
+            at: "n][x][y] = work",
+            count: 1,
+        },
+    );
+}
+
+#[test]
+fn a_component_out_of_range_is_refused() {
+    expect_in(
+        "component_range.c",
+        &components_with("a[0][x][y] = work", "a[2][x][y] = work"),
+        Expected {
+            message: "component 2 of `a` is out of range: it is declared with 2",
+            line: 25,
+            col: 19,
+            at: "2][x][y] = work",
+            count: 1,
+        },
+    );
+}
+
+#[test]
+fn a_component_array_accessed_without_its_component_is_refused() {
+    let diags = expect_in(
+        "component_missing.c",
+        &components_with("a[0][x][y] = work", "a[x][y] = work"),
+        Expected {
+            message: "`a` is declared with a component dimension but subscripted with 2 indices",
+            line: 25,
+            col: 17,
+            at: "a[x][y] = work",
+            count: 1,
+        },
+    );
+    assert!(
+        diags[0].help.contains("`a[0][..][..]`"),
+        "{}",
+        diags[0].help
+    );
+}
+
+#[test]
+fn a_component_pointer_is_refused() {
+    let diags = expect_in(
+        "component_pointer.c",
+        &components_with("static float a[2][X][Y];", "static float (*a)[X][Y];"),
+        Expected {
+            message: "`a` is declared as `(*a)[X][Y]`, a pointer with one dimension more than `size`",
+            line: 12,
+            col: 42,
+            at: "a) size",
+            count: 1,
+        },
+    );
+    assert!(diags[0].help.contains("static array"), "{}", diags[0].help);
+}
+
+#[test]
+fn a_component_count_that_is_not_a_constant_is_refused() {
+    expect_in(
+        "component_count.c",
+        &components_with("static float a[2][X][Y];", "static float a[X / 32][X][Y];"),
+        Expected {
+            message: "the component dimension of `a` does not have a constant count",
+            line: 12,
+            col: 42,
+            at: "a) size",
+            count: 1,
+        },
+    );
+}
+
+#[test]
+fn the_subscript_help_does_not_name_a_constant_like_the_array() {
+    // For an array called `c`, the constant is not written `c` too.
+    let source = GOOD.replace("a[", "c[").replace("(work, a)", "(work, c)");
+    let source = source.replacen("c[x][y] = work[x][y];", "c[x][y] = work[x][2 * y];", 1);
+    let diags = driver::compile_source("c.c", &source).expect_err("refused");
+    assert!(
+        diags[0].help.contains("`work[x + c][y + c]`"),
+        "{}",
+        diags[0].help
+    );
+    let source = GOOD.replace("a[", "c[").replace("(work, a)", "(work, c)");
+    let source = source.replacen("c[x][y] = work[x][y];", "c[x][2 * y] = work[x][y];", 1);
+    let diags = driver::compile_source("c.c", &source).expect_err("refused");
+    assert!(
+        diags[0]
+            .help
+            .contains("`c[x + d][y + d]`, with integer constants d"),
+        "{}",
+        diags[0].help
+    );
+}
+
+// ---- Lower-dimensional sweeps (FDTD's source row) ----
+
+/// `GOOD` with its second sweep replaced by a 1-D loop over `y` holding `stmt`.
+fn row_sweep(stmt: &str) -> String {
+    good_with(
+        "#pragma tpace loop dim(2)
+        for (x = 1; x < X - 1; x++) {
+#pragma tpace loop dim(1)
+            for (y = 1; y < Y - 1; y++) {
+                a[x][y] = work[x][y];
+            }
+        }",
+        &format!(
+            "#pragma tpace loop dim(1)
+        for (y = 1; y < Y - 1; y++) {{
+            {stmt}
+        }}"
+        ),
+    )
+}
+
+#[test]
+fn a_lower_dimensional_sweep_fixes_its_plane() {
+    let compiled = driver::compile_source("row.c", &row_sweep("a[X - 1][y] = work[X - 2][y];"))
+        .expect("accepted");
+    let sweep = &compiled.program.pipeline.body[1];
+    let fixed: Vec<(usize, &str, &str, bool)> = sweep
+        .loops
+        .iter()
+        .map(|l| (l.pos, l.lo.as_str(), l.hi.as_str(), l.fixed))
+        .collect();
+    assert_eq!(
+        fixed,
+        [
+            (0, "(X - 1)", "(X - 1) + 1", true),
+            (1, "1", "Y - 1", false)
+        ]
+    );
+    let offsets: Vec<Vec<i64>> = sweep.accesses.iter().map(|a| a.offsets.clone()).collect();
+    assert_eq!(offsets, [vec![0, 0], vec![-1, 0]]);
+}
+
+#[test]
+fn a_dimension_without_a_loop_indexed_by_a_loop_index_is_refused() {
+    expect_in(
+        "row_loop_index.c",
+        &row_sweep("a[y][y] = work[0][y];"),
+        Expected {
+            message: "the sweep has no loop for dim(2), but `a` is indexed there by `y`",
+            line: 23,
+            col: 15,
+            at: "y][y] = work",
+            count: 1,
+        },
+    );
+}
+
+#[test]
+fn a_dimension_without_a_loop_indexed_by_the_time_counter_is_refused() {
+    expect_in(
+        "row_time.c",
+        &row_sweep("a[n][y] = work[0][y];"),
+        Expected {
+            message: "the sweep has no loop for dim(2), but `a` is indexed there by `n`",
+            line: 23,
+            col: 15,
+            at: "n][y] = work",
+            count: 1,
+        },
+    );
+}
+
+#[test]
+fn a_dimension_without_a_loop_at_another_plane_is_refused() {
+    expect_in(
+        "row_other_plane.c",
+        &row_sweep("a[0][y] = work[X / 2][y];"),
+        Expected {
+            message: "index `X / 2` in dim(2) is not the sweep's fixed index `0` plus a constant",
+            line: 23,
+            col: 28,
+            at: "X / 2][y]",
             count: 1,
         },
     );

@@ -336,3 +336,19 @@ fn a_per_point_temporary_declared_outside_the_sweep() {
         );
     }
 }
+
+/// Himeno's coefficient arrays `a[4][..]`, `b[3][..]`, `c[3][..]`, indexed
+/// `a[0][i][j][k]`: every component cut, moved and compared as an array.
+#[test]
+fn himeno_component_arrays_match_bit_for_bit() {
+    let path = himeno_components();
+    assert_components_listed(&path);
+    let runs = check_program(
+        &Toolchain::detect(),
+        &path,
+        Target::Openacc,
+        Flavour::Openacc,
+        &[],
+    );
+    assert!(runs > 0);
+}

@@ -27,7 +27,7 @@ for entry in "himeno -DXSMALL" "himeno" "cip2d" "cip2d -DNX=37 -DNY=23" "fdtd2d"
     prog=${entry%% *}
     defs=${entry#"$prog"}
     src="$here/$prog.c"
-    [ -f "$src" ] || src="$here/../$prog.c" # cip2d.c moved up to examples/
+    [ -f "$src" ] || src="$here/../$prog.c" # cip2d.c and fdtd2d.c moved up to examples/
     name=$(echo "$prog$defs" | tr -c 'A-Za-z0-9_\n' '_')
     # shellcheck disable=SC2086 # $defs is a list of words
     $CC -std=gnu11 $FLAGS $defs "$src" -o "$tmp/$name.c.bin" -lm

@@ -21,7 +21,7 @@ pub fn validate(program: &Program) -> DiagResult<()> {
                             acc.span.clone(),
                             format!(
                                 "`{}` is written but listed in {}(...)",
-                                array.name,
+                                array.display_name(),
                                 intent_word(array.intent)
                             ),
                             "write to a read-only array",
@@ -41,7 +41,7 @@ pub fn validate(program: &Program) -> DiagResult<()> {
                             acc.span.clone(),
                             format!(
                                 "`{}` is written at offset {}, not at the loop indices",
-                                array.name,
+                                array.display_name(),
                                 off_zero.join(" and ")
                             ),
                             "writes must be at offset 0",
@@ -58,7 +58,7 @@ pub fn validate(program: &Program) -> DiagResult<()> {
                                 acc.span.clone(),
                                 format!(
                                     "`{}` is read at offset {off} in dim({dim}), outside the declared halo [{}:{}]",
-                                    array.name, h.minus, h.plus
+                                    array.display_name(), h.minus, h.plus
                                 ),
                                 "outside the halo",
                                 widen_help(dim, h, *off),
@@ -79,8 +79,10 @@ pub fn validate(program: &Program) -> DiagResult<()> {
                 ),
                 "the device can not reach it",
                 format!(
-                    "list `{}` in targetin(...) if it is a grid array, or copy the value into a \
-                     scalar variable before the time loop and use that",
+                    "list `{0}` in targetin(...) if it is a grid array (declared with the grid's \
+                     shape), read one element per step (`{0}[t]` with the time counter and \
+                     constants: a per-step value), or copy the value into a scalar variable \
+                     before the time loop and use that",
                     sc.name
                 ),
             ));
@@ -140,7 +142,7 @@ pub fn validate(program: &Program) -> DiagResult<()> {
                 acc.kind == AccessKind::Read && acc.offsets.iter().any(|o| *o != 0);
             if reads_neighbour && written.contains(&acc.array) && !reported.contains(&acc.array) {
                 reported.push(acc.array);
-                let name = &p.arrays[acc.array].name;
+                let name = &p.arrays[acc.array].display_name();
                 errors.push(Diagnostic::new(
                     acc.span.clone(),
                     format!("`{name}` is read at a neighbour and written in the same sweep"),

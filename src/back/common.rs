@@ -60,7 +60,7 @@ pub fn host_base(program: &Program, array: &Array) -> String {
                 .iter()
                 .map(|d| format!("[{}]", d.lo))
                 .collect();
-            format!("(void *)&{}{subs}", array.name)
+            format!("(void *)&{}{subs}", array.display_name())
         }
     }
 }
@@ -89,7 +89,7 @@ pub fn dump_block(program: &Program, indent: &str) -> String {
     for a in &program.pipeline.arrays {
         out.push_str(&format!(
             "{indent}tpace_dump(\"{name}\", {base}, sizeof({ty}), {rank}, (const long[]){{{los}}}, (const long[]){{{ns}}});\n",
-            name = a.name,
+            name = a.display_name(),
             base = host_base(program, a),
             ty = a.elem.c_name(),
             rank = dims.len(),
@@ -168,7 +168,7 @@ pub fn executor_setup(program: &Program, plan: &crate::plan::Plan) -> String {
         w.push_str(&format!(
             "    tp_arrays[{i}].name = \"{name}\"; tp_arrays[{i}].host = {base}; \
              tp_arrays[{i}].elem = sizeof({ty}); tp_arrays[{i}].transfer = {t}; /* {why} */\n",
-            name = a.name,
+            name = a.display_name(),
             base = host_base(program, a),
             ty = a.elem.c_name(),
             t = t.c_name(),
@@ -249,7 +249,7 @@ pub fn executor_setup(program: &Program, plan: &crate::plan::Plan) -> String {
                  \x20       fprintf(stderr, \"tpace: %s: array `{name}` has rows of another length than the size clause's inner extents\\n\", tp_shape.where);\n\
                  \x20       exit(2);\n\
                  \x20   }}\n",
-                name = a.name,
+                name = a.display_name(),
                 plane = plane_elements(program),
                 ty = a.elem.c_name(),
             ));
@@ -295,6 +295,17 @@ pub fn time_counter(program: &Program) -> Option<String> {
     })
 }
 
+/// The sweep body's text without its per-step values (which the host evaluates),
+/// to ask what the kernel itself uses.
+pub fn kernel_text(program: &Program, sweep: &crate::ir::Sweep) -> String {
+    let edits = sweep
+        .step_values
+        .iter()
+        .map(|v| (v.span.clone(), String::new()))
+        .collect();
+    splice(&program.source[..sweep.body.end], edits)[sweep.body.start..].to_string()
+}
+
 /// One-line description of a sweep for the generated comments.
 pub fn sweep_summary(program: &Program, facts: &crate::analysis::Facts, s: usize) -> String {
     let p = &program.pipeline;
@@ -302,13 +313,30 @@ pub fn sweep_summary(program: &Program, facts: &crate::analysis::Facts, s: usize
     let (line, _) = crate::diag::line_col(&program.source, p.body[s].span.start);
     let names = |set: &std::collections::BTreeSet<usize>| {
         set.iter()
-            .map(|a| p.arrays[*a].name.as_str())
+            .map(|a| p.arrays[*a].display_name())
             .collect::<Vec<_>>()
             .join(", ")
     };
     let what = match f.copy {
-        Some((d, r)) => format!("copies {} into {}", p.arrays[r].name, p.arrays[d].name),
-        None => format!("writes {} from {}", names(&f.writes), names(&f.reads)),
+        Some((d, r)) => format!(
+            "copies {} into {}",
+            p.arrays[r].display_name(),
+            p.arrays[d].display_name()
+        ),
+        None => {
+            // What it reads: arrays, then per-step values (`fict[t]`).
+            let mut from: Vec<String> = f
+                .reads
+                .iter()
+                .map(|a| p.arrays[*a].display_name())
+                .collect();
+            from.extend(p.body[s].step_values.iter().map(|v| v.text.clone()));
+            if from.is_empty() {
+                format!("writes {}", names(&f.writes))
+            } else {
+                format!("writes {} from {}", names(&f.writes), from.join(", "))
+            }
+        }
     };
     format!("Sweep {n} (line {line}) {what}", n = s + 1)
 }
@@ -331,9 +359,16 @@ pub fn rewritten_body(
             acc.span.start - sweep.body.start..acc.span.end - sweep.body.start,
             format!(
                 "{}[{}]",
-                dev_name(&p.arrays[acc.array].name),
+                dev_name(&p.arrays[acc.array].ident()),
                 index(&acc.offsets)
             ),
+        ));
+    }
+    // Per-step values arrive by value, evaluated on the host.
+    for v in &sweep.step_values {
+        edits.push((
+            v.span.start - sweep.body.start..v.span.end - sweep.body.start,
+            v.local.clone(),
         ));
     }
     let body = &program.source[sweep.body.clone()];
@@ -457,7 +492,7 @@ pub fn chunk_loop(
             w.push_str(&format!(
                 "        {ty} *{dev} = ({ty} *)tp_arrays[{i}].slot[tp_ch.slot];\n",
                 ty = a.elem.c_name(),
-                dev = dev_name(&a.name)
+                dev = dev_name(&a.ident())
             ));
         }
     }
@@ -477,13 +512,13 @@ pub fn chunk_loop(
              \x20           {ty} *{dd} = ({ty} *)tpace_swap_buffer(&tp, &tp_ch, {di}, tp_i);\n\
              \x20           {tty} *{td} = tp_swap ? ({tty} *)tpace_swap_buffer(&tp, &tp_ch, {di}, tp_i + 1)\n\
              \x20                                 : ({tty} *)tp_arrays[{ti}].slot[tp_ch.slot];\n",
-            dst = dst.name,
-            tmp = tmp.name,
+            dst = dst.display_name(),
+            tmp = tmp.display_name(),
             w = s.writer + 1,
             ty = dst.elem.c_name(),
             tty = tmp.elem.c_name(),
-            dd = dev_name(&dst.name),
-            td = dev_name(&tmp.name),
+            dd = dev_name(&dst.ident()),
+            td = dev_name(&tmp.ident()),
             di = s.dst,
             ti = s.tmp,
         ));

@@ -94,7 +94,7 @@ pub fn summary(compiled: &Compiled) -> String {
     for ((arr, t), transfer) in p.arrays.iter().zip(&f.arrays).zip(&compiled.plan.transfers) {
         out.push_str(&format!(
             "  array {:<10} {:<6} read={} written={} pure_temporary={} transfer={transfer:?}\n",
-            arr.name,
+            arr.display_name(),
             arr.elem.c_name(),
             t.read,
             t.written,
@@ -115,13 +115,36 @@ pub fn summary(compiled: &Compiled) -> String {
     ));
     for (s, sf) in f.sweeps.iter().enumerate() {
         let copy = sf.copy.map_or(String::new(), |(d, r)| {
-            format!(" (copy {} -> {})", p.arrays[r].name, p.arrays[d].name)
+            format!(
+                " (copy {} -> {})",
+                p.arrays[r].display_name(),
+                p.arrays[d].display_name()
+            )
         });
         out.push_str(&format!(
             "  sweep {}: {} flops/point{copy}\n",
             s + 1,
             p.body[s].flops
         ));
+        // Lower-dimensional sweeps: the plane they work on in each dimension without a loop.
+        for l in p.body[s].loops.iter().filter(|l| l.fixed) {
+            let who = if l.pos == 0 {
+                "only the chunk holding that plane runs it"
+            } else {
+                "each chunk runs it on its own planes"
+            };
+            out.push_str(&format!(
+                "    fixed dim({}) at index {}: {who}\n",
+                p.grid.rank() - l.pos,
+                l.lo
+            ));
+        }
+        for v in &p.body[s].step_values {
+            out.push_str(&format!(
+                "    per-step value {} ({}), evaluated on the host each step\n",
+                v.text, v.ty
+            ));
+        }
     }
     out.push_str(&format!(
         "  per point and step: {} flops, {} bytes\n",

@@ -406,3 +406,26 @@ pub fn check_reduction_breaks(target: Target, flavour: Flavour, env: &[(String, 
         );
     }
 }
+
+/// tests/fixtures/himeno_components.c: Himeno's component arrays without its reduction.
+pub fn himeno_components() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/himeno_components.c")
+}
+
+/// Check that the fixture lists each used component as an array of its own.
+pub fn assert_components_listed(path: &Path) {
+    let compiled = compile(path);
+    let names: Vec<String> = compiled
+        .program
+        .pipeline
+        .arrays
+        .iter()
+        .map(|a| a.display_name())
+        .collect();
+    for c in [
+        "a[0]", "a[1]", "a[2]", "a[3]", "b[0]", "b[2]", "c[0]", "c[2]",
+    ] {
+        assert!(names.iter().any(|n| n == c), "{c} not listed in {names:?}");
+    }
+    assert!(!names.iter().any(|n| n == "a"), "{names:?}");
+}

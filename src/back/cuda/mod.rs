@@ -5,8 +5,9 @@
 //! runtime's CPU emulation (see `runtime.cuh`).
 
 use super::common::{
-    BASE_RUNTIME, SCHEDULE_RUNTIME, after_pipeline, chunk_loop, dev_name, executor_setup, mentions,
-    rewritten_body, splice, splice_pipeline_edits, sweep_summary, window_call,
+    BASE_RUNTIME, SCHEDULE_RUNTIME, after_pipeline, chunk_loop, dev_name, executor_setup,
+    kernel_text, mentions, rewritten_body, splice, splice_pipeline_edits, sweep_summary,
+    window_call,
 };
 use crate::analysis::Facts;
 use crate::back::reduce;
@@ -76,7 +77,7 @@ fn kernels(program: &Program, facts: &Facts) -> String {
                 format!(
                     "{constness}{} *__restrict__ {}",
                     arr.elem.c_name(),
-                    dev_name(&arr.name)
+                    dev_name(&arr.ident())
                 )
             })
             .collect();
@@ -267,6 +268,12 @@ fn scalar_params(program: &Program, sweep: &Sweep) -> Vec<String> {
     let mut out: Vec<String> = passed(sweep)
         .filter_map(|s| s.ty.as_ref().map(|t| format!("{t} {}", s.name)))
         .collect();
+    out.extend(
+        sweep
+            .step_values
+            .iter()
+            .map(|v| format!("{} {}", v.ty, v.local)),
+    );
     if uses_time(program, sweep) {
         let t = &program.pipeline.time;
         out.push(format!("{} {}", t.var_type, t.var));
@@ -280,6 +287,8 @@ fn scalar_args(program: &Program, sweep: &Sweep) -> Vec<String> {
         .filter(|s| s.ty.is_some())
         .map(|s| s.name.clone())
         .collect();
+    // Per-step values, read on the host at the launch.
+    out.extend(sweep.step_values.iter().map(|v| v.text.clone()));
     if uses_time(program, sweep) {
         out.push(program.pipeline.time.var.clone());
     }
@@ -296,10 +305,7 @@ fn passed(sweep: &Sweep) -> impl Iterator<Item = &crate::ir::Scalar> {
 }
 
 fn uses_time(program: &Program, sweep: &Sweep) -> bool {
-    mentions(
-        &program.source[sweep.body.clone()],
-        &program.pipeline.time.var,
-    )
+    mentions(&kernel_text(program, sweep), &program.pipeline.time.var)
 }
 
 /// The block that replaces the time loop (first line unindented, the rest relative).
@@ -381,7 +387,10 @@ fn launch(program: &Program, facts: &Facts, plan: &Plan, s: usize, sweep: &Sweep
     let nonempty: Vec<String> = (0..rank)
         .map(|d| format!("tp_lo[{d}] < tp_hi[{d}]"))
         .collect();
-    let mut args: Vec<String> = used.iter().map(|a| dev_name(&p.arrays[*a].name)).collect();
+    let mut args: Vec<String> = used
+        .iter()
+        .map(|a| dev_name(&p.arrays[*a].ident()))
+        .collect();
     args.push("tp_base".into());
     for pos in 1..rank {
         args.push(format!("tp_lo{pos}, tp_n{pos}"));

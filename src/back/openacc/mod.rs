@@ -60,9 +60,27 @@ fn sweep_kernel(program: &Program, facts: &Facts, plan: &Plan, s: usize, sweep: 
     let p = &program.pipeline;
     let f = &facts.sweeps[s];
     let used: BTreeSet<usize> = f.reads.union(&f.writes).copied().collect();
-    let names: Vec<String> = used.iter().map(|a| dev_name(&p.arrays[*a].name)).collect();
+    let names: Vec<String> = used
+        .iter()
+        .map(|a| dev_name(&p.arrays[*a].ident()))
+        .collect();
     let mut w = String::new();
     w.push_str(&window_call(program, facts, plan, s));
+    // Per-step values: read on the host once per step, each gang gets a copy.
+    for v in &sweep.step_values {
+        writeln!(
+            w,
+            "            const {} {} = {}; /* per-step value */",
+            v.ty, v.local, v.text
+        )
+        .unwrap();
+    }
+    let firstprivate = if sweep.step_values.is_empty() {
+        String::new()
+    } else {
+        let locals: Vec<&str> = sweep.step_values.iter().map(|v| v.local.as_str()).collect();
+        format!(" firstprivate({})", locals.join(", "))
+    };
     let depth = sweep.loops.len();
     // Outside variables written at each point before use: each point its own copy.
     let temps: Vec<&str> = sweep
@@ -119,11 +137,11 @@ fn sweep_kernel(program: &Program, facts: &Facts, plan: &Plan, s: usize, sweep: 
         let pad = format!("{extra}{}", "    ".repeat(3 + level));
         let clause = match (level, depth) {
             (0, 1) => format!(
-                "#pragma acc parallel loop gang vector independent deviceptr({}){private}{reduction} {queue}",
+                "#pragma acc parallel loop gang vector independent deviceptr({}){firstprivate}{private}{reduction} {queue}",
                 names.join(", ")
             ),
             (0, _) => format!(
-                "#pragma acc parallel loop gang independent deviceptr({}){reduction} {queue}",
+                "#pragma acc parallel loop gang independent deviceptr({}){firstprivate}{reduction} {queue}",
                 names.join(", ")
             ),
             // Private where each point is one iteration: the innermost (vector) loop.

@@ -7,12 +7,19 @@ use crate::front::cst::{descendants, named_children, text};
 use crate::ir::{Array, ElemType, Intent, Layout};
 use tree_sitter::{Node, Tree};
 
-/// The listed arrays, in clause order (`targetinout` first).
+/// Most components a component array may declare (`a[C][..]`).
+const MAX_COMPONENTS: u32 = 64;
+
+/// The listed arrays, in clause order (`targetinout` first). An array declared
+/// `T a[C][X][Y]..` with one dimension more than `size` (`rank`) is a component
+/// array: it is listed once per component, `component: Some(0..C)`; the front end
+/// drops the components no sweep uses once it has read the sweeps.
 pub fn listed_arrays(
     clauses: &PipelineClauses,
     pragma: Node,
     tree: &Tree,
     source: &str,
+    rank: usize,
 ) -> DiagResult<Vec<Array>> {
     let listed = clauses
         .targetinout
@@ -39,14 +46,27 @@ pub fn listed_arrays(
             ));
             continue;
         }
-        match find_declaration(named, pragma, tree, source) {
-            Ok((elem, layout)) => arrays.push(Array {
-                name: named.name.clone(),
-                elem,
-                layout,
-                intent,
-                span: named.span.clone(),
-            }),
+        let found =
+            find_declaration(named, pragma, tree, source).and_then(|(elem, layout, decl)| {
+                Ok((elem, layout, components(named, layout, decl, rank, source)?))
+            });
+        match found {
+            Ok((elem, layout, count)) => {
+                let each: Vec<Option<u32>> = match count {
+                    Some(c) => (0..c).map(Some).collect(),
+                    None => vec![None],
+                };
+                for component in each {
+                    arrays.push(Array {
+                        name: named.name.clone(),
+                        elem,
+                        layout,
+                        intent,
+                        span: named.span.clone(),
+                        component,
+                    });
+                }
+            }
             Err(d) => errors.push(d),
         }
     }
@@ -116,12 +136,95 @@ pub fn scalar_type(name: &str, pragma: Node, tree: &Tree, source: &str) -> Optio
     Some(text(ty, source).to_string())
 }
 
-fn find_declaration(
+/// Number of subscripts a declarator takes: `a[X][Y]` 2, `(*a)[Y]` 2, `*a` 1.
+pub fn declared_depth(mut node: Node) -> usize {
+    let mut depth = 0;
+    loop {
+        match node.kind() {
+            "array_declarator" | "pointer_declarator" => depth += 1,
+            "parenthesized_declarator" => match node.named_child(0) {
+                Some(n) => {
+                    node = n;
+                    continue;
+                }
+                None => return depth,
+            },
+            _ => return depth,
+        }
+        match node.child_by_field_name("declarator") {
+            Some(n) => node = n,
+            None => return depth,
+        }
+    }
+}
+
+/// `Some(C)` if `decl` declares a component array `T a[C][..]` (one dimension
+/// more than the grid's `rank`, `C` an integer constant), `None` for a plain
+/// grid array, or why tpace can not address it.
+fn components(
     named: &Named,
-    pragma: Node,
-    tree: &Tree,
+    layout: Layout,
+    decl: Node,
+    rank: usize,
     source: &str,
-) -> Result<(ElemType, Layout), Diagnostic> {
+) -> Result<Option<u32>, Diagnostic> {
+    if declared_depth(decl) != rank + 1 || layout == Layout::Flat {
+        return Ok(None);
+    }
+    let refuse = |what: String, label: &str| {
+        Diagnostic::new(
+            named.span.clone(),
+            what,
+            label,
+            format!(
+                "tpace takes a leading component dimension only on a static array with a constant \
+                 count, `T {}[C]{}` (C an integer up to {MAX_COMPONENTS}); a pointer `T (*a)[..]` has \
+                 no count to check the components against: declare it static, or split it into \
+                 one array per component",
+                named.name,
+                "[..]".repeat(rank)
+            ),
+        )
+    };
+    if layout != Layout::Static {
+        return Err(refuse(
+            format!(
+                "`{}` is declared as `{}`, a pointer with one dimension more than `size`",
+                named.name,
+                text(decl, source)
+            ),
+            "component array tpace can not address",
+        ));
+    }
+    // The first dimension is the innermost array declarator's size.
+    let mut first = decl;
+    while let Some(inner) = first
+        .child_by_field_name("declarator")
+        .filter(|d| d.kind() == "array_declarator")
+    {
+        first = inner;
+    }
+    let count = first
+        .child_by_field_name("size")
+        .and_then(|s| text(s, source).trim().parse::<u32>().ok())
+        .filter(|c| (1..=MAX_COMPONENTS).contains(c));
+    count.map(Some).ok_or_else(|| {
+        refuse(
+            format!(
+                "the component dimension of `{}` does not have a constant count",
+                named.name
+            ),
+            "component count not an integer constant",
+        )
+    })
+}
+
+fn find_declaration<'t>(
+    named: &Named,
+    pragma: Node<'t>,
+    tree: &'t Tree,
+    source: &str,
+) -> Result<(ElemType, Layout, Node<'t>), Diagnostic> {
     let Some((decl, declarator)) = find_decl(&named.name, pragma, tree, source) else {
         return Err(Diagnostic::new(
             named.span.clone(),
@@ -159,7 +262,7 @@ fn find_declaration(
                 "declare it as `T a[X][Y]`, `T (*a)[Y]` or a flat `T *a`",
             )
         })
-        .map(|layout| (elem, layout))
+        .map(|layout| (elem, layout, declarator))
 }
 
 /// The declarators of a declaration, with initialisers unwrapped.

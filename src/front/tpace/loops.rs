@@ -4,7 +4,23 @@ use super::subscripts;
 use crate::diag::{DiagResult, Diagnostic};
 use crate::front::cst::{body_items, descendants, span, text};
 use crate::ir::{Array, Grid, Span, Sweep, SweepLoop, TimeLoop};
-use tree_sitter::Node;
+use tree_sitter::{Node, Tree};
+
+/// What lowering a sweep needs to know about the pipeline around it.
+pub struct Context<'a, 't> {
+    /// The `size` clause.
+    pub grid: &'a Grid,
+    /// The listed arrays (component arrays once per component).
+    pub arrays: &'a [Array],
+    /// The time loop's counter.
+    pub time_var: &'a str,
+    /// The C file.
+    pub source: &'a str,
+    /// Its syntax tree, for declarations.
+    pub tree: &'t Tree,
+    /// Where declarations are looked up (the time loop).
+    pub at: Node<'t>,
+}
 
 /// The first line of a node, for diagnostics about a whole statement.
 pub fn first_line(node: Node, source: &str) -> Span {
@@ -166,11 +182,10 @@ pub fn sweep(
     outer: Node,
     dim: usize,
     pragma: Node,
-    grid: &Grid,
-    arrays: &[Array],
+    ctx: &Context,
     loop_dim_of: impl Fn(Node) -> Option<usize>,
-    source: &str,
 ) -> DiagResult<Sweep> {
+    let (grid, source) = (ctx.grid, ctx.source);
     let rank = grid.rank();
     let mut loops = Vec::new();
     let (mut node, mut dim, mut pragma) = (outer, dim, pragma);
@@ -208,6 +223,7 @@ pub fn sweep(
                 h.end
             },
             header: header(node, source),
+            fixed: false,
         });
         let body = node
             .child_by_field_name("body")
@@ -253,15 +269,9 @@ pub fn sweep(
             }
         }
     };
-    if loops.len() != rank {
-        let missing: Vec<String> = (1..=rank)
-            .filter(|d| {
-                let pos = grid.position_of_dim(*d);
-                !loops.iter().any(|l| Some(l.pos) == pos)
-            })
-            .map(|d| format!("dim({d})"))
-            .collect();
-        return Err(vec![Diagnostic::new(
+    let fewer = loops.len() < rank;
+    let too_few = |missing: &[String]| {
+        Diagnostic::new(
             header(outer, source),
             format!(
                 "loop nest has {} but `size` declares {}",
@@ -269,17 +279,57 @@ pub fn sweep(
                 super::count(rank, "dimension", "dimensions")
             ),
             format!("no loop for {}", missing.join(", ")),
-            "a sweep needs one loop per dimension of `size` and `halo`, each marked with its dim(d)",
-        )]);
+            "a sweep needs one loop per dimension of `size`, each marked with its dim(d), or \
+             fewer loops and a constant index in the other dimensions of every access (`a[0][j]`)",
+        )
+    };
+    let unlooped: Vec<String> = (0..rank)
+        .filter(|p| !loops.iter().any(|l| l.pos == *p))
+        .map(|p| format!("dim({})", rank - p))
+        .collect();
+    let found = match subscripts::accesses(body, &loops, ctx) {
+        Ok(found) => found,
+        // Accesses with fewer subscripts than `size`: the nest, not a fixed plane, is wrong.
+        Err(d) if fewer && d.iter().any(|d| d.label == subscripts::WRONG_COUNT) => {
+            return Err(vec![too_few(&unlooped)]);
+        }
+        Err(d) => return Err(d),
+    };
+    if fewer {
+        // A lower-dimensional sweep: one plane in each dimension without a loop.
+        let missing: Vec<String> = (0..rank)
+            .filter(|p| !found.fixed.iter().any(|(f, _)| f == p))
+            .filter(|p| !loops.iter().any(|l| l.pos == *p))
+            .map(|p| format!("dim({})", rank - p))
+            .collect();
+        if !missing.is_empty() {
+            return Err(vec![too_few(&missing)]);
+        }
+        // Outermost first, so that OpenACC's gang loop is the fixed one (one iteration).
+        for (pos, index) in found.fixed.iter().rev() {
+            loops.insert(
+                0,
+                SweepLoop {
+                    pos: *pos,
+                    var: format!("tp_fixed{pos}"),
+                    declared_type: Some("long".into()),
+                    var_type: "long".into(),
+                    lo: format!("({index})"),
+                    hi: format!("({index}) + 1"),
+                    header: outer.start_byte()..outer.start_byte(),
+                    fixed: true,
+                },
+            );
+        }
     }
-    let accesses = subscripts::accesses(body, &loops, grid, arrays, source)?;
     Ok(Sweep {
         span: span(outer),
         loops,
         body: span(body),
-        accesses,
+        accesses: found.accesses,
         flops: count_flops(body, source),
         scalars: Vec::new(),
+        step_values: found.step_values,
     })
 }
 

@@ -109,11 +109,19 @@ pub fn lower(path: &str, source: &str, tree: &tree_sitter::Tree) -> DiagResult<P
     if !errors.is_empty() {
         return Err(errors);
     }
-    let arrays = decls::listed_arrays(clauses, pipeline.node, tree, source)?;
+    let arrays = decls::listed_arrays(clauses, pipeline.node, tree, source, grid.rank())?;
     let mut time = loops::time_loop(time_loop, source)?;
+    let ctx = loops::Context {
+        grid: &grid,
+        arrays: &arrays,
+        time_var: &time.var,
+        source,
+        tree,
+        at: time_loop,
+    };
     if let Err(mut jumps) = loops::forbid_jumps(time_loop, source) {
         // A jump under a test of a reduction is a convergence test: say so.
-        if let Ok((mut body, _)) = lower_body(time_loop, &grid, &arrays, &found, source) {
+        if let Ok((mut body, _)) = lower_body(time_loop, &ctx, &found) {
             resolve_variables(&mut time, &mut body, &arrays, time_loop, tree, source);
             let reductions = reductions::find(&mut body, tree, source);
             for d in &mut jumps {
@@ -122,7 +130,8 @@ pub fn lower(path: &str, source: &str, tree: &tree_sitter::Tree) -> DiagResult<P
         }
         return Err(jumps);
     }
-    let (mut body, host) = lower_body(time_loop, &grid, &arrays, &found, source)?;
+    let (mut body, host) = lower_body(time_loop, &ctx, &found)?;
+    let arrays = drop_unused_components(arrays, &mut body);
     resolve_variables(&mut time, &mut body, &arrays, time_loop, tree, source);
     let reductions = reductions::find(&mut body, tree, source);
     host::check(&host, &body, &reductions, &arrays, &time, tree, source)?;
@@ -147,6 +156,33 @@ pub fn lower(path: &str, source: &str, tree: &tree_sitter::Tree) -> DiagResult<P
             asynchronous: clauses.asynchronous,
         },
     })
+}
+
+/// The listed arrays without the components no sweep uses (they stay on the
+/// host, untouched), with every access renumbered to match.
+fn drop_unused_components(arrays: Vec<Array>, body: &mut [Sweep]) -> Vec<Array> {
+    let used = |a: usize| body.iter().any(|s| s.accesses.iter().any(|x| x.array == a));
+    let keep: Vec<bool> = (0..arrays.len())
+        .map(|a| arrays[a].component.is_none() || used(a))
+        .collect();
+    let mut renumber = vec![usize::MAX; arrays.len()];
+    let mut next = 0;
+    for (a, k) in keep.iter().enumerate() {
+        if *k {
+            renumber[a] = next;
+            next += 1;
+        }
+    }
+    for sweep in body.iter_mut() {
+        for acc in &mut sweep.accesses {
+            acc.array = renumber[acc.array];
+        }
+    }
+    arrays
+        .into_iter()
+        .zip(keep)
+        .filter_map(|(a, k)| k.then_some(a))
+        .collect()
 }
 
 /// Types of the counters declared before the loops, and each sweep's free variables.
@@ -177,8 +213,14 @@ fn resolve_variables(
         let Some(node) = root.descendant_for_byte_range(sweep.body.start, sweep.body.end) else {
             continue;
         };
+        let step_spans: Vec<crate::ir::Span> =
+            sweep.step_values.iter().map(|v| v.span.clone()).collect();
+        let not_free = scalars::NotFree {
+            bound: &bound,
+            step_values: &step_spans,
+        };
         sweep.scalars =
-            scalars::free_scalars(node, &bound, arrays, &macros, time_loop, tree, source);
+            scalars::free_scalars(node, &not_free, arrays, &macros, time_loop, tree, source);
     }
 }
 
@@ -302,11 +344,10 @@ fn grid_and_halo(
 
 fn lower_body(
     time_loop: Node,
-    grid: &Grid,
-    arrays: &[Array],
+    ctx: &loops::Context,
     found: &[Found],
-    source: &str,
 ) -> DiagResult<(Vec<Sweep>, Vec<HostStatement>)> {
+    let source = ctx.source;
     let body = time_loop
         .child_by_field_name("body")
         .expect("a parsed for statement has a body");
@@ -331,8 +372,7 @@ fn lower_body(
             }
             "for_statement" => match pending_dim.take() {
                 Some((dim, pragma)) => {
-                    match loops::sweep(item, dim, pragma, grid, arrays, found_loops(found), source)
-                    {
+                    match loops::sweep(item, dim, pragma, ctx, found_loops(found)) {
                         Ok(s) => sweeps.push(s),
                         Err(d) => errors.extend(d),
                     }

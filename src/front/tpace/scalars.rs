@@ -18,11 +18,18 @@ pub fn macro_names(tree: &Tree, source: &str) -> BTreeSet<String> {
         .collect()
 }
 
-/// The free variables of `body`, in order of first use. `bound` holds the names
-/// the generated kernel defines itself (loop indices, the time counter).
+/// Names and places in a sweep body that are not free variables of its kernel.
+pub struct NotFree<'a> {
+    /// Names the generated kernel defines itself (loop indices, the time counter).
+    pub bound: &'a BTreeSet<String>,
+    /// Per-step values (`fict[t]`), which the host evaluates.
+    pub step_values: &'a [crate::ir::Span],
+}
+
+/// The free variables of `body`, in order of first use, except `not_free`.
 pub fn free_scalars(
     body: Node,
-    bound: &BTreeSet<String>,
+    not_free: &NotFree,
     arrays: &[Array],
     macros: &BTreeSet<String>,
     at: Node,
@@ -44,7 +51,17 @@ pub fn free_scalars(
     // Every use of each candidate name, in source order (depth-first is source order).
     let mut uses: Vec<(&str, Vec<Node>)> = Vec::new();
     let mut index: std::collections::BTreeMap<&str, usize> = Default::default();
-    for n in nodes.iter().filter(|n| n.kind() == "identifier") {
+    // Per-step values (`fict[t]`) are evaluated on the host: their names are not the kernel's.
+    let (bound, step_values) = (not_free.bound, not_free.step_values);
+    let in_step_value = |n: &Node| {
+        step_values
+            .iter()
+            .any(|s| s.start <= n.start_byte() && n.end_byte() <= s.end)
+    };
+    for n in nodes
+        .iter()
+        .filter(|n| n.kind() == "identifier" && !in_step_value(n))
+    {
         let name = text(*n, source);
         let known = local.contains(name)
             || bound.contains(name)
