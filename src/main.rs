@@ -29,6 +29,9 @@ enum Cmd {
         /// Output language.
         #[arg(long, value_enum, default_value = "openacc")]
         target: Target,
+        /// Machine profile the default plan is chosen for: a bundled name (h100, h200) or a file.
+        #[arg(long, default_value = tpace::model::cmodel::DEFAULT_MACHINE)]
+        machine: String,
     },
     /// Check a C file and print what tpace understood of it; writes nothing.
     Check {
@@ -150,9 +153,12 @@ fn real_main(cli: Cli) -> Result<ExitCode, Failure> {
             input,
             output,
             target,
+            machine,
         } => {
             let compiled = driver::compile_file(&input)?;
-            let text = driver::translate(&compiled, target)?;
+            let profile = tpace::model::Profile::load(&machine)
+                .map_err(|e| Failure(format!("error: {e}\n")))?;
+            let text = driver::translate_for(&compiled, target, &profile)?;
             match output {
                 Some(path) => driver::write_atomically(&path, &text)?,
                 None => print!("{text}"),
