@@ -420,6 +420,9 @@ fn user_variables_are_honoured_and_the_model_fills_in_the_rest() {
     // A budget no plan fits keeps the old refusal.
     let tiny = vec![("TPACE_DEVICE_MEM".to_string(), "1000".to_string())];
     let out = tpace::driver::run::execute(&built.binary, &["13".into()], &tiny, &dump);
-    let err = format!("{:?}", out.err().expect("refused"));
+    let Err(err) = out else {
+        panic!("a 1000-byte budget was not refused")
+    };
+    let err = err.0;
     assert!(err.contains("raise TPACE_DEVICE_MEM"), "{err}");
 }
