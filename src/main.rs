@@ -131,6 +131,10 @@ enum Cmd {
         /// Output folder (default tune-NAME).
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Extra compiler flags for the build, e.g. "-Xcompiler -mcmodel=medium" (repeatable;
+        /// -mcmodel=medium is added by itself when the static arrays exceed 1 GiB).
+        #[arg(long, value_name = "FLAGS", allow_hyphen_values = true)]
+        cflags: Vec<String>,
         /// Arguments for every run of the program.
         #[arg(last = true)]
         args: Vec<String>,
@@ -256,6 +260,7 @@ fn real_main(cli: Cli) -> Result<ExitCode, Failure> {
             mem_cap,
             steps,
             out,
+            cflags,
             args,
         } => {
             let compiled = driver::compile_file(&input)?;
@@ -271,6 +276,7 @@ fn real_main(cli: Cli) -> Result<ExitCode, Failure> {
                 steps,
                 out,
                 args,
+                cflags,
             };
             let outcome = driver::tune::tune(&compiled, &Toolchain::detect(), &request)?;
             print!("{}", outcome.summary);
