@@ -29,6 +29,9 @@ enum Cmd {
         /// Output language.
         #[arg(long, value_enum, default_value = "openacc")]
         target: Target,
+        /// Machine profile the default plan is chosen for: a bundled name (h100, h200) or a file.
+        #[arg(long, default_value = tpace::model::cmodel::DEFAULT_MACHINE)]
+        machine: String,
     },
     /// Check a C file and print what tpace understood of it; writes nothing.
     Check {
@@ -133,6 +136,10 @@ enum Cmd {
         /// Output folder (default tune-NAME).
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Extra compiler flags for the build, e.g. "-Xcompiler -mcmodel=medium" (repeatable;
+        /// -mcmodel=medium is added by itself when the static arrays exceed 1 GiB).
+        #[arg(long, value_name = "FLAGS", allow_hyphen_values = true)]
+        cflags: Vec<String>,
         /// Arguments for every run of the program.
         #[arg(last = true)]
         args: Vec<String>,
@@ -172,9 +179,12 @@ fn real_main(cli: Cli) -> Result<ExitCode, Failure> {
             input,
             output,
             target,
+            machine,
         } => {
             let compiled = driver::compile_file(&input)?;
-            let text = driver::translate(&compiled, target)?;
+            let profile = tpace::model::Profile::load(&machine)
+                .map_err(|e| Failure(format!("error: {e}\n")))?;
+            let text = driver::translate_for(&compiled, target, &profile)?;
             match output {
                 Some(path) => driver::write_atomically(&path, &text)?,
                 None => print!("{text}"),
@@ -274,6 +284,7 @@ fn real_main(cli: Cli) -> Result<ExitCode, Failure> {
             mem_cap,
             steps,
             out,
+            cflags,
             args,
         } => {
             let compiled = driver::compile_file(&input)?;
@@ -289,6 +300,7 @@ fn real_main(cli: Cli) -> Result<ExitCode, Failure> {
                 steps,
                 out,
                 args,
+                cflags,
             };
             let outcome = driver::tune::tune(&compiled, &Toolchain::detect(), &request)?;
             print!("{}", outcome.summary);

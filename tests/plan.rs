@@ -272,3 +272,55 @@ fn the_model_counts_device_memory_as_the_runtime_allocates_it() {
         );
     }
 }
+
+/// `tpace translate --machine` plans the program for that profile: the header
+/// and the model's constants name it; a profile the model cannot use is
+/// refused, naming what it lacks, and no file is written.
+#[test]
+fn translate_plans_for_the_given_machine() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_path = dir.path().join("j.c");
+    let out_arg = out_path.to_str().unwrap();
+    let (out, _) = tpace(&[
+        "translate",
+        "examples/jacobi2d.c",
+        "--machine",
+        "h200",
+        "-o",
+        out_arg,
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let file = std::fs::read_to_string(&out_path).unwrap();
+    let first = file.lines().next().unwrap();
+    assert!(
+        first.contains("planned for machine profile h200"),
+        "{first}"
+    );
+    assert!(file.contains("    \"h200\", /* machine profile */"));
+    std::fs::remove_file(&out_path).unwrap();
+    let (out, _) = tpace(&[
+        "translate",
+        "examples/jacobi2d.c",
+        "--machine",
+        "k40c",
+        "-o",
+        out_arg,
+    ]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("lacks memory_gbs, h2d_gbs, d2h_gbs"), "{err}");
+    assert!(!out_path.exists(), "a refused translation wrote {out_arg}");
+    // The default is the profile `tpace plan` defaults to.
+    let (out, _) = tpace(&["translate", "examples/jacobi2d.c"]);
+    assert!(
+        text(&out)
+            .lines()
+            .next()
+            .unwrap()
+            .contains("planned for machine profile h100")
+    );
+}

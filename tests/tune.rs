@@ -255,3 +255,59 @@ fn refused_configurations_are_recorded_and_none_running_fails() {
         "{csv}"
     );
 }
+
+/// `--cflags` reaches the compiler: an unknown flag fails the one build, and
+/// the message names it.
+#[test]
+fn extra_compiler_flags_reach_the_build() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = tpace(&[
+        "tune",
+        "examples/jacobi2d.c",
+        "--k",
+        "2",
+        "--chunk",
+        "300",
+        "--streams",
+        "1",
+        "--schedules",
+        "mmtb",
+        "--cflags",
+        "-fno-such-tpace-flag",
+        "--out",
+        dir.path().to_str().unwrap(),
+        "--",
+        "3",
+    ]);
+    assert!(!out.status.success(), "{}", say(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("-fno-such-tpace-flag"), "{}", say(&out));
+}
+
+/// Static arrays beyond 2 GiB link only with a larger code model; tune adds
+/// `-mcmodel=medium` by itself (built here, not run: 4.6 GB of arrays).
+#[test]
+fn large_static_arrays_get_the_medium_code_model() {
+    use tpace::back::Target;
+    use tpace::driver::run::{Flavour, Toolchain, build};
+    use tpace::driver::tune::large_static_flags;
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/jacobi2d.c");
+    let compiled = tpace::driver::compile_file(&path).unwrap();
+    assert!(large_static_flags(&compiled, &[1000, 600], Flavour::Openacc).is_empty());
+    assert_eq!(
+        large_static_flags(&compiled, &[24_000, 24_000], Flavour::CudaDevice),
+        ["-Xcompiler", "-mcmodel=medium"]
+    );
+    let text = tpace::driver::translate(&compiled, Target::Openacc).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut tc = Toolchain::detect();
+    tc.defines = vec!["X=24000".into(), "Y=24000".into()];
+    let without = build(&tc, &text, dir.path(), "small", Flavour::Openacc);
+    let Err(err) = without else {
+        panic!("the small code model linked 4.6 GB of statics")
+    };
+    assert!(err.0.contains("relocation truncated"), "{}", err.0);
+    tc.extra_flags = large_static_flags(&compiled, &[24_000, 24_000], Flavour::Openacc);
+    assert_eq!(tc.extra_flags, ["-mcmodel=medium"]);
+    build(&tc, &text, dir.path(), "medium", Flavour::Openacc).expect("links");
+}

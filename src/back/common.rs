@@ -9,6 +9,20 @@ pub const BASE_RUNTIME: &str = include_str!("runtime/base.h");
 /// arithmetic, the schedule executor, the memory budget and the report.
 pub const SCHEDULE_RUNTIME: &str = include_str!("runtime/schedule.h");
 
+/// The performance model in C (predictor and search), before the schedule part,
+/// which asks it for the plan at start-up.
+pub const MODEL_RUNTIME: &str = include_str!("runtime/model.h");
+
+/// The machine a program is planned for: the profile's name and the C
+/// definition of `tpace_program_model` (see `model::cmodel::program_model`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlannedFor {
+    /// Machine profile name, for the file's header.
+    pub machine: String,
+    /// `static const tpace_model tpace_program_model = {...};` with a comment.
+    pub constants: String,
+}
+
 /// Replace spans of `source` (non-overlapping, any order) with new text.
 pub fn splice(source: &str, mut edits: Vec<(Span, String)>) -> String {
     edits.sort_by_key(|(s, _)| s.start);
@@ -227,6 +241,11 @@ pub fn executor_setup(program: &Program, plan: &crate::plan::Plan) -> String {
         ),
         ("default_chunks", plan.defaults.chunks.to_string(), ""),
         ("default_streams", plan.defaults.streams.to_string(), ""),
+        (
+            "model",
+            "&tpace_program_model".into(),
+            "the performance model that chooses the plan",
+        ),
     ];
     w.push_str(
         "    /* The grid and the stencil's reach along the cut axis (outermost dimension). */\n",

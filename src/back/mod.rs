@@ -35,9 +35,16 @@ impl Target {
 }
 
 /// Print the translated program for `target`.
-pub fn emit(target: Target, program: &Program, facts: &Facts, plan: &Plan) -> String {
+/// `model` is the machine it is planned for (the runtime's default plan).
+pub fn emit(
+    target: Target,
+    program: &Program,
+    facts: &Facts,
+    plan: &Plan,
+    model: &common::PlannedFor,
+) -> String {
     match target {
-        Target::Openacc => openacc::emit(program, facts, plan),
-        Target::Cuda => cuda::emit(program, facts, plan),
+        Target::Openacc => openacc::emit(program, facts, plan, model),
+        Target::Cuda => cuda::emit(program, facts, plan, model),
     }
 }

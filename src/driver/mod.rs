@@ -59,10 +59,38 @@ pub fn compile_file(path: &Path) -> Result<Compiled, Failure> {
 /// The translated program text for a target, or the rendered reasons the
 /// target can not express the program.
 pub fn translate(compiled: &Compiled, target: Target) -> Result<String, Failure> {
+    let profile = crate::model::Profile::bundled(crate::model::cmodel::DEFAULT_MACHINE)
+        .expect("the default machine profile is bundled");
+    translate_for(compiled, target, &profile)
+}
+
+/// Translate for `target`, planned for the machine `profile` describes: the
+/// program's default plan is the model's best for that machine.
+pub fn translate_for(
+    compiled: &Compiled,
+    target: Target,
+    profile: &crate::model::Profile,
+) -> Result<String, Failure> {
     let p = &compiled.program;
     analysis::validate_target(p, target)
         .map_err(|d| Failure(diag::render(&p.path, &p.source, &d)))?;
-    Ok(back::emit(target, p, &compiled.facts, &compiled.plan))
+    let constants = crate::model::cmodel::program_model(compiled, profile).map_err(|e| {
+        Failure(format!(
+            "error: {e}\n  help: give --machine a profile with those figures (bundled: {})\n",
+            crate::model::profile::bundled_names().join(", ")
+        ))
+    })?;
+    let model = back::common::PlannedFor {
+        machine: profile.name.clone(),
+        constants,
+    };
+    Ok(back::emit(
+        target,
+        p,
+        &compiled.facts,
+        &compiled.plan,
+        &model,
+    ))
 }
 
 /// Write a file all at once: a temporary file in the same folder, renamed into place,

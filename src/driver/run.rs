@@ -27,6 +27,9 @@ pub struct Toolchain {
     /// Macro definitions for every build, nvcc's included, as `NAME=VALUE`
     /// (passed as `-DNAME=VALUE`; empty unless a caller sets them, e.g. `tpace tune --set`).
     pub defines: Vec<String>,
+    /// Flags appended to every build, nvcc's included, after tpace's own
+    /// (empty unless a caller sets them, e.g. `tpace tune --cflags`).
+    pub extra_flags: Vec<String>,
 }
 
 impl Toolchain {
@@ -62,6 +65,7 @@ impl Toolchain {
             openacc_flags,
             cflags: vec!["-O2".into()],
             defines: Vec::new(),
+            extra_flags: Vec::new(),
         }
     }
 
@@ -144,6 +148,7 @@ pub fn build(
         }
     };
     cmd.args(tc.defines.iter().map(|d| format!("-D{d}")));
+    cmd.args(&tc.extra_flags);
     cmd.arg(&source).arg("-o").arg(&binary).arg("-lm");
     let compiler = cmd.get_program().to_string_lossy().into_owned();
     let out = cmd.output().map_err(|e| {

@@ -4,7 +4,7 @@
 //! measured configuration with the performance model's pick.
 
 use super::run::{Flavour, Toolchain, build, parse_report};
-use super::{Compiled, Failure, today, translate, write_atomically};
+use super::{Compiled, Failure, today, translate_for, write_atomically};
 use crate::back::Target;
 use crate::model::expr::Macros;
 use crate::model::report::parse_bytes;
@@ -41,6 +41,8 @@ pub struct TuneRequest {
     pub out: Option<PathBuf>,
     /// Arguments for every run of the program.
     pub args: Vec<String>,
+    /// Extra compiler flags appended to the build (split at white space).
+    pub cflags: Vec<String>,
 }
 
 /// How one run of the sweep ended.
@@ -481,6 +483,39 @@ pub fn heatmap(results: &[Measured], schedule: Schedule, title: &str) -> String 
 }
 
 /// How a build for `target` runs here, in words.
+/// Statically allocated arrays beyond this many bytes need a code model other
+/// than x86-64's default, which keeps all static data within 2 GiB (some of the
+/// room is left to the program's other data).
+const SMALL_CODE_MODEL_BYTES: u128 = 1 << 30;
+
+/// `-mcmodel=medium` (through `-Xcompiler` for nvcc) when the listed arrays
+/// declared with their shape (static storage) exceed [`SMALL_CODE_MODEL_BYTES`]
+/// at these extents; without it the link fails with "relocation truncated".
+pub fn large_static_flags(compiled: &Compiled, extents: &[u64], flavour: Flavour) -> Vec<String> {
+    let points: u128 = extents.iter().map(|e| u128::from(*e)).product();
+    let bytes: u128 = compiled
+        .program
+        .pipeline
+        .arrays
+        .iter()
+        .filter(|a| a.layout == crate::ir::Layout::Static)
+        .map(|a| {
+            points
+                * match a.elem {
+                    crate::ir::ElemType::Float => 4,
+                    crate::ir::ElemType::Double => 8,
+                }
+        })
+        .sum();
+    if bytes <= SMALL_CODE_MODEL_BYTES {
+        return Vec::new();
+    }
+    match flavour {
+        Flavour::CudaDevice => vec!["-Xcompiler".into(), "-mcmodel=medium".into()],
+        _ => vec!["-mcmodel=medium".into()],
+    }
+}
+
 fn where_it_runs(tc: &Toolchain, flavour: Flavour) -> String {
     match flavour {
         Flavour::CudaDevice => "CUDA on the GPU (nvcc)".into(),
@@ -550,13 +585,20 @@ pub fn tune(
         Target::Openacc => Flavour::Openacc,
         Target::Cuda => tc.cuda_flavour(),
     };
+    tc.extra_flags
+        .extend(large_static_flags(compiled, &extents, flavour));
+    tc.extra_flags.extend(
+        req.cflags
+            .iter()
+            .flat_map(|f| f.split_whitespace().map(String::from)),
+    );
     let how = where_it_runs(&tc, flavour);
     let scratch =
         tempfile::tempdir().map_err(|e| fail(format!("cannot make a scratch folder: {e}")))?;
     eprintln!("tune: building {} for {how}", program.path);
     let built = build(
         &tc,
-        &translate(compiled, req.target)?,
+        &translate_for(compiled, req.target, &profile)?,
         scratch.path(),
         "translated",
         flavour,

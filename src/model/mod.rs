@@ -10,6 +10,7 @@
 #![warn(missing_docs)]
 
 pub mod chunks;
+pub mod cmodel;
 pub mod evolution;
 pub mod expr;
 pub mod predict;

@@ -55,9 +55,10 @@ typedef struct tpace_shape {
     long below;          /* mmtb: planes below its window a chunk reads at the block's first step */
     long above;          /* mmtb: planes above a chunk it reads before anything writes them */
     long steps;          /* time steps of the loop */
-    int default_k;       /* defaults when TPACE_* are unset and no budget is known */
+    int default_k;       /* defaults when the model has no plan that fits */
     long default_chunks;
     int default_streams;
+    const tpace_model *model; /* the performance model for this program and machine (model part) */
 } tpace_shape;
 
 /* One listed array: the user's host memory and its device buffers. */
@@ -87,6 +88,8 @@ typedef struct tpace_plan {
     size_t budget;       /* device memory it may use (0: unknown) */
     double seconds;      /* wall time of the pipeline */
     size_t reduction_bytes; /* device bytes of the reductions' per-step slots */
+    double predicted;    /* the model's prediction of that time (0: no model) */
+    char chosen_by[160]; /* who chose the parameters, for the report */
 } tpace_plan;
 
 /* The chunk the executor hands to the generated kernels. */
@@ -291,9 +294,44 @@ static inline void tpace_refuse_plan(tpace_plan *p)
     tpace_fail(p, msg);
 }
 
-/* Fill the plan: the program's shape, TPACE_* overrides, and the device-memory budget.
- * Without TPACE_SCHEDULE the grid stays on the device when it fits the budget, and
- * otherwise runs mmtb with the widest chunks that fit. */
+/* The runtime's schedule numbers and the model's (enum tpace_model_schedule). */
+static const int tpace_model_of_schedule[4] = {TPACE_MODEL_NAIVE, TPACE_MODEL_MM, TPACE_MODEL_MMTB, TPACE_MODEL_INCORE};
+static const int tpace_schedule_of_model[4] = {TPACE_INCORE, TPACE_NAIVE, TPACE_MM, TPACE_MMTB};
+
+/* Say who chose the plan: the user (every TPACE_* set), the model (none set, or the
+ * rest of them), or the fallback rule when no plan of the model fits. */
+static inline void tpace_chosen_by(tpace_plan *p, const tpace_model *m, int by_model, const int *set)
+{
+    static const char *const vars[4] = {"TPACE_SCHEDULE", "TPACE_K", "TPACE_CHUNK", "TPACE_STREAMS"};
+    char names[96] = "";
+    int nset = 0;
+    for (int v = 0; v < 4; v++)
+        if (set[v]) {
+            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", nset ? "," : "", vars[v]);
+            nset++;
+        }
+    if (nset == 4)
+        snprintf(p->chosen_by, sizeof p->chosen_by, "set by TPACE_*");
+    else if (by_model && nset == 0)
+        snprintf(p->chosen_by, sizeof p->chosen_by, "chosen by the model for %s", m->machine);
+    else if (by_model)
+        snprintf(p->chosen_by, sizeof p->chosen_by, "%s set by the user, the rest chosen by the model for %s", names,
+                 m->machine);
+    else
+        snprintf(p->chosen_by, sizeof p->chosen_by, "no plan of the model fits; fallback rule%s%s", nset ? ", " : "",
+                 names);
+}
+
+/* Fill the plan: the program's shape, TPACE_* overrides, and the device-memory budget
+ * (TPACE_DEVICE_MEM, or the device's free memory, whichever is smaller).
+ * Without TPACE_SCHEDULE, TPACE_K, TPACE_CHUNK and TPACE_STREAMS the performance model
+ * (model part) searches every schedule, k, chunk width and stream count for the
+ * fastest plan that fits the budget (or, when no budget is known, the machine
+ * profile's memory) at the actual extents and step count. A variable the user sets is
+ * kept and the model chooses the others; a set k excludes naive and incore, a set
+ * chunk width or stream count excludes incore (they would ignore it), unless
+ * TPACE_SCHEDULE names one. When no plan of the model fits, the grid stays on the
+ * device if it fits and otherwise runs mmtb with the widest chunks that fit. */
 static inline void tpace_plan_init(tpace_rt *r, const tpace_shape *shape)
 {
     tpace_plan *p = &r->plan;
@@ -312,13 +350,36 @@ static inline void tpace_plan_init(tpace_rt *r, const tpace_shape *shape)
     size_t free_bytes = tpace_dev_free_memory(r);
     p->budget = cap && free_bytes ? TPACE_MIN(cap, free_bytes) : (cap ? cap : free_bytes);
     int schedule = tpace_env_schedule();
+    long env_k = tpace_env_long("TPACE_K", 0, 1, 1L << 20);
+    long env_b = tpace_env_long("TPACE_CHUNK", 0, 1, 1L << 40);
+    long env_streams = tpace_env_long("TPACE_STREAMS", 0, 1, TPACE_MAX_SLOTS - 1);
+    const int set[4] = {schedule >= 0, env_k > 0, env_b > 0, env_streams > 0};
+    const tpace_model *m = shape->model;
+    const tpace_model_run run = {(tpace_u64)p->s.n, (tpace_u64)p->s.plane, (tpace_u64)p->s.steps};
+    long model_b = 0;
+    int by_model = 0;
+    if (m && !(set[0] && set[1] && set[2] && set[3])) {
+        tpace_u128 model_cap = p->budget ? (tpace_u128)p->budget : (tpace_u128)m->memory_bytes;
+        /* The model plans the grid's buffers; the reductions' per-step slots come on top. */
+        model_cap = model_cap > p->reduction_bytes ? model_cap - p->reduction_bytes : 0;
+        tpace_model_choice c = tpace_model_choose(m, &run, model_cap, schedule >= 0 ? tpace_model_of_schedule[schedule] : -1,
+                                                  (tpace_u64)env_k, (tpace_u64)env_b, (tpace_u64)env_streams);
+        if (c.found) {
+            by_model = 1;
+            schedule = tpace_schedule_of_model[c.best.schedule];
+            env_k = (long)c.best.k;
+            model_b = (long)c.best.b;
+            env_streams = (long)c.best.streams;
+        }
+    }
+    tpace_chosen_by(p, m, by_model, set);
     if (schedule < 0) {
         size_t whole = (size_t)p->s.n * p->plane_bytes;
         schedule = p->budget && whole <= p->budget ? TPACE_INCORE : TPACE_MMTB;
     }
     p->schedule = schedule;
-    long k = tpace_env_long("TPACE_K", shape->default_k, 1, 1L << 20);
-    p->streams = (int)tpace_env_long("TPACE_STREAMS", shape->default_streams, 1, TPACE_MAX_SLOTS - 1);
+    long k = env_k ? env_k : shape->default_k;
+    p->streams = (int)(env_streams ? env_streams : shape->default_streams);
     if (schedule == TPACE_NAIVE)
         k = 1;
     if (schedule == TPACE_INCORE)
@@ -333,13 +394,20 @@ static inline void tpace_plan_init(tpace_rt *r, const tpace_shape *shape)
         if (widest >= 1)
             b_default = widest;
     }
-    p->b = schedule == TPACE_INCORE ? p->s.n : tpace_env_long("TPACE_CHUNK", b_default, 1, 1L << 40);
+    if (model_b)
+        b_default = model_b;
+    p->b = schedule == TPACE_INCORE ? p->s.n : (env_b ? env_b : b_default);
     if (p->b > p->s.n)
         p->b = p->s.n;
     p->nchunks = (p->s.n + p->b - 1) / p->b;
     p->slots = tpace_slots_for(p, p->nchunks);
     p->slot_planes = tpace_slot_planes_for(p, p->k);
     p->device_bytes = tpace_bytes_for(p, p->b, p->k, p->slots);
+    if (m) {
+        tpace_model_config chosen = {tpace_model_of_schedule[p->schedule], (tpace_u64)p->k, (tpace_u64)p->b,
+                                     (tpace_u64)p->streams};
+        p->predicted = tpace_model_predict(m, &run, chosen);
+    }
     if (p->budget && p->device_bytes > p->budget)
         tpace_refuse_plan(p);
 }
@@ -757,9 +825,9 @@ static inline void tpace_report(const tpace_plan *p)
     double glups = p->seconds > 0 ? points / p->seconds * 1e-9 : 0.0;
     fprintf(stderr,
             "tpace: %s: schedule=%s k=%d b=%ld streams=%d chunks=%ld steps=%ld points=%.0f device_bytes=%zu "
-            "seconds=%.6f glups=%.3f\n",
+            "seconds=%.6f glups=%.3f predicted_seconds=%.9g (%s)\n",
             p->s.where, tpace_schedule_names[p->schedule], p->k, p->b, p->streams, p->nchunks, p->s.steps, points,
-            p->device_bytes, p->seconds, glups);
+            p->device_bytes, p->seconds, glups, p->predicted, p->chosen_by);
 }
 
 /* Wait for the last transfers, free the device buffers and report. */

@@ -1,0 +1,478 @@
+/* ==== tpace runtime, model part (embedded by the translator; same for every program and target) ====
+ * The performance model of src/model/ in C: the same predictor (transfer volumes,
+ * redundant points, kernel time, overlap, device memory) and the same search over
+ * schedule x k x b x streams, so that a program picks at start-up, for its actual
+ * extents, step count and memory budget, the plan `tpace plan` prints. Every line
+ * mirrors a Rust function of the same name (chunks.rs, predict.rs, search.rs); the
+ * arithmetic is done in the same order and width, so that both give the same plan
+ * and the same predicted seconds (tests/model_c.rs checks it). The translator prints
+ * one `tpace_model` with the program's coefficients and the machine's figures.
+ */
+typedef unsigned long long tpace_u64;
+typedef unsigned __int128 tpace_u128;
+typedef __int128 tpace_i128;
+
+/* Schedules in the model's order (predict.rs `Schedule::ALL`: ties go to the first). */
+enum tpace_model_schedule { TPACE_MODEL_INCORE = 0, TPACE_MODEL_NAIVE = 1, TPACE_MODEL_MM = 2, TPACE_MODEL_MMTB = 3 };
+
+/* One program on one machine (model::Machine and the extent-free part of model::Workload). */
+typedef struct tpace_model {
+    const char *machine;         /* profile name, for the report */
+    double memory_bps;           /* device copy bandwidth, bytes read plus written per second */
+    double kernel_bps;           /* bandwidth stencil kernels reach */
+    double h2d_bps, d2h_bps;     /* pinned copies, one direction alone */
+    double duplex_bps;           /* both directions together (0: unknown) */
+    double peak_flops;           /* 0: unknown, kernels bound by memory */
+    double launch_s;             /* seconds per kernel launch */
+    double memory_bytes;         /* the profile's device memory (0: unknown) */
+    tpace_u64 h_lo, h_hi;        /* planes one step reads below / above along the cut axis */
+    tpace_u64 skew;              /* mmtb: planes the windows move down per step */
+    tpace_u64 handover_below;    /* mmtb: hand-over planes besides skew per step */
+    tpace_u64 upload_above;      /* mmtb: planes above its own a chunk uploads */
+    tpace_u64 kernels_per_step;  /* kernel launches per chunk and step */
+    tpace_u64 extra_bytes_per_point; /* second buffer of a swapped array */
+    double flops_per_point;      /* per point and step, all sweeps */
+    double bytes_per_point;      /* device bytes read plus written per point and step */
+    tpace_u64 in_bytes[2];       /* bytes per element of the arrays moved in, [last block] */
+    tpace_u64 out_bytes[2];      /* ... moved out */
+    tpace_u64 dev_bytes;         /* ... living on the device */
+} tpace_model;
+
+/* A run: extents, steps. */
+typedef struct tpace_model_run {
+    tpace_u64 n, plane, steps;
+} tpace_model_run;
+
+/* One plan (predict.rs `Config`). */
+typedef struct tpace_model_config {
+    int schedule; /* enum tpace_model_schedule */
+    tpace_u64 k, b, streams;
+} tpace_model_config;
+
+/* ---- chunks.rs ---- */
+
+static inline tpace_u64 tpace_mc_count(tpace_u64 n, tpace_u64 b)
+{
+    b = b < 1 ? 1 : b;
+    return (n + b - 1) / b;
+}
+
+static inline tpace_u128 tpace_mc_range_sum(tpace_u64 a, tpace_u64 z)
+{
+    if (a > z)
+        return 0;
+    return ((tpace_u128)a + (tpace_u128)z) * (tpace_u128)(z - a + 1) / 2;
+}
+
+static inline tpace_u128 tpace_mc_upper(tpace_u64 n, tpace_u64 b, tpace_u64 g)
+{
+    tpace_u64 c = tpace_mc_count(n, b);
+    if (c <= 1 || g == 0)
+        return 0;
+    tpace_u64 full = n >= g ? (n - g) / b : 0;
+    if (full > c - 1)
+        full = c - 1;
+    tpace_u128 partial_n = c - 1 - full;
+    return (tpace_u128)full * g + partial_n * n - (tpace_u128)b * tpace_mc_range_sum(full + 1, c - 1);
+}
+
+static inline tpace_u128 tpace_mc_lower(tpace_u64 n, tpace_u64 b, tpace_u64 g)
+{
+    tpace_u64 c = tpace_mc_count(n, b);
+    if (c <= 1 || g == 0)
+        return 0;
+    tpace_u64 first_full = (g + b - 1) / b;
+    if (first_full < 1)
+        first_full = 1;
+    tpace_u64 clipped_end = (first_full < c ? first_full : c) - 1;
+    return (tpace_u128)b * tpace_mc_range_sum(1, clipped_end) + (tpace_u128)g * (c - 1 - clipped_end);
+}
+
+typedef struct tpace_mc_floor_sums {
+    tpace_i128 plain, weighted, squares;
+} tpace_mc_floor_sums;
+
+/* Sums over i = 0..=n of q_i = floor((a i + b) / c), q_i i and q_i^2. */
+static tpace_mc_floor_sums tpace_mc_floor(tpace_i128 a, tpace_i128 b, tpace_i128 c, tpace_i128 n)
+{
+    tpace_mc_floor_sums s;
+    tpace_i128 s1 = n * (n + 1) / 2;
+    tpace_i128 s2 = n * (n + 1) * (2 * n + 1) / 6;
+    if (a == 0) {
+        tpace_i128 q = b / c;
+        s.plain = (n + 1) * q;
+        s.weighted = q * s1;
+        s.squares = (n + 1) * q * q;
+        return s;
+    }
+    if (a >= c || b >= c) {
+        tpace_i128 qa = a / c, qb = b / c;
+        tpace_mc_floor_sums r = tpace_mc_floor(a % c, b % c, c, n);
+        s.plain = r.plain + qa * s1 + qb * (n + 1);
+        s.weighted = r.weighted + qa * s2 + qb * s1;
+        s.squares = r.squares + 2 * qb * r.plain + 2 * qa * r.weighted + qa * qa * s2 + qb * qb * (n + 1) +
+                    2 * qa * qb * s1;
+        return s;
+    }
+    tpace_i128 m = (a * n + b) / c;
+    if (m == 0) {
+        s.plain = s.weighted = s.squares = 0;
+        return s;
+    }
+    tpace_mc_floor_sums r = tpace_mc_floor(c, c - b - 1, a, m - 1);
+    s.plain = n * m - r.plain;
+    s.weighted = (m * n * (n + 1) - r.squares - r.plain) / 2;
+    s.squares = n * m * (m + 1) - 2 * r.weighted - 2 * r.plain - s.plain;
+    return s;
+}
+
+static inline tpace_u128 tpace_mc_near_sum(tpace_u64 d0_, tpace_u64 b_, tpace_u64 h_, tpace_u64 k_, tpace_u64 cnt_)
+{
+    if (cnt_ == 0)
+        return 0;
+    tpace_i128 d0 = d0_, b = b_, h = h_, k = k_, cnt = cnt_;
+    tpace_mc_floor_sums s = tpace_mc_floor(b, d0, h, cnt - 1);
+    tpace_i128 sum_d = cnt * d0 + b * cnt * (cnt - 1) / 2;
+    return (tpace_u128)(h * (s.squares + s.plain) / 2 + (k - 1) * sum_d - (d0 * s.plain + b * s.weighted));
+}
+
+/* Ghost planes of the shrinking windows of a block of k steps, up or down. */
+static inline tpace_u128 tpace_mc_over_steps(tpace_u64 n, tpace_u64 b, tpace_u64 h, tpace_u64 k, int up)
+{
+    tpace_u64 c = tpace_mc_count(n, b);
+    if (c <= 1 || h == 0 || k <= 1)
+        return 0;
+    tpace_u64 reach = h * (k - 1);
+    tpace_u128 triangle = (tpace_u128)h * k * (k - 1) / 2;
+    tpace_u64 d0 = up ? n - (c - 1) * b : b;
+    tpace_u64 near_ = 0;
+    if (reach > d0) {
+        near_ = (reach - d0 + b - 1) / b;
+        if (near_ > c - 1)
+            near_ = c - 1;
+    }
+    return (tpace_u128)(c - 1 - near_) * triangle + tpace_mc_near_sum(d0, b, h, k, near_);
+}
+
+/* ---- predict.rs ---- */
+
+/* Normalise a config the way the runtime does (k, b and streams are at least 1). */
+static inline tpace_model_config tpace_mc_normalise(const tpace_model_run *w, tpace_model_config c)
+{
+    tpace_u64 steps = w->steps < 1 ? 1 : w->steps;
+    switch (c.schedule) {
+    case TPACE_MODEL_INCORE:
+        c.k = steps;
+        c.b = w->n;
+        c.streams = 1;
+        break;
+    case TPACE_MODEL_NAIVE:
+        c.k = 1;
+        break;
+    default:
+        c.k = c.k < steps ? c.k : steps;
+    }
+    c.b = c.b < w->n ? c.b : w->n;
+    return c;
+}
+
+static inline tpace_u64 tpace_mc_handover(const tpace_model *m, tpace_u64 k)
+{
+    return m->skew * ((k < 1 ? 1 : k) - 1) + m->handover_below;
+}
+
+/* Device memory a normalised plan allocates, as tpace_bytes_for counts it. */
+static inline tpace_u128 tpace_mc_device_bytes(const tpace_model *m, const tpace_model_run *w, tpace_model_config c)
+{
+    tpace_u128 per_plane = (tpace_u128)m->dev_bytes * w->plane + (tpace_u128)(m->extra_bytes_per_point * w->plane);
+    tpace_u64 count = tpace_mc_count(w->n, c.b);
+    tpace_u64 slots = c.streams < count ? c.streams : count;
+    tpace_u128 planes;
+    if (c.schedule == TPACE_MODEL_INCORE) {
+        planes = w->n;
+    } else if (c.schedule != TPACE_MODEL_MMTB) {
+        planes = (tpace_u128)slots * (c.b + (m->h_lo + m->h_hi) * c.k) + (tpace_u128)(m->h_lo * c.k);
+    } else if (count > 1) {
+        tpace_u64 s = c.streams < 2 ? 2 : c.streams;
+        s = s < count ? s : count;
+        planes = (tpace_u128)s * (tpace_mc_handover(m, c.k) + c.b + m->upload_above);
+    } else {
+        planes = c.b;
+    }
+    return planes * per_plane;
+}
+
+/* Counts of one block. */
+typedef struct tpace_mc_block {
+    tpace_u128 h2d, d2h, d2d, points, launches;
+} tpace_mc_block;
+
+static inline tpace_mc_block tpace_mc_block_of(const tpace_model *m, const tpace_model_run *w, tpace_model_config c,
+                                               tpace_u64 n_chunks, tpace_u64 kb, int last)
+{
+    tpace_u128 in_plane = (tpace_u128)m->in_bytes[last] * w->plane;
+    tpace_u128 out_plane = (tpace_u128)m->out_bytes[last] * w->plane;
+    tpace_u128 dev_plane = (tpace_u128)m->dev_bytes * w->plane;
+    tpace_u128 n = w->n, kb128 = kb;
+    tpace_mc_block r;
+    r.launches = (tpace_u128)n_chunks * kb128 * m->kernels_per_step;
+    tpace_u128 h2d_planes, computed;
+    r.d2d = 0;
+    if (c.schedule == TPACE_MODEL_INCORE) {
+        h2d_planes = n;
+        computed = n * kb128;
+    } else if (c.schedule != TPACE_MODEL_MMTB) {
+        tpace_u128 up = tpace_mc_upper(w->n, c.b, m->h_hi * kb);
+        r.d2d = 2 * tpace_mc_lower(w->n, c.b, m->h_lo * kb) * in_plane;
+        computed = n * kb128 + tpace_mc_over_steps(w->n, c.b, m->h_hi, kb, 1) +
+                   tpace_mc_over_steps(w->n, c.b, m->h_lo, kb, 0);
+        h2d_planes = n + up;
+    } else {
+        tpace_u128 up = tpace_mc_upper(w->n, c.b, m->h_hi);
+        r.d2d = (tpace_u128)(n_chunks - 1) * tpace_mc_handover(m, kb) * dev_plane;
+        h2d_planes = n + up;
+        computed = n * kb128;
+    }
+    r.points = computed * w->plane;
+    r.h2d = h2d_planes * in_plane;
+    r.d2h = n * out_plane;
+    return r;
+}
+
+static inline double tpace_mc_point_cost(const tpace_model *m)
+{
+    double mem = m->bytes_per_point / m->kernel_bps;
+    double flops = m->peak_flops > 0 ? m->flops_per_point / m->peak_flops : 0.0;
+    return mem > flops ? mem : flops;
+}
+
+static inline double tpace_mc_max(double a, double b) { return a > b ? a : b; }
+
+/* Time of `chunks` chunks through `slots` queues (predict.rs `pipeline`). */
+static inline double tpace_mc_pipeline(const tpace_model *m, tpace_u64 chunks, tpace_u64 slots, double in_bytes,
+                                       double t_k, double out_bytes)
+{
+    double t_in = in_bytes / m->h2d_bps;
+    double t_out = out_bytes / m->d2h_bps;
+    double first = t_in + t_k + t_out;
+    double cycle;
+    if (slots <= 1)
+        return (double)chunks * first;
+    if (slots == 2) {
+        cycle = tpace_mc_max(t_k, t_in + t_out);
+    } else {
+        double both = m->duplex_bps > 0 ? (in_bytes + out_bytes) / m->duplex_bps : 0.0;
+        cycle = tpace_mc_max(t_k, tpace_mc_max(tpace_mc_max(t_in, t_out), both));
+    }
+    return first + (double)(chunks - 1) * cycle;
+}
+
+static inline double tpace_mc_block_time(const tpace_model *m, tpace_model_config c, tpace_u64 n_chunks,
+                                         tpace_u64 slots, const tpace_mc_block *b)
+{
+    double kernel = (double)b->points * tpace_mc_point_cost(m) + (double)b->launches * m->launch_s +
+                    2.0 * (double)b->d2d / m->memory_bps;
+    if (c.schedule == TPACE_MODEL_INCORE)
+        return (double)b->h2d / m->h2d_bps + kernel + (double)b->d2h / m->d2h_bps;
+    double cn = (double)n_chunks;
+    return tpace_mc_pipeline(m, n_chunks, slots, (double)b->h2d / cn, kernel / cn, (double)b->d2h / cn);
+}
+
+/* Predicted seconds of one schedule, k and b for each of `nstreams` stream counts
+ * (predict.rs `predict_streams`: the counts are shared, only the overlap differs). */
+static inline void tpace_mc_predict_streams(const tpace_model *m, const tpace_model_run *w, tpace_model_config base,
+                                            const tpace_u64 *streams, int nstreams, double *seconds)
+{
+    base.streams = 1;
+    tpace_model_config c = tpace_mc_normalise(w, base);
+    tpace_u64 n_chunks = tpace_mc_count(w->n, c.b);
+    tpace_u64 full_blocks = 0, last_k = 0;
+    if (w->steps > 0) {
+        if (w->steps % c.k == 0) {
+            full_blocks = w->steps / c.k - 1;
+            last_k = c.k;
+        } else {
+            full_blocks = w->steps / c.k;
+            last_k = w->steps % c.k;
+        }
+    }
+    tpace_mc_block full, last;
+    memset(&full, 0, sizeof full);
+    memset(&last, 0, sizeof last);
+    if (w->steps > 0) {
+        if (full_blocks > 0)
+            full = tpace_mc_block_of(m, w, c, n_chunks, c.k, 0);
+        last = tpace_mc_block_of(m, w, c, n_chunks, last_k, 1);
+    }
+    for (int i = 0; i < nstreams; i++) {
+        tpace_model_config ci = c;
+        ci.streams = streams[i];
+        ci = tpace_mc_normalise(w, ci);
+        tpace_u64 slots = ci.streams < n_chunks ? ci.streams : n_chunks;
+        double total = 0.0;
+        if (w->steps > 0) {
+            if (full_blocks > 0)
+                total += tpace_mc_block_time(m, ci, n_chunks, slots, &full) * (double)full_blocks;
+            total += tpace_mc_block_time(m, ci, n_chunks, slots, &last) * 1.0;
+        }
+        seconds[i] = total;
+    }
+}
+
+/* Predicted seconds of one plan. */
+static inline double tpace_model_predict(const tpace_model *m, const tpace_model_run *w, tpace_model_config c)
+{
+    double s = 0.0;
+    tpace_mc_predict_streams(m, w, c, &c.streams, 1, &s);
+    return s;
+}
+
+/* ---- search.rs ---- */
+
+#define TPACE_MC_MAX_CANDIDATES 1024
+
+/* Round half away from zero without libm (x >= 0): f64::round. */
+static inline tpace_u64 tpace_mc_round(double x)
+{
+    tpace_u64 i = (tpace_u64)x;
+    return x - (double)i >= 0.5 ? i + 1 : i;
+}
+
+static int tpace_mc_cmp_u64(const void *a, const void *b)
+{
+    tpace_u64 x = *(const tpace_u64 *)a, y = *(const tpace_u64 *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Sort and drop repeats; returns the new length. */
+static inline int tpace_mc_sort_dedup(tpace_u64 *v, int len)
+{
+    qsort(v, (size_t)len, sizeof *v, tpace_mc_cmp_u64);
+    int out = 0;
+    for (int i = 0; i < len; i++)
+        if (out == 0 || v[out - 1] != v[i])
+            v[out++] = v[i];
+    return out;
+}
+
+/* k: every value to 32, then steps of about a quarter up to the step count. */
+static inline int tpace_mc_k_candidates(tpace_u64 steps, tpace_u64 *ks)
+{
+    tpace_u64 top = steps < 1 ? 1 : steps;
+    int len = 0;
+    for (tpace_u64 k = 1; k <= (top < 32 ? top : 32); k++)
+        ks[len++] = k;
+    double k = 32.0;
+    while ((tpace_u64)k < top && len < TPACE_MC_MAX_CANDIDATES - 1) {
+        k *= 1.25;
+        tpace_u64 r = tpace_mc_round(k);
+        ks[len++] = r < top ? r : top;
+    }
+    ks[len++] = top;
+    return tpace_mc_sort_dedup(ks, len);
+}
+
+/* b: n / C for C = 1..16, then chunk counts growing by about a quarter up to n. */
+static inline int tpace_mc_b_candidates(tpace_u64 n, tpace_u64 *bs)
+{
+    n = n < 1 ? 1 : n;
+    int len = 0;
+    for (tpace_u64 c = 1; c <= (n < 16 ? n : 16); c++)
+        bs[len++] = c;
+    double c = 16.0;
+    while ((tpace_u64)c < n && len < TPACE_MC_MAX_CANDIDATES) {
+        c *= 1.25;
+        tpace_u64 r = tpace_mc_round(c);
+        bs[len++] = r < n ? r : n;
+    }
+    for (int i = 0; i < len; i++)
+        bs[i] = (n + bs[i] - 1) / bs[i];
+    return tpace_mc_sort_dedup(bs, len);
+}
+
+/* The model's choice. */
+typedef struct tpace_model_choice {
+    int found;                /* whether any plan fits */
+    tpace_model_config best;  /* normalised */
+    double seconds;           /* predicted wall time */
+    tpace_u128 device_bytes;  /* device memory it allocates */
+    tpace_u128 smallest;      /* the least memory of any candidate (when none fits) */
+} tpace_model_choice;
+
+/* The fastest plan (then the smallest) under `cap` bytes (0: no limit), over the same
+ * candidates as search.rs `choose`. A fixed parameter (schedule >= 0, k, b or streams
+ * > 0) replaces its candidate list; schedules that ignore a fixed parameter are left
+ * out, unless the schedule is fixed too. */
+static inline tpace_model_choice tpace_model_choose(const tpace_model *m, const tpace_model_run *w, tpace_u128 cap,
+                                                    int fixed_schedule, tpace_u64 fixed_k, tpace_u64 fixed_b,
+                                                    tpace_u64 fixed_streams)
+{
+    static tpace_u64 ks[TPACE_MC_MAX_CANDIDATES], bs[TPACE_MC_MAX_CANDIDATES];
+    int nk = fixed_k ? (ks[0] = fixed_k, 1) : tpace_mc_k_candidates(w->steps, ks);
+    int nb = fixed_b ? (bs[0] = fixed_b, 1) : tpace_mc_b_candidates(w->n, bs);
+    static const tpace_u64 all_streams[4] = {1, 2, 3, 4};
+    const tpace_u64 one = 1;
+    tpace_model_choice best;
+    memset(&best, 0, sizeof best);
+    int have_smallest = 0;
+    for (int schedule = TPACE_MODEL_INCORE; schedule <= TPACE_MODEL_MMTB; schedule++) {
+        if (fixed_schedule >= 0 && schedule != fixed_schedule)
+            continue;
+        if (fixed_schedule < 0 && ((schedule == TPACE_MODEL_INCORE && (fixed_k || fixed_b || fixed_streams)) ||
+                                   (schedule == TPACE_MODEL_NAIVE && fixed_k)))
+            continue;
+        const tpace_u64 *k_list = ks, *b_list = bs, *s_list = all_streams;
+        int k_len = nk, b_len = nb, s_len = 4;
+        if (schedule == TPACE_MODEL_INCORE) {
+            k_list = b_list = s_list = &one;
+            k_len = b_len = s_len = 1;
+        } else if (schedule == TPACE_MODEL_NAIVE && !fixed_k) {
+            k_list = &one;
+            k_len = 1;
+        }
+        if (fixed_streams && schedule != TPACE_MODEL_INCORE) {
+            s_list = &fixed_streams;
+            s_len = 1;
+        }
+        for (int ki = 0; ki < k_len; ki++) {
+            for (int bi = 0; bi < b_len; bi++) {
+                tpace_model_config base = {schedule, k_list[ki], b_list[bi], 1};
+                tpace_u64 fitting[4];
+                tpace_u128 need_of[4];
+                int nfit = 0;
+                for (int si = 0; si < s_len; si++) {
+                    tpace_model_config c = base;
+                    c.streams = s_list[si];
+                    c = tpace_mc_normalise(w, c);
+                    tpace_u128 need = tpace_mc_device_bytes(m, w, c);
+                    if (!have_smallest || need < best.smallest) {
+                        best.smallest = need;
+                        have_smallest = 1;
+                    }
+                    if (cap == 0 || need <= cap) {
+                        need_of[nfit] = need;
+                        fitting[nfit++] = s_list[si];
+                    }
+                }
+                if (nfit == 0)
+                    continue;
+                double seconds[4];
+                tpace_mc_predict_streams(m, w, base, fitting, nfit, seconds);
+                for (int i = 0; i < nfit; i++) {
+                    if (best.found && !(seconds[i] < best.seconds ||
+                                        (seconds[i] == best.seconds && need_of[i] < best.device_bytes)))
+                        continue;
+                    tpace_model_config c = base;
+                    c.streams = fitting[i];
+                    best.found = 1;
+                    best.best = tpace_mc_normalise(w, c);
+                    best.seconds = seconds[i];
+                    best.device_bytes = need_of[i];
+                }
+            }
+        }
+    }
+    return best;
+}
+
+/* ==== end of tpace runtime, model part ==== */

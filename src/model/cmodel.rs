@@ -1,0 +1,143 @@
+//! The model's figures as C constants for the model part of the runtime
+//! (`src/back/runtime/model.h`), so that a generated program searches for its
+//! plan at start-up exactly as [`super::search::choose`] does.
+
+use super::predict::Machine;
+use super::profile::Profile;
+use super::workload::{Movement, Workload};
+use crate::driver::Compiled;
+
+/// The machine profile generated programs are planned for when none is given:
+/// the one `tpace plan` and `tpace tune` default to.
+pub const DEFAULT_MACHINE: &str = "h100";
+
+/// A C string literal for `text`: printable ASCII kept, `"` and `\` escaped, the rest `?`.
+fn c_string(text: &str) -> String {
+    let mut out = String::from("\"");
+    for ch in text.chars() {
+        match ch {
+            '"' | '\\' => {
+                out.push('\\');
+                out.push(ch);
+            }
+            ' '..='~' => out.push(ch),
+            _ => out.push('?'),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// A double literal that reads back as the same number (Rust's shortest round trip).
+fn c_double(x: f64) -> String {
+    let text = format!("{x:?}");
+    if text.contains(['.', 'e']) {
+        text
+    } else {
+        format!("{text}.0")
+    }
+}
+
+/// Bytes per grid element summed over the arrays that `pick` selects.
+fn elem_bytes(w: &Workload, pick: impl Fn(Movement) -> bool) -> u64 {
+    w.arrays
+        .iter()
+        .filter(|a| pick(a.movement))
+        .map(|a| a.elem_bytes)
+        .sum()
+}
+
+/// The C initializer of a `tpace_model` for the extent-free part of `w` on `m`
+/// (the extents and the step count are the run's own), one commented field a line.
+pub fn initializer(w: &Workload, m: &Machine) -> String {
+    let fields: [(String, &str); 18] = [
+        (c_string(&m.name), "machine profile"),
+        (c_double(m.memory_bps), "device copy bandwidth, bytes/s"),
+        (
+            c_double(m.kernel_bps),
+            "bandwidth stencil kernels reach, bytes/s",
+        ),
+        (c_double(m.h2d_bps), "host-to-device, bytes/s"),
+        (c_double(m.d2h_bps), "device-to-host, bytes/s"),
+        (
+            c_double(m.duplex_bps.unwrap_or(0.0)),
+            "both directions together, bytes/s (0: unknown)",
+        ),
+        (
+            c_double(m.peak_flops.unwrap_or(0.0)),
+            "peak flop/s (0: unknown)",
+        ),
+        (c_double(m.launch_s), "seconds per kernel launch"),
+        (
+            c_double(m.memory_bytes.unwrap_or(0.0)),
+            "device memory, bytes (0: unknown)",
+        ),
+        (format!("{}ULL", w.h_lo), "planes a step reads below"),
+        (format!("{}ULL", w.h_hi), "planes a step reads above"),
+        (format!("{}ULL", w.skew), "mmtb: window shift per step"),
+        (format!("{}ULL", w.handover_below), "mmtb: hand-over below"),
+        (format!("{}ULL", w.upload_above), "mmtb: upload above"),
+        (format!("{}ULL", w.kernels_per_step), "kernels per step"),
+        (
+            format!("{}ULL", w.extra_bytes_per_point),
+            "swap: second buffer, bytes per point",
+        ),
+        (c_double(w.flops_per_point), "flops per point and step"),
+        (
+            c_double(w.bytes_per_point),
+            "device bytes per point and step",
+        ),
+    ];
+    let mut out = String::from("{\n");
+    for (value, what) in &fields {
+        out.push_str(&format!("    {value}, /* {what} */\n"));
+    }
+    let pair = |f: &dyn Fn(bool) -> u64| format!("{{{}ULL, {}ULL}}", f(false), f(true));
+    out.push_str(&format!(
+        "    {}, /* bytes per element moved in, [last block] */\n",
+        pair(&|last| elem_bytes(w, |mv| mv.moves_in(last)))
+    ));
+    out.push_str(&format!(
+        "    {}, /* bytes per element moved out, [last block] */\n",
+        pair(&|last| elem_bytes(w, |mv| mv.moves_out(last)))
+    ));
+    out.push_str(&format!(
+        "    {}ULL /* bytes per element on the device */\n}}",
+        elem_bytes(w, Movement::on_device)
+    ));
+    out
+}
+
+/// The file-scope definition of `tpace_program_model` for a compiled program on
+/// `profile`, with a comment naming the profile.
+pub fn program_model(compiled: &Compiled, profile: &Profile) -> Result<String, String> {
+    let machine = Machine::from_profile(profile)?;
+    let rank = compiled.program.pipeline.grid.rank();
+    // The coefficients do not depend on the extents; the run supplies its own.
+    let w = Workload::from_compiled(compiled, &vec![1; rank], 0)?;
+    let description: String = profile.description.replace("*/", "* /");
+    Ok(format!(
+        "/* The performance model's figures for this program, planned for machine profile {name} \
+         ({description}): without TPACE_* the program runs the fastest plan they predict for its \
+         extents, steps and device memory (`tpace plan --machine {name}` prints the same plan). */\n\
+         static const tpace_model tpace_program_model = {init};\n",
+        name = profile.name.replace("*/", "* /"),
+        init = initializer(&w, &machine),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn doubles_and_strings_are_valid_c() {
+        assert_eq!(c_double(4e-6), "4e-6");
+        assert_eq!(c_double(2870e9), "2870000000000.0");
+        assert_eq!(c_double(0.0), "0.0");
+        assert_eq!(c_string("a\"b\\c\u{e9}"), "\"a\\\"b\\\\c?\"");
+        for x in [4e-6, 2870e9, 49.5e9, 1.0 / 3.0] {
+            assert_eq!(c_double(x).parse::<f64>().unwrap(), x);
+        }
+    }
+}
