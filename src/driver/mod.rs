@@ -173,6 +173,21 @@ pub fn summary(compiled: &Compiled) -> String {
                 v.text, v.ty
             ));
         }
+        for r in p.reductions.iter().filter(|r| r.sweep == s) {
+            out.push_str(&format!(
+                "    reduction {} ({}, {}): each point counted once per step\n",
+                r.var,
+                r.op.word(),
+                r.elem.c_name()
+            ));
+        }
+    }
+    if !p.host.is_empty() {
+        let (first, _) = crate::diag::line_col(&compiled.program.source, p.host[0].span.start);
+        out.push_str(&format!(
+            "  host statements: {} (first at line {first}), replayed on the host step by step after the pipeline\n",
+            p.host.len()
+        ));
     }
     out.push_str(&format!(
         "  per point and step: {} flops, {} bytes\n",

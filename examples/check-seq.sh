@@ -1,11 +1,11 @@
 #!/bin/sh
-# Build each program of examples/next with gcc (as C) and g++ (as C++), run
+# Build each of the larger examples (Himeno, CIP, FDTD) with gcc (as C) and g++ (as C++), run
 # both builds with a few step counts, print the checksum lines, and fail
 # unless the two builds print the same lines and a second run repeats the
 # first (the programs are deterministic).
 #
-#     examples/next/check-seq.sh            # from anywhere
-#     CC=gcc-12 CXX=g++-12 examples/next/check-seq.sh
+#     examples/check-seq.sh            # from anywhere
+#     CC=gcc-12 CXX=g++-12 examples/check-seq.sh
 #
 # -ffp-contract=off keeps every a*b+c as written (no fused multiply-add), in
 # both languages, on every architecture: the sequential meaning tpace must
@@ -27,7 +27,6 @@ for entry in "himeno -DXSMALL" "himeno" "cip2d" "cip2d -DNX=37 -DNY=23" "fdtd2d"
     prog=${entry%% *}
     defs=${entry#"$prog"}
     src="$here/$prog.c"
-    [ -f "$src" ] || src="$here/../$prog.c" # cip2d.c and fdtd2d.c moved up to examples/
     name=$(echo "$prog$defs" | tr -c 'A-Za-z0-9_\n' '_')
     # shellcheck disable=SC2086 # $defs is a list of words
     $CC -std=gnu11 $FLAGS $defs "$src" -o "$tmp/$name.c.bin" -lm
