@@ -1,17 +1,22 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (see bench/prepare.sh). Builds every prepared example
-# with nvcc, checks it bit for bit against the sequential program on the CPU
-# for every schedule, then times Jacobi-2D and heat-3D on large grids: in-core,
-# and out-of-core under a TPACE_DEVICE_MEM budget with naive, mm and mmtb over k.
+# with nvcc and checks it against the sequential program on the CPU for every
+# schedule and the model's default plan (arrays bit for bit, reductions and
+# printed numbers within `tpace compare`'s tolerance); runs `tpace run` on every
+# example; times Jacobi-2D, heat-3D, Himeno and CIP on large grids (in-core, and
+# out-of-core under a TPACE_DEVICE_MEM budget with naive, mm and mmtb over k);
+# and runs `tpace tune` sweeps against the model's pick.
 # Prints a table last; logs go to $OUT (or /tmp/tpace-bench).
-# BENCH_PARTS picks what runs: check, jacobi, heat, huge (default: check jacobi heat).
+# BENCH_PARTS picks what runs: check, run, jacobi, heat, huge, himeno, cip, tune,
+# profile (default: check run himeno cip).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-/tmp/tpace-bench}
 mkdir -p "$out"
 work=/tmp/tpace-work
 mkdir -p "$work"
-parts=${BENCH_PARTS:-check jacobi heat}
+parts=${BENCH_PARTS:-check run himeno cip}
+tpace=bench/gen/tpace
 nvflags="-O3 -arch=sm_90 --fmad=false -Xcompiler -O3,-mcmodel=medium"
 table="$out/table.txt"
 : >"$table"
@@ -36,15 +41,29 @@ if [[ $parts == *check* ]]; then
             || { echo "$name: nvcc failed: $(head -3 "$out/$name.nvcc.txt")" | tee -a "$table"; continue; }
         rm -f "$work/ref.dump"
         TPACE_DUMP="$work/ref.dump" "$work/$name.ref" 13 >"$work/ref.out" 2>/dev/null
-        for cfg in "mmtb 3 7 3" "mmtb 5 1 2" "mmtb 13 11 4" "mmtb 4 1000000 2" "mm 3 7 2" "mm 5 2 3" "naive 1 9 2" "incore 1 1 1"; do
+        for cfg in "mmtb 3 7 3" "mmtb 5 1 2" "mmtb 13 11 4" "mmtb 4 1000000 2" "mm 3 7 2" "mm 5 2 3" "naive 1 9 2" "incore 1 1 1" "model - - -"; do
             read -r s k b n <<<"$cfg"
             rm -f "$work/gpu.dump"
-            line=$(TPACE_SCHEDULE=$s TPACE_K=$k TPACE_CHUNK=$b TPACE_STREAMS=$n TPACE_DUMP="$work/gpu.dump" \
+            if [[ $s == model ]]; then set_env=(); else set_env=(TPACE_SCHEDULE=$s TPACE_K=$k TPACE_CHUNK=$b TPACE_STREAMS=$n); fi
+            line=$(env "${set_env[@]}" TPACE_DUMP="$work/gpu.dump" \
                 "$work/$name.gpu" 13 2>&1 >"$work/gpu.out" | grep '^tpace: ' | tail -1)
-            if cmp -s "$work/ref.dump" "$work/gpu.dump" && cmp -s "$work/ref.out" "$work/gpu.out"; then verdict=identical; else verdict=DIFFERENT; fi
-            row "$name" "$s" "$(field k "$line")" "$(field b "$line")" "$n" "$(field chunks "$line")" 13 \
-                "$(field seconds "$line")" "$(field glups "$line")" "$verdict"
+            if verdict=$("$tpace" compare "$work/ref.dump" "$work/gpu.dump" --stdout "$work/ref.out" "$work/gpu.out"); then
+                if grep -q "within tolerance" <<<"$verdict"; then verdict="identical arrays, reductions within tolerance"; else verdict=identical; fi
+            else
+                verdict="DIFFERENT: $(tr '\n' ' ' <<<"$verdict")"
+            fi
+            row "$name" "$(field schedule "$line")" "$(field k "$line")" "$(field b "$line")" "$(field streams "$line")" \
+                "$(field chunks "$line")" 13 "$(field seconds "$line")" "$(field glups "$line")" "$verdict"
         done
+    done
+fi
+
+# ---- 1b. `tpace run --target cuda` itself, on every example, default plan ----
+if [[ $parts == *run* ]]; then
+    echo "== tpace run --target cuda (nvcc, the GPU), default plan, 13 steps ==" | tee -a "$table"
+    for f in examples/*.c; do
+        "$tpace" run "$f" --target cuda -- 13 >"$out/run-$(basename "$f" .c).txt" 2>&1
+        echo "$(basename "$f"): exit $? $(tail -2 "$out/run-$(basename "$f" .c).txt" | tr '\n' ' ')" | tee -a "$table"
     done
 fi
 
@@ -76,6 +95,71 @@ perf() { # label binary steps budget "mmtb k list" "mm k list"
     run "$label default" "$bin" "$steps" TPACE_DEVICE_MEM=$budget
 }
 
+# gflops LABEL BINARY STEPS FLOPS_PER_STEP [ENV...]: one timed run, one row with GFLOP/s
+# (the program's own flop count per step: flops per point times the points updated).
+gflops() {
+    local label=$1 bin=$2 steps=$3 per_step=$4
+    shift 4
+    run "$label" "$bin" "$steps" "$@"
+    local secs
+    secs=$(grep '^tpace: ' "$out/$label.stderr" | tail -1 | sed -n 's/.* seconds=\([^ ]*\).*/\1/p')
+    [[ -n $secs ]] && awk -v f="$per_step" -v n="$steps" -v s="$secs" -v l="$label" \
+        'BEGIN { printf "    %s: %.1f GFLOP/s\n", l, f * n / s / 1e9 }' | tee -a "$table"
+}
+
+if [[ $parts == *himeno* ]]; then
+    # Himeno's own count: 34 flops per interior point, (MIMAX-3)(MJMAX-3)(MKMAX-3) of them.
+    echo "== Himeno M (129 x 129 x 257), in-core, default plan ==" | tee -a "$table"
+    nvcc $nvflags -DMIDDLE -x cu bench/gen/himeno/translated.cpp -o "$work/himeno.m"
+    hm=$((34 * 126 * 126 * 254))
+    gflops "himeno M incore" "$work/himeno.m" 200 $hm TPACE_SCHEDULE=incore
+    gflops "himeno M default" "$work/himeno.m" 200 $hm
+    gflops "himeno M mmtb 64M" "$work/himeno.m" 200 $hm TPACE_SCHEDULE=mmtb TPACE_K=32 TPACE_STREAMS=3 TPACE_DEVICE_MEM=64M
+    echo "== Himeno ELARGE (513 x 513 x 1025, 15 arrays, 16.2 GB), budget 4G ==" | tee -a "$table"
+    nvcc $nvflags -DELARGE -x cu bench/gen/himeno/translated.cpp -o "$work/himeno.xl"
+    hx=$((34 * 510 * 510 * 1022))
+    st=${HIMENO_STEPS:-64}
+    gflops "himeno XL incore" "$work/himeno.xl" "$st" $hx TPACE_SCHEDULE=incore
+    for k in 8 16 32; do
+        gflops "himeno XL mmtb k$k" "$work/himeno.xl" "$st" $hx TPACE_SCHEDULE=mmtb TPACE_K=$k TPACE_STREAMS=3 TPACE_DEVICE_MEM=4G
+    done
+    for k in 4 8; do
+        gflops "himeno XL mm k$k" "$work/himeno.xl" "$st" $hx TPACE_SCHEDULE=mm TPACE_K=$k TPACE_STREAMS=3 TPACE_DEVICE_MEM=4G
+    done
+    gflops "himeno XL default 4G" "$work/himeno.xl" "$st" $hx TPACE_DEVICE_MEM=4G
+fi
+if [[ $parts == *cip* ]]; then
+    # CIP: 97 flops per interior point (tpace check: 83 advection + 14 non-advection).
+    echo "== CIP-2D float, 16384 x 16384 (8 arrays, 8.6 GB), budget 3G ==" | tee -a "$table"
+    nvcc $nvflags -DNX=16384 -DNY=16384 -x cu bench/gen/cip2d/translated.cpp -o "$work/cip.big"
+    cf=$((97 * 16382 * 16382))
+    st=${CIP_STEPS:-64}
+    gflops "cip2d incore" "$work/cip.big" "$st" $cf TPACE_SCHEDULE=incore
+    for k in 8 16 32; do
+        gflops "cip2d mmtb k$k" "$work/cip.big" "$st" $cf TPACE_SCHEDULE=mmtb TPACE_K=$k TPACE_STREAMS=3 TPACE_DEVICE_MEM=3G
+    done
+    for k in 4 8; do
+        gflops "cip2d mm k$k" "$work/cip.big" "$st" $cf TPACE_SCHEDULE=mm TPACE_K=$k TPACE_STREAMS=3 TPACE_DEVICE_MEM=3G
+    done
+    gflops "cip2d default 3G" "$work/cip.big" "$st" $cf TPACE_DEVICE_MEM=3G
+fi
+if [[ $parts == *tune* ]]; then
+    # Exhaustive sweeps against the model's pick (issue 5), out-of-core grids.
+    tune() { # name source args...
+        local name=$1 src=$2
+        shift 2
+        echo "== tpace tune $name: $* ==" | tee -a "$table"
+        "$tpace" tune "$src" --target cuda --out "$out/tune-$name" "$@" >"$out/tune-$name.txt" 2>"$out/tune-$name.err"
+        echo "exit $?" | tee -a "$table"
+        tail -12 "$out/tune-$name.txt" | tee -a "$table"
+    }
+    [[ ${TUNE:-jacobi heat himeno} == *jacobi* ]] && tune jacobi2d examples/jacobi2d.c --set X=16384 --set Y=32768 --steps 64 \
+        --mem-cap 1500M --schedules mmtb,mm --k 8,16,32,64 --chunk 256,512,1024,2048 --streams 2,3 -- 64
+    [[ ${TUNE:-jacobi heat himeno} == *heat* ]] && tune heat3d examples/heat3d.c --set NX=512 --set NY=768 --set NZ=1024 --steps 64 \
+        --mem-cap 1G --schedules mmtb,mm --k 8,16,32,64 --chunk 32,64,128,256 --streams 2,3 -- 64
+    [[ ${TUNE:-jacobi heat himeno} == *himeno* ]] && tune himeno examples/himeno.c --set MIMAX=257 --set MJMAX=257 --set MKMAX=513 --steps 32 \
+        --mem-cap 600M --schedules mmtb,mm --k 4,8,16,32 --chunk 8,16,32,64 --streams 2,3 -- 32
+fi
 if [[ $parts == *profile* ]]; then
     echo "== profile: Jacobi-2D 16384 x 16384 in-core, the sweep kernel under ncu ==" | tee -a "$table"
     nvcc $nvflags -DX=16384 -DY=16384 -x cu bench/gen/jacobi2d/translated.cpp -o "$work/jacobi.mid"
