@@ -34,11 +34,18 @@ field() { # key line
 # ---- 1. correctness: every example and schedule against the CPU original ----
 if [[ $parts == *check* ]]; then
     echo "== correctness (bit for bit, 13 steps) ==" | tee -a "$table"
+    # Build everything at once (the machine has many cores), then check one by one.
+    rm -f "$work"/*.ref "$work"/*.gpu
     for dir in bench/gen/*/; do
         name=$(basename "$dir")
-        gcc -O2 -std=gnu11 -Wno-unknown-pragmas "$dir/reference.c" -o "$work/$name.ref" -lm || { echo "$name: reference build failed" | tee -a "$table"; continue; }
-        nvcc $nvflags -Werror all-warnings -x cu "$dir/translated.cpp" -o "$work/$name.gpu" 2>"$out/$name.nvcc.txt" \
-            || { echo "$name: nvcc failed: $(head -3 "$out/$name.nvcc.txt")" | tee -a "$table"; continue; }
+        gcc -O2 -std=gnu11 -Wno-unknown-pragmas "$dir/reference.c" -o "$work/$name.ref" -lm 2>"$out/$name.gcc.txt" &
+        nvcc $nvflags -Werror all-warnings -x cu "$dir/translated.cpp" -o "$work/$name.gpu" 2>"$out/$name.nvcc.txt" &
+    done
+    wait
+    for dir in bench/gen/*/; do
+        name=$(basename "$dir")
+        [[ -x $work/$name.ref ]] || { echo "$name: reference build failed: $(head -3 "$out/$name.gcc.txt")" | tee -a "$table"; continue; }
+        [[ -x $work/$name.gpu ]] || { echo "$name: nvcc failed: $(head -3 "$out/$name.nvcc.txt")" | tee -a "$table"; continue; }
         rm -f "$work/ref.dump"
         TPACE_DUMP="$work/ref.dump" "$work/$name.ref" 13 >"$work/ref.out" 2>/dev/null
         for cfg in "mmtb 3 7 3" "mmtb 5 1 2" "mmtb 13 11 4" "mmtb 4 1000000 2" "mm 3 7 2" "mm 5 2 3" "naive 1 9 2" "incore 1 1 1" "model - - -"; do
