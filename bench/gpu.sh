@@ -11,14 +11,15 @@
 # profile (default: check run himeno cip).
 set -uo pipefail
 cd "$(dirname "$0")/.."
-out=${OUT:-/tmp/tpace-bench}
-mkdir -p "$out"
+# $OUT gets the table and the tune folders; every other log goes to $work/logs.
+res=${OUT:-/tmp/tpace-bench}
 work=/tmp/tpace-work
-mkdir -p "$work"
+out=$work/logs
+mkdir -p "$res" "$work" "$out"
 parts=${BENCH_PARTS:-check run himeno cip}
 tpace=bench/gen/tpace
 nvflags="-O3 -arch=sm_90 --fmad=false -Xcompiler -O3,-mcmodel=medium"
-table="$out/table.txt"
+table="$res/table.txt"
 : >"$table"
 echo "date: $(date -u +%Y-%m-%dT%H:%MZ)" | tee -a "$table"
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee -a "$table"
@@ -114,17 +115,22 @@ gflops() {
         'BEGIN { printf "    %s: %.1f GFLOP/s\n", l, f * n / s / 1e9 }' | tee -a "$table"
 }
 
-if [[ $parts == *himeno* ]]; then
+if [[ $parts == *himeno* && ${HIMENO:-M XL} == *M* ]]; then
     # Himeno's own count: 34 flops per interior point, (MIMAX-3)(MJMAX-3)(MKMAX-3) of them.
-    echo "== Himeno M (129 x 129 x 257), in-core, default plan ==" | tee -a "$table"
+    echo "== Himeno M (129 x 129 x 257, 15 arrays, 257 MB): in-core, default plan, and out-of-core under a 128M budget ==" | tee -a "$table"
     nvcc $nvflags -DMIDDLE -x cu bench/gen/himeno/translated.cpp -o "$work/himeno.m"
     hm=$((34 * 126 * 126 * 254))
     gflops "himeno M incore" "$work/himeno.m" 200 $hm TPACE_SCHEDULE=incore
     gflops "himeno M default" "$work/himeno.m" 200 $hm
-    gflops "himeno M mmtb 64M" "$work/himeno.m" 200 $hm TPACE_SCHEDULE=mmtb TPACE_K=32 TPACE_STREAMS=3 TPACE_DEVICE_MEM=64M
+    for k in 8 16 32; do
+        gflops "himeno M mmtb k$k 128M" "$work/himeno.m" 200 $hm TPACE_SCHEDULE=mmtb TPACE_K=$k TPACE_STREAMS=3 TPACE_DEVICE_MEM=128M
+    done
+    gflops "himeno M default 128M" "$work/himeno.m" 200 $hm TPACE_DEVICE_MEM=128M
+fi
+if [[ $parts == *himeno* && ${HIMENO:-M XL} == *XL* ]]; then
     echo "== Himeno ELARGE (513 x 513 x 1025, 15 arrays, 16.2 GB), budget 4G ==" | tee -a "$table"
     nvcc $nvflags -DELARGE -x cu bench/gen/himeno/translated.cpp -o "$work/himeno.xl"
-    hx=$((34 * 510 * 510 * 1022))
+    hx=$((34 * 510 * 510 * 1022)) # Himeno's count, as for M
     st=${HIMENO_STEPS:-64}
     gflops "himeno XL incore" "$work/himeno.xl" "$st" $hx TPACE_SCHEDULE=incore
     for k in 8 16 32; do
@@ -156,9 +162,9 @@ if [[ $parts == *tune* ]]; then
         local name=$1 src=$2
         shift 2
         echo "== tpace tune $name: $* ==" | tee -a "$table"
-        "$tpace" tune "$src" --target cuda --out "$out/tune-$name" "$@" >"$out/tune-$name.txt" 2>"$out/tune-$name.err"
+        "$tpace" tune "$src" --target cuda --out "$res/tune-$name" "$@" >"$res/tune-$name.txt" 2>"$out/tune-$name.err"
         echo "exit $?" | tee -a "$table"
-        tail -12 "$out/tune-$name.txt" | tee -a "$table"
+        tail -12 "$res/tune-$name.txt" | tee -a "$table"
     }
     [[ ${TUNE:-jacobi heat himeno} == *jacobi* ]] && tune jacobi2d examples/jacobi2d.c --set X=16384 --set Y=32768 --steps 64 \
         --mem-cap 1500M --schedules mmtb,mm --k 8,16,32,64 --chunk 256,512,1024,2048 --streams 2,3 -- 64
