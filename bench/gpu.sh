@@ -168,10 +168,12 @@ if [[ $parts == *tune* ]]; then
     }
     [[ ${TUNE:-jacobi heat himeno} == *jacobi* ]] && tune jacobi2d examples/jacobi2d.c --set X=16384 --set Y=32768 --steps 64 \
         --mem-cap 1500M --schedules mmtb,mm --k 8,16,32,64 --chunk 256,512,1024,2048 --streams 2,3 -- 64
+    # Chunk lists reach down to what fits the cap (heat-3D: 9.4 MB per plane with the swap
+    # buffer, about 100 planes in 1 GB; Himeno L: 7.9 MB per plane, about 75 in 600 MB).
     [[ ${TUNE:-jacobi heat himeno} == *heat* ]] && tune heat3d examples/heat3d.c --set NX=512 --set NY=768 --set NZ=1024 --steps 64 \
-        --mem-cap 1G --schedules mmtb,mm --k 8,16,32,64 --chunk 32,64,128,256 --streams 2,3 -- 64
+        --mem-cap 1G --schedules mmtb,mm --k 8,16,24,32,48 --chunk 4,8,12,16,24,32 --streams 2,3 -- 64
     [[ ${TUNE:-jacobi heat himeno} == *himeno* ]] && tune himeno examples/himeno.c --set MIMAX=257 --set MJMAX=257 --set MKMAX=513 --steps 32 \
-        --mem-cap 600M --schedules mmtb,mm --k 4,8,16,32 --chunk 8,16,32,64 --streams 2,3 -- 32
+        --mem-cap 600M --schedules mmtb,mm --k 4,8,16,24,32 --chunk 2,4,6,8,12,16 --streams 2,3 -- 32
 fi
 if [[ $parts == *profile* ]]; then
     echo "== profile: Jacobi-2D 16384 x 16384 in-core, the sweep kernel under ncu ==" | tee -a "$table"
