@@ -41,6 +41,7 @@ fn csv_rows(csv: &str) -> Vec<std::collections::BTreeMap<String, String>> {
             "glups",
             "device_bytes",
             "predicted_seconds",
+            "error",
             "status"
         ]
     );
@@ -104,8 +105,12 @@ fn small_sweep_writes_csv_heatmap_and_compares_with_the_model() {
         assert!(secs > 0.0, "{csv}");
         assert!(r["glups"].parse::<f64>().unwrap() > 0.0, "{csv}");
         assert!(r["device_bytes"].parse::<u64>().unwrap() > 0, "{csv}");
+        let predicted: f64 = r["predicted_seconds"].parse().unwrap();
+        assert!(predicted > 0.0, "{csv}");
+        // The error column is the model's relative error on this run.
+        let error: f64 = r["error"].parse().unwrap();
         assert!(
-            r["predicted_seconds"].parse::<f64>().unwrap() > 0.0,
+            (error - (predicted - secs) / secs).abs() < 1e-3 + 1e-3 * error.abs(),
             "{csv}"
         );
         assert_eq!(r["streams"], "2", "{csv}");

@@ -324,10 +324,17 @@ fn csv_field(s: &str) -> String {
     }
 }
 
+/// The model's relative error on a run, (predicted - measured) / measured: negative
+/// when the model is optimistic.
+pub fn prediction_error(m: &Measured) -> Option<f64> {
+    let measured = m.seconds.filter(|s| *s > 0.0)?;
+    Some((m.predicted? - measured) / measured)
+}
+
 /// `results.csv`: one row per configuration.
 pub fn csv(results: &[Measured]) -> String {
     let mut out = String::from(
-        "schedule,k,b,streams,chunks,seconds,glups,device_bytes,predicted_seconds,status\n",
+        "schedule,k,b,streams,chunks,seconds,glups,device_bytes,predicted_seconds,error,status\n",
     );
     let opt = |v: Option<u64>| v.map_or(String::new(), |v| v.to_string());
     for m in results {
@@ -343,6 +350,7 @@ pub fn csv(results: &[Measured]) -> String {
             get("glups"),
             get("device_bytes"),
             m.predicted.map_or(String::new(), |p| format!("{p:.6e}")),
+            prediction_error(m).map_or(String::new(), |e| format!("{e:+.3}")),
             m.status.text(),
         ];
         let row: Vec<String> = row.iter().map(|f| csv_field(f)).collect();
@@ -665,13 +673,26 @@ pub fn tune(
     };
     let points = sweep_points(&schedules, &ks, &bs, &ss);
 
-    // Sweep.
+    // Sweep: a progress bar on a terminal, one line per run in logs.
+    let bar = indicatif::ProgressBar::new(points.len() as u64);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("tune {bar:40} {pos}/{len} runs, eta {eta} {msg}")
+            .expect("a valid progress template"),
+    );
     let mut results = Vec::with_capacity(points.len());
     for (i, p) in points.iter().enumerate() {
+        bar.set_message(p.label());
         let m = run_point(&built.binary, &req.args, p, mem_cap);
-        eprintln!("{}", progress(i + 1, points.len(), &m));
+        let line = progress(i + 1, points.len(), &m);
+        if bar.is_hidden() {
+            eprintln!("{line}");
+        } else {
+            bar.println(line);
+        }
+        bar.inc(1);
         results.push(m);
     }
+    bar.finish_and_clear();
     // The runs know the step count best.
     if let Some(s) = results
         .iter()
