@@ -12,7 +12,7 @@ cargo build --release -q
 rm -rf bench/gen
 mkdir -p bench/gen
 cp target/release/tpace bench/gen/tpace
-for f in examples/*.c tests/fixtures/layouts/*.c tests/fixtures/reductions/*.c tests/fixtures/himeno_components.c; do
+for f in examples/*.c tests/fixtures/layouts/*.c tests/fixtures/reductions/*.c; do
     name=$(basename "$f" .c)
     mkdir -p "bench/gen/$name"
     target/release/tpace run "$f" --target cuda --schedule mmtb --k 3 --chunk 7 --keep "bench/gen/$name" -- 5 \

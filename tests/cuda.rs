@@ -42,26 +42,11 @@ fn nvcc() -> Option<String> {
     tc.nvcc
 }
 
-/// Himeno's component arrays on the CPU emulation, over the same sweep.
-#[test]
-fn himeno_component_arrays_match_on_the_cpu_emulation() {
-    let path = himeno_components();
-    assert_components_listed(&path);
-    let runs = check_program(
-        &Toolchain::detect(),
-        &path,
-        Target::Cuda,
-        Flavour::CudaEmulation,
-        &seed(7),
-    );
-    assert!(runs > 0);
-}
-
 #[test]
 fn every_example_compiles_with_nvcc_without_warnings() {
     let Some(nvcc) = nvcc() else { return };
     let dir = tempfile::tempdir().expect("scratch folder");
-    for path in programs().into_iter().chain([himeno_components()]) {
+    for path in programs() {
         let name = path.file_stem().unwrap().to_string_lossy().into_owned();
         let text = driver::translate(&compile(&path), Target::Cuda).expect("translates");
         let cu = dir.path().join(format!("{name}.cu"));

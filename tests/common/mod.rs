@@ -407,11 +407,6 @@ pub fn check_reduction_breaks(target: Target, flavour: Flavour, env: &[(String, 
     }
 }
 
-/// tests/fixtures/himeno_components.c: Himeno's component arrays without its reduction.
-pub fn himeno_components() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/himeno_components.c")
-}
-
 /// Check that the fixture lists each used component as an array of its own.
 pub fn assert_components_listed(path: &Path) {
     let compiled = compile(path);
