@@ -8,7 +8,7 @@
 # and runs `tpace tune` sweeps against the model's pick.
 # Prints a table last; logs go to $OUT (or /tmp/tpace-bench).
 # BENCH_PARTS picks what runs: check, run, jacobi, heat, huge, himeno, cip, tune,
-# profile (default: check run himeno cip).
+# fast, profile (default: check run himeno cip).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 # $OUT gets the table and the tune folders; every other log goes to $work/logs.
@@ -174,6 +174,25 @@ if [[ $parts == *tune* ]]; then
         --mem-cap 1G --schedules mmtb,mm --k 8,16,24,32,48 --chunk 4,8,12,16,24,32 --streams 2,3 -- 64
     [[ ${TUNE:-jacobi heat himeno} == *himeno* ]] && tune himeno examples/himeno.c --set MIMAX=257 --set MJMAX=257 --set MKMAX=513 --steps 32 \
         --mem-cap 600M --schedules mmtb,mm --k 4,8,16,24,32 --chunk 2,4,6,8,12,16 --streams 2,3 -- 32
+fi
+if [[ $parts == *fast* ]]; then
+    # The opt-in fast mode: the same programs built with --fmad=true (contracted
+    # multiply-adds) against the default --fmad=false, in-core, and `tpace run
+    # --fast-math` (arrays within a tolerance) on every example.
+    echo "== fast math: --fmad=true against --fmad=false, in-core ==" | tee -a "$table"
+    fastflags=${nvflags/--fmad=false/--fmad=true}
+    for cfg in "jacobi2d -DX=16384 -DY=16384" "heat3d -DNX=512 -DNY=512 -DNZ=512" "himeno -DMIDDLE" "cip2d -DNX=8192 -DNY=8192"; do
+        read -r name defs <<<"$cfg"
+        nvcc $nvflags $defs -x cu "bench/gen/$name/translated.cpp" -o "$work/$name.exact" &
+        nvcc $fastflags $defs -x cu "bench/gen/$name/translated.cpp" -o "$work/$name.fast" &
+        wait
+        run "$name exact" "$work/$name.exact" 100 TPACE_SCHEDULE=incore
+        run "$name fast" "$work/$name.fast" 100 TPACE_SCHEDULE=incore
+    done
+    for f in examples/*.c; do
+        "$tpace" run "$f" --target cuda --fast-math -- 13 >"$out/fast-$(basename "$f" .c).txt" 2>&1
+        echo "$(basename "$f") --fast-math: exit $? $(tail -2 "$out/fast-$(basename "$f" .c).txt" | tr '\n' ' ')" | tee -a "$table"
+    done
 fi
 if [[ $parts == *profile* ]]; then
     echo "== profile: Jacobi-2D 16384 x 16384 in-core, the sweep kernel under ncu ==" | tee -a "$table"

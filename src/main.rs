@@ -60,6 +60,12 @@ enum Cmd {
         /// Keep the generated sources and binaries in this folder.
         #[arg(long)]
         keep: Option<PathBuf>,
+        /// Build the translation with multiply-adds contracted into FMAs (nvcc
+        /// --fmad=true, gcc -ffp-contract=fast): faster, rounded differently, so
+        /// arrays are compared within 1e-4 (float) or 1e-10 (double) of each
+        /// array's largest magnitude instead of bit for bit.
+        #[arg(long)]
+        fast_math: bool,
         /// Relative tolerance for reduction results and printed real numbers, which a
         /// parallel reduction sums in another order (arrays are always compared bit for
         /// bit). Default: 1e-3 for float reductions and printed numbers, 1e-9 for double.
@@ -204,10 +210,13 @@ fn real_main(cli: Cli) -> Result<ExitCode, Failure> {
             chunk,
             streams,
             keep,
+            fast_math,
             rtol,
             args,
         } => {
             let compiled = driver::compile_file(&input)?;
+            let mut tc = Toolchain::detect();
+            tc.fast_math = fast_math;
             let params = Params {
                 schedule: schedule.map(|s| s.name().to_string()),
                 k,
@@ -217,7 +226,7 @@ fn real_main(cli: Cli) -> Result<ExitCode, Failure> {
             let outcome = driver::run::run(
                 &compiled,
                 target,
-                &Toolchain::detect(),
+                &tc,
                 &args,
                 &params,
                 keep.as_deref(),

@@ -3,7 +3,7 @@
 //! printed output. Shared by `tpace run` and `tpace compare`.
 
 use super::Failure;
-use super::dump::{self, DumpedArray};
+use super::dump::{self, ArrayCheck, DumpedArray};
 use std::path::{Path, PathBuf};
 
 /// The verdict on one pair of runs.
@@ -30,15 +30,21 @@ impl Comparison {
 }
 
 /// Compare two runs' dumps and printed output; `rtol` as in
-/// [`dump::first_difference_within`] (printed numbers take the float default).
+/// [`dump::first_difference_within`] (printed numbers take the float default),
+/// arrays as `check` says.
 pub fn judge(
     seq: &[DumpedArray],
     got: &[DumpedArray],
     seq_out: &str,
     got_out: &str,
     rtol: Option<f64>,
+    check: ArrayCheck,
 ) -> Comparison {
-    let arrays = dump::first_difference_within(seq, got, rtol);
+    let arrays = dump::first_difference_with(seq, got, rtol, check);
+    let identical = match check {
+        ArrayCheck::Exact => "identical",
+        ArrayCheck::Within(_) => "within the fast-math tolerance",
+    };
     let printed = dump::printed_difference(seq_out, got_out, rtol.unwrap_or(dump::FLOAT_RTOL));
     let grids = seq.iter().filter(|a| !a.dims.is_empty()).count();
     let values = seq.len() - grids;
@@ -47,9 +53,9 @@ pub fn judge(
         .find(|a| !a.dims.is_empty())
         .map_or(0, |a| a.data.len() / a.elem.max(1));
     let arrays_text = match &arrays {
-        None if values == 0 => format!("identical ({grids} arrays, {cells} cells each)"),
+        None if values == 0 => format!("{identical} ({grids} arrays, {cells} cells each)"),
         None => format!(
-            "identical ({grids} arrays, {cells} cells each), {values} reduction result(s) within tolerance"
+            "{identical} ({grids} arrays, {cells} cells each), {values} reduction result(s) within tolerance"
         ),
         Some(d) => format!("DIFFERENT: first at {d}"),
     };
@@ -99,7 +105,7 @@ pub fn compare(
         [a, b] => (text(a)?, text(b)?),
         _ => (String::new(), String::new()),
     };
-    let c = judge(&seq, &got, &seq_out, &got_out, rtol);
+    let c = judge(&seq, &got, &seq_out, &got_out, rtol, ArrayCheck::Exact);
     let mut summary = format!("dumps: {}\n", c.arrays_text);
     if !stdout.is_empty() {
         summary.push_str(&format!("printed output: {}\n", c.printed_text));

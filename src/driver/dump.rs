@@ -95,6 +95,34 @@ pub fn first_difference_within(
     got: &[DumpedArray],
     rtol: Option<f64>,
 ) -> Option<String> {
+    first_difference_with(reference, got, rtol, ArrayCheck::Exact)
+}
+
+/// How arrays are compared.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ArrayCheck {
+    /// Bit for bit (the default: tpace's translations round as the program does).
+    Exact,
+    /// Within a relative tolerance of the reference array's largest magnitude, for
+    /// builds that contract multiply-adds; `None`: [`FAST_FLOAT_RTOL`] or
+    /// [`FAST_DOUBLE_RTOL`] by element type.
+    Within(Option<f64>),
+}
+
+/// Default tolerance for arrays of a program built with contracted multiply-adds
+/// (`tpace run --fast-math`), relative to each array's largest magnitude: float.
+pub const FAST_FLOAT_RTOL: f64 = 1e-4;
+
+/// The same for double arrays.
+pub const FAST_DOUBLE_RTOL: f64 = 1e-10;
+
+/// [`first_difference_within`], with arrays compared as `arrays` says.
+pub fn first_difference_with(
+    reference: &[DumpedArray],
+    got: &[DumpedArray],
+    rtol: Option<f64>,
+    arrays: ArrayCheck,
+) -> Option<String> {
     for r in reference {
         let Some(g) = got.iter().find(|g| g.name == r.name) else {
             return Some(format!(
@@ -121,11 +149,35 @@ pub fn first_difference_within(
                 }
             }
         }
-        let cell = r
-            .data
-            .chunks(r.elem)
-            .zip(g.data.chunks(g.elem))
-            .position(|(a, b)| a != b);
+        let cell = match arrays {
+            ArrayCheck::Exact => r
+                .data
+                .chunks(r.elem)
+                .zip(g.data.chunks(g.elem))
+                .position(|(a, b)| a != b),
+            ArrayCheck::Within(t) => {
+                let tol = t.unwrap_or(if r.elem == 4 {
+                    FAST_FLOAT_RTOL
+                } else {
+                    FAST_DOUBLE_RTOL
+                });
+                let scale = r
+                    .data
+                    .chunks(r.elem)
+                    .filter_map(value_of)
+                    .filter(|v| v.is_finite())
+                    .fold(0.0f64, |m, v| m.max(v.abs()));
+                r.data
+                    .chunks(r.elem)
+                    .zip(g.data.chunks(g.elem))
+                    .position(|(a, b)| match (value_of(a), value_of(b)) {
+                        (Some(x), Some(y)) => {
+                            !(x == y || (x.is_nan() && y.is_nan()) || (x - y).abs() <= tol * scale)
+                        }
+                        _ => a != b,
+                    })
+            }
+        };
         if let Some(i) = cell {
             let mut rest = i;
             let mut idx = vec![0i64; r.dims.len()];
@@ -277,6 +329,21 @@ mod tests {
         assert_eq!(first_difference(&r, &r), None);
         let d = first_difference(&r, &g).unwrap();
         assert!(d.starts_with("a[1][2]:"), "{d}");
+    }
+
+    #[test]
+    fn arrays_within_a_tolerance_of_their_largest_magnitude() {
+        let r = parse(&dump("a", &[100.0, 2.0, 3.0, 4.0])).unwrap();
+        // 0.009 off where the values are small: within 1e-4 of 100, not of 3.
+        let near = parse(&dump("a", &[100.0, 2.0, 3.009, 4.0])).unwrap();
+        let far = parse(&dump("a", &[100.0, 2.0, 3.02, 4.0])).unwrap();
+        assert!(first_difference_with(&r, &near, None, ArrayCheck::Exact).is_some());
+        assert_eq!(
+            first_difference_with(&r, &near, None, ArrayCheck::Within(None)),
+            None
+        );
+        let d = first_difference_with(&r, &far, None, ArrayCheck::Within(Some(1e-4))).unwrap();
+        assert!(d.starts_with("a[1][1]:"), "{d}");
     }
 
     #[test]

@@ -30,6 +30,11 @@ pub struct Toolchain {
     /// Flags appended to every build, nvcc's included, after tpace's own
     /// (empty unless a caller sets them, e.g. `tpace tune --cflags`).
     pub extra_flags: Vec<String>,
+    /// Build translated programs with multiply-adds contracted into FMAs (nvcc
+    /// `--fmad=true`, gcc `-ffp-contract=fast`): faster, but rounded differently
+    /// from the sequential program, so `run` compares arrays within a tolerance
+    /// (`tpace run --fast-math`). Off: every build keeps `a*b+c` as two roundings.
+    pub fast_math: bool,
 }
 
 impl Toolchain {
@@ -58,14 +63,21 @@ impl Toolchain {
                 o.status.success() && String::from_utf8_lossy(&o.stdout).contains("GPU")
             });
         Toolchain {
-            cc,
             cxx: var("CXX").unwrap_or_else(|| "g++".into()),
             nvcc,
             gpu,
             openacc_flags,
-            cflags: vec!["-O2".into()],
+            // No contraction of a*b+c into an FMA, on any CPU, unless asked: the
+            // sequential meaning the translation reproduces bit for bit.
+            cflags: if cc.contains("nvc") {
+                vec!["-O2".into(), "-Mnofma".into()]
+            } else {
+                vec!["-O2".into(), "-ffp-contract=off".into()]
+            },
+            cc,
             defines: Vec::new(),
             extra_flags: Vec::new(),
+            fast_math: false,
         }
     }
 
@@ -143,10 +155,23 @@ pub fn build(
                 )
             })?;
             let mut c = Command::new(nvcc);
-            c.args(crate::back::cuda::BUILD_FLAGS.split_whitespace());
+            for flag in crate::back::cuda::BUILD_FLAGS.split_whitespace() {
+                c.arg(if tc.fast_math && flag == "--fmad=false" {
+                    "--fmad=true"
+                } else {
+                    flag
+                });
+            }
             c
         }
     };
+    if tc.fast_math && matches!(flavour, Flavour::Openacc | Flavour::CudaEmulation) {
+        cmd.arg(if tc.cc.contains("nvc") && flavour == Flavour::Openacc {
+            "-Mfma"
+        } else {
+            "-ffp-contract=fast"
+        });
+    }
     cmd.args(tc.defines.iter().map(|d| format!("-D{d}")));
     cmd.args(&tc.extra_flags);
     cmd.arg(&source).arg("-o").arg(&binary).arg("-lm");
@@ -317,22 +342,34 @@ pub fn run(
         &params.env(),
         &dir.join("translated.dump"),
     )?;
-    let verdict = super::compare::judge(&seq.dump, &acc.dump, &seq.stdout, &acc.stdout, rtol);
+    let check = if tc.fast_math {
+        dump::ArrayCheck::Within(None)
+    } else {
+        dump::ArrayCheck::Exact
+    };
+    let verdict =
+        super::compare::judge(&seq.dump, &acc.dump, &seq.stdout, &acc.stdout, rtol, check);
     let r = &acc.report;
     let get = |k: &str| r.get(k).map_or("?", |v| v.as_str());
     let difference = verdict.difference();
     let (verdict, printed) = (verdict.arrays_text, verdict.printed_text);
+    let emulated = if flavour == Flavour::CudaEmulation {
+        " (CPU emulation: no GPU or no nvcc here)"
+    } else {
+        ""
+    };
+    let fast = if tc.fast_math {
+        " (fast math: multiply-adds contracted)"
+    } else {
+        ""
+    };
+    let how = format!("{emulated}{fast}");
     let summary = format!(
         "{path}: target {target}{how} schedule={sched} k={k} b={b} streams={s} chunks={c} steps={steps}\n\
          \x20 sequential {seq_t} s, translated {acc_t} s ({glups} Glup/s)\n\
          \x20 {verdict}; printed output {printed}\n",
         path = compiled.program.path,
         target = target.name(),
-        how = if flavour == Flavour::CudaEmulation {
-            " (CPU emulation: no GPU or no nvcc here)"
-        } else {
-            ""
-        },
         sched = get("schedule"),
         k = get("k"),
         b = get("b"),
