@@ -71,7 +71,8 @@ if [[ $parts == *run* ]]; then
     echo "== tpace run --target cuda (nvcc, the GPU), default plan, 13 steps ==" | tee -a "$table"
     for f in examples/*.c; do
         "$tpace" run "$f" --target cuda -- 13 >"$out/run-$(basename "$f" .c).txt" 2>&1
-        echo "$(basename "$f"): exit $? $(tail -2 "$out/run-$(basename "$f" .c).txt" | tr '\n' ' ')" | tee -a "$table"
+        rc=$? # before any other command substitution resets $?
+        echo "$(basename "$f"): exit $rc $(tail -2 "$out/run-$(basename "$f" .c).txt" | tr '\n' ' ')" | tee -a "$table"
     done
 fi
 
@@ -191,7 +192,8 @@ if [[ $parts == *fast* ]]; then
     done
     for f in examples/*.c; do
         "$tpace" run "$f" --target cuda --fast-math -- 13 >"$out/fast-$(basename "$f" .c).txt" 2>&1
-        echo "$(basename "$f") --fast-math: exit $? $(tail -2 "$out/fast-$(basename "$f" .c).txt" | tr '\n' ' ')" | tee -a "$table"
+        rc=$? # before any other command substitution resets $?
+        echo "$(basename "$f") --fast-math: exit $rc $(tail -2 "$out/fast-$(basename "$f" .c).txt" | tr '\n' ' ')" | tee -a "$table"
     done
 fi
 if [[ $parts == *profile* ]]; then
