@@ -1355,3 +1355,26 @@ fn a_dimension_without_a_loop_at_another_plane_is_refused() {
         },
     );
 }
+
+#[test]
+fn a_pragma_as_the_body_of_a_braceless_loop_says_to_add_braces() {
+    let source = good_with(
+        "        for (x = 1; x < X - 1; x++) {\n#pragma tpace loop dim(1)\n            for (y = 1; y < Y - 1; y++) {\n                work[x][y] = (a[x - 1][y] + a[x + 1][y] + a[x][y - 1] + a[x][y + 1]) / 4.0f;\n            }\n        }",
+        "        for (x = 1; x < X - 1; x++)\n#pragma tpace loop dim(1)\n            for (y = 1; y < Y - 1; y++) {\n                work[x][y] = (a[x - 1][y] + a[x + 1][y] + a[x][y - 1] + a[x][y + 1]) / 4.0f;\n            }",
+    );
+    let diags = expect_in(
+        "braceless.c",
+        &source,
+        Expected {
+            message: "a preprocessor line right after a loop or `if` header without braces",
+            line: 15,
+            col: 9,
+            at: "for (x = 1; x < X - 1; x++)",
+            count: 1,
+        },
+    );
+    assert!(
+        diags[0].help.contains("put the body in braces"),
+        "{diags:#?}"
+    );
+}

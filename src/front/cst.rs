@@ -35,12 +35,26 @@ fn collect_errors(root: Node, source: &str, out: &mut Vec<Diagnostic>) {
             continue;
         }
         if node.is_missing() {
-            out.push(Diagnostic::new(
-                node.start_byte()..node.start_byte(),
-                format!("C syntax error: missing `{}`", node.kind()),
-                "expected here",
-                "fix the C syntax; the program must compile as plain C without tpace",
-            ));
+            let at = node.start_byte();
+            out.push(if directive_follows(source, at) {
+                // `for (...)` then `#pragma tpace loop` then the inner loop: C allows it,
+                // but the parser takes the directive line for the whole loop body.
+                let line_start = source[..at].rfind('\n').map_or(0, |i| i + 1);
+                let indent = source[line_start..at].len() - source[line_start..at].trim_start().len();
+                Diagnostic::new(
+                    line_start + indent..at.max(line_start + indent + 1),
+                    "a preprocessor line right after a loop or `if` header without braces",
+                    "this header's body is the next line, a `#` line",
+                    "put the body in braces, `{` at the end of this header and `}` after the body: a `#pragma` line can not be the body of a statement",
+                )
+            } else {
+                Diagnostic::new(
+                    at..at,
+                    format!("C syntax error: missing `{}`", node.kind()),
+                    "expected here",
+                    "fix the C syntax; the program must compile as plain C without tpace",
+                )
+            });
             continue;
         }
         if node.is_error() {
@@ -59,6 +73,16 @@ fn collect_errors(root: Node, source: &str, out: &mut Vec<Diagnostic>) {
         let children: Vec<Node> = node.children(&mut cursor).collect();
         stack.extend(children.into_iter().rev());
     }
+}
+
+/// Whether only blanks follow `at` on its line and the next non-blank line is a
+/// preprocessor line.
+fn directive_follows(source: &str, at: usize) -> bool {
+    let rest = &source[at.min(source.len())..];
+    let Some(eol) = rest.find('\n') else {
+        return false;
+    };
+    rest[..eol].trim().is_empty() && rest[eol..].trim_start().starts_with('#')
 }
 
 fn first_line_len(source: &str, at: usize) -> usize {
