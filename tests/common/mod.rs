@@ -249,6 +249,29 @@ pub fn check_program(
             runs += 1;
         }
     }
+    // Zero steps: every schedule, and the model's default plan, leave everything as
+    // the sequential program does (no block runs, nothing may be touched).
+    let seq = run_ok(&reference.binary, 0, &Params::default(), &ref_dump);
+    for p in [
+        params("naive", 1, 7, 2),
+        params("mm", 3, 7, 2),
+        params("mmtb", 3, 7, 3),
+        params("incore", 1, 1, 1),
+        Params::default(),
+    ] {
+        let got = run_with(&translated.binary, 0, &p, env, &got_dump);
+        assert_eq!(
+            first_difference(&seq.dump, &got.dump),
+            None,
+            "{name}: 0 steps, {p:?}: the translation differs from the sequential program"
+        );
+        assert_eq!(
+            printed_difference(&seq.stdout, &got.stdout, FLOAT_RTOL),
+            None,
+            "{name}: 0 steps, {p:?}: the program's own output differs"
+        );
+        runs += 1;
+    }
     runs
 }
 

@@ -512,8 +512,10 @@ static inline void tpace_reductions_begin(tpace_rt *r)
             tpace_fail(p, "device memory ran out allocating a reduction's per-step slots; lower TPACE_CHUNK");
         tpace_dev_upload(r, red->dev, red->partial, steps * red->elem, 0);
     }
-    /* Every queue's kernels add into the slots: they start from the identity. */
-    if (r->nreductions > 0)
+    /* Every queue's kernels add into the slots: they start from the identity. (With
+     * no step nothing was uploaded, and gcc's OpenACC runtime, not started yet,
+     * must not be asked to wait.) */
+    if (r->nreductions > 0 && p->s.steps > 0)
         tpace_dev_sync(r);
 }
 
