@@ -112,7 +112,7 @@ impl Workload {
             .iter()
             .zip(&compiled.plan.transfers)
             .map(|(a, t)| ArrayLoad {
-                name: a.name.clone(),
+                name: a.display_name(),
                 elem_bytes: match a.elem {
                     ElemType::Float => 4,
                     ElemType::Double => 8,
