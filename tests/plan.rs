@@ -324,3 +324,24 @@ fn translate_plans_for_the_given_machine() {
             .contains("planned for machine profile h100")
     );
 }
+
+/// Reads of arrays no sweep writes do not widen what a step depends on (CIP's
+/// velocities), but the planes any sweep reads of them must be on the device.
+#[test]
+fn constant_arrays_do_not_widen_the_step_reach_beyond_what_their_reads_need() {
+    let reach = |path: &str| {
+        let compiled = tpace::driver::compile_file(std::path::Path::new(&format!(
+            "{}/{path}",
+            env!("CARGO_MANIFEST_DIR")
+        )))
+        .unwrap_or_else(|e| panic!("{path}: {e:?}"));
+        let r = compiled.plan.step_reach;
+        (r.minus, r.plus)
+    };
+    // CIP: sweep 1 reads f, gx, gy at +-1; sweep 2 reads only the constant u, v at +-1.
+    assert_eq!(reach("examples/cip2d.c"), (1, 1));
+    // The changing array at +-1, the constant one at +-3 (sweep 1) and +-2 (sweep 2).
+    assert_eq!(reach("tests/fixtures/layouts/wide_coefficients.c"), (3, 3));
+    // Jacobi: the changing array at +-1, nothing constant.
+    assert_eq!(reach("examples/jacobi2d.c"), (1, 1));
+}

@@ -104,13 +104,25 @@ pub struct Plan {
 pub fn plan(program: &Program, facts: &Facts) -> Plan {
     let p = &program.pipeline;
     // Walk the sweeps backwards: sweep s must also produce what sweeps after it read.
+    // Only reads of arrays some sweep writes carry a dependence from step to step;
+    // an array no sweep writes is the same at every step, so its reads do not widen
+    // the region a step depends on. They still need its planes on the device: the
+    // step's reach is at least the planes any sweep reads of it beyond its window.
     let mut sweep_extra = vec![Halo::default(); p.body.len()];
     let mut acc = Halo::default();
-    for (s, f) in facts.sweeps.iter().enumerate().rev() {
+    let mut constant_need = Halo::default();
+    for (s, sweep) in p.body.iter().enumerate().rev() {
         sweep_extra[s] = acc;
-        acc.minus += f.reach[0].minus;
-        acc.plus += f.reach[0].plus;
+        let (changing, constant) = cut_axis_reach(sweep, facts);
+        constant_need.minus = constant_need.minus.max(acc.minus + constant.minus);
+        constant_need.plus = constant_need.plus.max(acc.plus + constant.plus);
+        acc.minus += changing.minus;
+        acc.plus += changing.plus;
     }
+    let step_reach = Halo {
+        minus: acc.minus.max(constant_need.minus),
+        plus: acc.plus.max(constant_need.plus),
+    };
     let swap = find_swap(program, facts);
     let transfers = p
         .arrays
@@ -124,7 +136,7 @@ pub fn plan(program: &Program, facts: &Facts) -> Plan {
         })
         .collect();
     Plan {
-        step_reach: acc,
+        step_reach,
         sweep_extra,
         transfers,
         skew: skew(program, swap),
@@ -138,6 +150,26 @@ pub fn plan(program: &Program, facts: &Facts) -> Plan {
             streams: 3,
         },
     }
+}
+
+/// A sweep's read reach along the cut axis, split into reads of arrays that some
+/// sweep writes (they change from step to step) and of arrays none writes.
+fn cut_axis_reach(sweep: &crate::ir::Sweep, facts: &Facts) -> (Halo, Halo) {
+    let (mut changing, mut constant) = (Halo::default(), Halo::default());
+    for acc in &sweep.accesses {
+        if acc.kind != crate::ir::AccessKind::Read {
+            continue;
+        }
+        let off = acc.offsets[0];
+        let h = if facts.arrays[acc.array].written {
+            &mut changing
+        } else {
+            &mut constant
+        };
+        h.minus = h.minus.max(-off);
+        h.plus = h.plus.max(off);
+    }
+    (changing, constant)
 }
 
 /// A copy sweep `dst = tmp` that runs as a buffer swap: the sweep that writes
