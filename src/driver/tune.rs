@@ -181,6 +181,39 @@ pub fn default_bs(n: u64) -> Vec<u64> {
     bs
 }
 
+/// Chunk widths for the sweep when none are given under a memory cap: the widest
+/// chunk that fits `cap` for the smallest k and stream count swept (of any
+/// out-of-core schedule swept), then half, a quarter, ... of it, as
+/// [`default_bs`] does with the whole extent; `None` when no chunk fits.
+pub fn default_bs_within(
+    w: &Workload,
+    schedules: &[Schedule],
+    ks: &[u64],
+    ss: &[u64],
+    cap: u128,
+) -> Option<Vec<u64>> {
+    let k = ks.iter().copied().min().unwrap_or(1);
+    let streams = ss.iter().copied().min().unwrap_or(1);
+    let widest = schedules
+        .iter()
+        .filter(|s| **s != Schedule::Incore)
+        .filter_map(|&schedule| {
+            let k = if schedule == Schedule::Naive { 1 } else { k };
+            // Memory grows with b but not strictly (the slots in use change), so scan.
+            (1..=w.n).rev().find(|&b| {
+                let c = Config {
+                    schedule: model_schedule(schedule),
+                    k,
+                    b,
+                    streams,
+                };
+                model::predict::device_bytes(w, c) <= cap
+            })
+        })
+        .max()?;
+    Some(default_bs(widest))
+}
+
 /// Every configuration of the sweep: incore once, naive over b × streams
 /// (k is always 1), mm and mmtb over k × b × streams.
 pub fn sweep_points(schedules: &[Schedule], ks: &[u64], bs: &[u64], ss: &[u64]) -> Vec<Point> {
@@ -661,15 +694,20 @@ pub fn tune(
     } else {
         req.k.clone()
     };
-    let bs = if req.chunk.is_empty() {
-        default_bs(extents[0])
-    } else {
-        req.chunk.clone()
-    };
     let ss = if req.streams.is_empty() {
         vec![1, 2, 3]
     } else {
         req.streams.clone()
+    };
+    let bs = if req.chunk.is_empty() {
+        // Under a cap, fractions of the widest chunk that fits rather than of the grid.
+        let within = mem_cap.and_then(|cap| {
+            let w = Workload::from_compiled(compiled, &extents, steps.unwrap_or(1)).ok()?;
+            default_bs_within(&w, &schedules, &ks, &ss, cap)
+        });
+        within.unwrap_or_else(|| default_bs(extents[0]))
+    } else {
+        req.chunk.clone()
     };
     let points = sweep_points(&schedules, &ks, &bs, &ss);
 
@@ -919,6 +957,32 @@ pub fn tune(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn under_a_cap_the_default_chunks_are_fractions_of_the_widest_that_fits() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/jacobi2d.c");
+        let compiled = crate::driver::compile_file(&path).expect("jacobi2d compiles");
+        let w = Workload::from_compiled(&compiled, &[16384, 32768], 64).expect("a workload");
+        let cap: u128 = 1_500_000_000;
+        let schedules = [Schedule::Mmtb, Schedule::Mm];
+        let bs = default_bs_within(&w, &schedules, &[8, 16], &[2, 3], cap).expect("some fit");
+        let fits = |schedule, b| {
+            let c = Config {
+                schedule: model_schedule(schedule),
+                k: 8,
+                b,
+                streams: 2,
+            };
+            model::predict::device_bytes(&w, c) <= cap
+        };
+        // The first is the widest chunk one of the swept schedules fits at the smallest k and S.
+        assert!(schedules.iter().any(|s| fits(*s, bs[0])), "{bs:?}");
+        assert!(!schedules.iter().any(|s| fits(*s, bs[0] + 1)), "{bs:?}");
+        assert_eq!(bs, default_bs(bs[0]));
+        assert!(bs[0] < 16384, "{bs:?}");
+        // A cap that holds nothing gives no list (the caller falls back to the grid's).
+        assert_eq!(default_bs_within(&w, &schedules, &[8], &[2], 1000), None);
+    }
 
     #[test]
     fn defaults_and_points() {
