@@ -67,8 +67,9 @@ enum Cmd {
         #[arg(long)]
         fast_math: bool,
         /// Relative tolerance for reduction results and printed real numbers, which a
-        /// parallel reduction sums in another order (arrays are always compared bit for
-        /// bit). Default: 1e-3 for float reductions and printed numbers, 1e-9 for double.
+        /// parallel reduction sums in another order (arrays are compared bit for bit
+        /// unless --fast-math). Default: 1e-3 for float reductions and printed numbers,
+        /// 1e-9 for double.
         #[arg(long, value_name = "RTOL")]
         rtol: Option<f64>,
         /// Arguments for both programs.

@@ -101,6 +101,33 @@ pub fn point_end(
     w
 }
 
+/// `tp_cnt_lo`, `tp_cnt_hi`: the planes of a reducing sweep's window `[from, to)`
+/// along the cut axis whose points this chunk counts (`tpace_count_window`), at `pad`.
+pub fn count_window(from: &str, to: &str, pad: &str) -> String {
+    format!(
+        "{pad}/* The planes whose points this chunk's reductions count (each point once per step). */\n\
+         {pad}long tp_cnt_lo, tp_cnt_hi;\n\
+         {pad}tpace_count_window(&tp.plan, &tp_ch, {from}, {to}, &tp_cnt_lo, &tp_cnt_hi);\n"
+    )
+}
+
+/// Per reduction of sweep `s`, its accumulator at the identity, at `pad`; `who`
+/// holds it (a CUDA thread, an OpenACC kernel on a chunk).
+pub fn accumulators(program: &Program, s: usize, pad: &str, who: &str) -> String {
+    of_sweep(program, s)
+        .iter()
+        .map(|(i, r)| {
+            format!(
+                "{pad}{ty} {acc} = {id}; /* {who}'s {op} of the points it owns */\n",
+                ty = r.elem.c_name(),
+                acc = acc_name(*i),
+                id = identity(r),
+                op = r.op.word(),
+            )
+        })
+        .collect()
+}
+
 /// Declarations of `tp_reds[]` for the executor, at 4 spaces (empty without reductions).
 pub fn setup(program: &Program) -> String {
     let reds = &program.pipeline.reductions;

@@ -79,7 +79,17 @@ pub const DOUBLE_RTOL: f64 = 1e-9;
 /// Whether `a` and `b` agree within relative tolerance `rtol` (|a - b| <= rtol *
 /// max(|a|, |b|)); equal infinities and two NaNs agree.
 pub fn close(a: f64, b: f64, rtol: f64) -> bool {
-    a == b || (a.is_nan() && b.is_nan()) || (a - b).abs() <= rtol * a.abs().max(b.abs())
+    within(a, b, rtol * a.abs().max(b.abs()))
+}
+
+/// Whether `a` and `b` differ by at most `bound`; equal infinities and two NaNs agree.
+fn within(a: f64, b: f64, bound: f64) -> bool {
+    a == b || (a.is_nan() && b.is_nan()) || (a - b).abs() <= bound
+}
+
+/// `float` or `double` of a dumped element of `elem` bytes.
+fn by_type(elem: usize, float: f64, double: f64) -> f64 {
+    if elem == 4 { float } else { double }
 }
 
 /// The first difference between two dumps, in words, or `None` if they agree:
@@ -136,7 +146,7 @@ pub fn first_difference_with(
         if r.dims.is_empty() {
             // A reduction's result: one value.
             let (a, b) = (value_of(&r.data), value_of(&g.data));
-            let tol = rtol.unwrap_or(if r.elem == 4 { FLOAT_RTOL } else { DOUBLE_RTOL });
+            let tol = rtol.unwrap_or(by_type(r.elem, FLOAT_RTOL, DOUBLE_RTOL));
             match (a, b) {
                 (Some(a), Some(b)) if close(a, b, tol) => continue,
                 _ => {
@@ -156,11 +166,7 @@ pub fn first_difference_with(
                 .zip(g.data.chunks(g.elem))
                 .position(|(a, b)| a != b),
             ArrayCheck::Within(t) => {
-                let tol = t.unwrap_or(if r.elem == 4 {
-                    FAST_FLOAT_RTOL
-                } else {
-                    FAST_DOUBLE_RTOL
-                });
+                let tol = t.unwrap_or(by_type(r.elem, FAST_FLOAT_RTOL, FAST_DOUBLE_RTOL));
                 let scale = r
                     .data
                     .chunks(r.elem)
@@ -171,9 +177,7 @@ pub fn first_difference_with(
                     .chunks(r.elem)
                     .zip(g.data.chunks(g.elem))
                     .position(|(a, b)| match (value_of(a), value_of(b)) {
-                        (Some(x), Some(y)) => {
-                            !(x == y || (x.is_nan() && y.is_nan()) || (x - y).abs() <= tol * scale)
-                        }
+                        (Some(x), Some(y)) => !within(x, y, tol * scale),
                         _ => a != b,
                     })
             }

@@ -9,6 +9,11 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// Whether a C compiler command is NVIDIA's `nvc` (its own OpenACC and FMA flags).
+fn is_nvc(cc: &str) -> bool {
+    cc.contains("nvc")
+}
+
 /// The compilers `tpace run` and the tests use.
 #[derive(Debug, Clone)]
 pub struct Toolchain {
@@ -42,7 +47,7 @@ impl Toolchain {
     pub fn detect() -> Toolchain {
         let var = |name: &str| std::env::var(name).ok().filter(|c| !c.is_empty());
         let cc = var("CC").unwrap_or_else(|| "gcc".into());
-        let openacc_flags = if cc.contains("nvc") {
+        let openacc_flags = if is_nvc(&cc) {
             vec!["-acc".into()]
         } else {
             vec!["-fopenacc".into()]
@@ -69,7 +74,7 @@ impl Toolchain {
             openacc_flags,
             // No contraction of a*b+c into an FMA, on any CPU, unless asked: the
             // sequential meaning the translation reproduces bit for bit.
-            cflags: if cc.contains("nvc") {
+            cflags: if is_nvc(&cc) {
                 vec!["-O2".into(), "-Mnofma".into()]
             } else {
                 vec!["-O2".into(), "-ffp-contract=off".into()]
@@ -166,7 +171,7 @@ pub fn build(
         }
     };
     if tc.fast_math && matches!(flavour, Flavour::Openacc | Flavour::CudaEmulation) {
-        cmd.arg(if tc.cc.contains("nvc") && flavour == Flavour::Openacc {
+        cmd.arg(if is_nvc(&tc.cc) && flavour == Flavour::Openacc {
             "-Mfma"
         } else {
             "-ffp-contract=fast"

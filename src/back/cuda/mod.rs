@@ -141,17 +141,7 @@ fn kernels(program: &Program, facts: &Facts) -> String {
             };
             writeln!(w, "    const long tp_s{pos} = {stride};").unwrap();
         }
-        for (i, r) in &reductions {
-            writeln!(
-                w,
-                "    {ty} {acc} = {id}; /* this thread's {op} of the points it owns */",
-                ty = r.elem.c_name(),
-                acc = reduce::acc_name(*i),
-                id = reduce::identity(r),
-                op = r.op.word(),
-            )
-            .unwrap();
-        }
+        w.push_str(&reduce::accumulators(program, s, "    ", "this thread"));
         for pos in 0..rank {
             let axis = axes[rank - 1 - pos];
             let pad = "    ".repeat(pos + 1);
@@ -415,12 +405,11 @@ fn launch(program: &Program, facts: &Facts, plan: &Plan, s: usize, sweep: &Sweep
     }
     if !reductions.is_empty() {
         args.push("tp_cnt_lo, tp_cnt_hi".into());
-        w.push_str(
-            "                /* The planes whose points this chunk's reductions count (each point once per step). */
-                             long tp_cnt_lo, tp_cnt_hi;
-                             tpace_count_window(&tp.plan, &tp_ch, tp_lo[0], tp_hi[0], &tp_cnt_lo, &tp_cnt_hi);
-",
-        );
+        w.push_str(&reduce::count_window(
+            "tp_lo[0]",
+            "tp_hi[0]",
+            &" ".repeat(16),
+        ));
     }
     let (line, _) = crate::diag::line_col(&program.source, sweep.span.start);
     writeln!(

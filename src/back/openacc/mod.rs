@@ -118,22 +118,14 @@ fn sweep_kernel(program: &Program, facts: &Facts, plan: &Plan, s: usize, sweep: 
         "wait(tp_ch.slot)"
     };
     if !reductions.is_empty() {
-        w.push_str(
-            "            {\n\
-             \x20               /* The planes whose points this chunk's reductions count (each point once per step). */\n\
-             \x20               long tp_cnt_lo, tp_cnt_hi;\n\
-             \x20               tpace_count_window(&tp.plan, &tp_ch, tp_from, tp_to, &tp_cnt_lo, &tp_cnt_hi);\n",
-        );
-        for (i, r) in &reductions {
-            writeln!(
-                w,
-                "                {} {} = {};",
-                r.elem.c_name(),
-                reduce::acc_name(*i),
-                reduce::identity(r)
-            )
-            .unwrap();
-        }
+        w.push_str("            {\n");
+        w.push_str(&reduce::count_window("tp_from", "tp_to", &" ".repeat(16)));
+        w.push_str(&reduce::accumulators(
+            program,
+            s,
+            &" ".repeat(16),
+            "this chunk",
+        ));
     }
     let extra = if reductions.is_empty() { "" } else { "    " };
     for (level, l) in sweep.loops.iter().enumerate() {

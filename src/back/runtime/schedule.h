@@ -492,6 +492,7 @@ static inline void tpace_reductions_begin(tpace_rt *r)
 {
     const tpace_plan *p = &r->plan;
     const size_t steps = (size_t)TPACE_MAX(p->s.steps, 1L);
+    int uploaded = 0;
     for (int i = 0; i < r->nreductions; i++) {
         tpace_reduction *red = &r->reductions[i];
         red->partial = malloc(steps * red->elem);
@@ -511,24 +512,33 @@ static inline void tpace_reductions_begin(tpace_rt *r)
         if (red->dev == NULL)
             tpace_fail(p, "device memory ran out allocating a reduction's per-step slots; lower TPACE_CHUNK");
         tpace_dev_upload(r, red->dev, red->partial, steps * red->elem, 0);
+        uploaded = 1;
     }
-    /* Every queue's kernels add into the slots: they start from the identity. (With
-     * no step nothing was uploaded, and gcc's OpenACC runtime, not started yet,
+    /* Every queue's kernels add into the slots: they start from the identity. (Only
+     * after an upload: with no step, gcc's OpenACC runtime is not started yet and
      * must not be asked to wait.) */
-    if (r->nreductions > 0 && p->s.steps > 0)
+    if (uploaded)
         tpace_dev_sync(r);
 }
 
 /* After the last kernel: bring the device slots back and free them. */
 static inline void tpace_reductions_download(tpace_rt *r)
 {
+    int downloaded = 0;
     for (int i = 0; i < r->nreductions; i++) {
         tpace_reduction *red = &r->reductions[i];
         if (red->dev == NULL)
             continue;
         tpace_dev_download(r, red->partial, red->dev, (size_t)r->plan.s.steps * red->elem, 0);
-        tpace_dev_sync(r);
-        tpace_dev_free(r, red->dev);
+        downloaded = 1;
+    }
+    if (!downloaded)
+        return;
+    tpace_dev_sync(r); /* every download done before the slots go */
+    for (int i = 0; i < r->nreductions; i++) {
+        tpace_reduction *red = &r->reductions[i];
+        if (red->dev != NULL)
+            tpace_dev_free(r, red->dev);
         red->dev = NULL;
     }
 }
