@@ -162,8 +162,13 @@ pub fn index_macros_end(program: &Program) -> String {
 
 /// Statements that fill `tpace_shape tp_shape` and `tpace_array tp_arrays[]`, start
 /// the executor `tp`, and check that declared row lengths match the `size` clause
-/// (at 4 spaces of indent).
-pub fn executor_setup(program: &Program, plan: &crate::plan::Plan) -> String {
+/// (at 4 spaces of indent). `fusion` is the plan's fusion when the target prints
+/// fused kernels (`None`: every kernel advances one step).
+pub fn executor_setup(
+    program: &Program,
+    plan: &crate::plan::Plan,
+    fusion: Option<&crate::plan::Fusion>,
+) -> String {
     use crate::plan::Transfer;
     let p = &program.pipeline;
     let mut w = String::new();
@@ -194,6 +199,14 @@ pub fn executor_setup(program: &Program, plan: &crate::plan::Plan) -> String {
             swap.dst
         ));
     }
+    if let Some(f) = fusion {
+        w.push_str(&format!(
+            "    tp_arrays[{}].fused = 1; /* fused kernels advance it several steps at a time */\n",
+            f.array
+        ));
+    }
+    let (fuse_max, fuse_default) =
+        fusion.map_or((1, 1), |f| (crate::plan::MAX_FUSED_STEPS, f.default_steps));
     let skew = &plan.skew;
     let fields = [
         ("where", format!("\"{}\"", p.location), "the time loop"),
@@ -241,6 +254,16 @@ pub fn executor_setup(program: &Program, plan: &crate::plan::Plan) -> String {
         ),
         ("default_chunks", plan.defaults.chunks.to_string(), ""),
         ("default_streams", plan.defaults.streams.to_string(), ""),
+        (
+            "fuse_max",
+            fuse_max.to_string(),
+            "most steps one kernel may advance (TPACE_FUSE)",
+        ),
+        (
+            "fuse_default",
+            fuse_default.to_string(),
+            "steps per kernel by default",
+        ),
         (
             "model",
             "&tpace_program_model".into(),
@@ -368,6 +391,23 @@ pub fn rewritten_body(
     index: &dyn Fn(&[i64]) -> String,
 ) -> String {
     let p = &program.pipeline;
+    rewritten_body_with(program, sweep, &|acc| {
+        format!(
+            "{}[{}]",
+            dev_name(&p.arrays[acc.array].ident()),
+            index(&acc.offsets)
+        )
+    })
+}
+
+/// The innermost body of a sweep, verbatim except that every listed-array access
+/// is replaced by `access(acc)` and per-step values by their locals, without its
+/// outer braces.
+pub fn rewritten_body_with(
+    program: &Program,
+    sweep: &crate::ir::Sweep,
+    access: &dyn Fn(&crate::ir::Access) -> String,
+) -> String {
     let mut seen = std::collections::BTreeSet::new();
     let mut edits = Vec::new();
     for acc in &sweep.accesses {
@@ -376,11 +416,7 @@ pub fn rewritten_body(
         }
         edits.push((
             acc.span.start - sweep.body.start..acc.span.end - sweep.body.start,
-            format!(
-                "{}[{}]",
-                dev_name(&p.arrays[acc.array].ident()),
-                index(&acc.offsets)
-            ),
+            access(acc),
         ));
     }
     // Per-step values arrive by value, evaluated on the host.
@@ -492,6 +528,7 @@ pub fn chunk_loop(
     plan: &crate::plan::Plan,
     chunk_decls: &str,
     sweep: &dyn Fn(usize) -> String,
+    fused_launch: Option<&str>,
 ) -> String {
     use crate::plan::Transfer;
     let p = &program.pipeline;
@@ -515,9 +552,13 @@ pub fn chunk_loop(
             ));
         }
     }
-    w.push_str("        /* The block's steps on this chunk, each sweep on its window. */\n");
-    w.push_str("        for (int tp_i = 0; tp_i < tp_ch.kb; tp_i++) {\n");
+    w.push_str(
+        "        /* The block's steps on this chunk, each sweep on its window; where the target\n\
+                \x20        * fuses steps, tp_len steps at a time. */\n",
+    );
+    w.push_str("        for (int tp_i = 0, tp_len = 1; tp_i < tp_ch.kb; tp_i += tp_len) {\n");
     w.push_str("            long tp_from, tp_to;\n");
+    w.push_str("            tp_len = tpace_group_steps(&tp.plan, &tp_ch, tp_i);\n");
     if let Some(counter) = time_counter(program) {
         w.push_str(&format!("            {counter}\n"));
     }
@@ -529,7 +570,7 @@ pub fn chunk_loop(
              \x20            * last step runs both sweeps as written so that {tmp} ends as the sequential program leaves it. */\n\
              \x20           const int tp_swap = tpace_swap_step(&tp_ch, tp_i);\n\
              \x20           {ty} *{dd} = ({ty} *)tpace_swap_buffer(&tp, &tp_ch, {di}, tp_i);\n\
-             \x20           {tty} *{td} = tp_swap ? ({tty} *)tpace_swap_buffer(&tp, &tp_ch, {di}, tp_i + 1)\n\
+             \x20           {tty} *{td} = tp_swap ? ({tty} *)tpace_swap_buffer(&tp, &tp_ch, {di}, tp_i + tp_len)\n\
              \x20                                 : ({tty} *)tp_arrays[{ti}].slot[tp_ch.slot];\n",
             dst = dst.display_name(),
             tmp = tmp.display_name(),
@@ -542,24 +583,43 @@ pub fn chunk_loop(
             ti = s.tmp,
         ));
     }
+    let mut pad = "";
+    if let Some(launch) = fused_launch {
+        w.push_str("            if (tp_len > 1) {\n");
+        w.push_str(launch);
+        w.push_str("            } else {\n");
+        pad = "    ";
+    }
+    let mut steps = String::new();
     for s in 0..p.body.len() {
         let text = sweep(s);
         if swap.is_some_and(|x| x.copy == s) {
-            w.push_str("            if (!tp_swap) {\n");
-            for line in text.lines() {
-                if !line.is_empty() {
-                    w.push_str("    ");
-                }
-                w.push_str(line);
-                w.push('\n');
-            }
-            w.push_str("            }\n");
+            steps.push_str("            if (!tp_swap) {\n");
+            steps.push_str(&indented(&text, "    "));
+            steps.push_str("            }\n");
         } else {
-            w.push_str(&text);
+            steps.push_str(&text);
         }
+    }
+    w.push_str(&indented(&steps, pad));
+    if fused_launch.is_some() {
+        w.push_str("            }\n");
     }
     w.push_str("        }\n    }\n");
     w
+}
+
+/// `text` with `pad` before every non-empty line.
+fn indented(text: &str, pad: &str) -> String {
+    let mut out = String::new();
+    for line in text.lines() {
+        if !line.is_empty() {
+            out.push_str(pad);
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
 }
 
 pub use crate::front::cst::mentions;

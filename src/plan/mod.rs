@@ -3,8 +3,10 @@
 //! run (k, chunk width, streams, schedule) are read at run time by the
 //! embedded runtime; the plan fixes the defaults and everything structural.
 
+mod fusion;
 mod skew;
 
+pub use fusion::{Fusion, MAX_STEPS as MAX_FUSED_STEPS, fusion};
 pub use skew::{Skew, skew};
 
 use crate::analysis::Facts;
@@ -96,6 +98,8 @@ pub struct Plan {
     pub skew: Skew,
     /// The copy sweep that runs as a buffer swap, if any.
     pub swap: Option<Swap>,
+    /// How one kernel advances several steps, if the pipeline qualifies.
+    pub fusion: Option<Fusion>,
     /// Run-time defaults.
     pub defaults: Defaults,
 }
@@ -135,11 +139,13 @@ pub fn plan(program: &Program, facts: &Facts) -> Plan {
             _ => Transfer::Up,
         })
         .collect();
+    let skew = skew(program, swap);
     Plan {
         step_reach,
         sweep_extra,
         transfers,
-        skew: skew(program, swap),
+        fusion: fusion(program, facts, swap, &skew),
+        skew,
         swap,
         // k = 32 hides the bus behind the kernels on the H100 for Jacobi-2D and
         // heat-3D (bench/RESULTS.md); three streams let one chunk's upload, the

@@ -9,12 +9,17 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <ucontext.h>
 #include <vector>
 
 /* ---- CPU emulation of the part of the CUDA runtime API tpace uses ---- */
 #define __global__
 #define __device__
 #define __host__
+/* Blocks run one at a time, so a function-static array is the running block's
+ * shared memory; launch bounds only steer nvcc's register allocation. */
+#define __shared__ static
+#define __launch_bounds__(...)
 typedef int cudaError_t;
 enum { cudaSuccess = 0, cudaErrorMemoryAllocation = 2, cudaErrorInvalidValue = 1 };
 enum cudaMemcpyKind { cudaMemcpyHostToDevice, cudaMemcpyDeviceToHost, cudaMemcpyDeviceToDevice };
@@ -196,8 +201,160 @@ static inline void tpace_emu_launch(dim3 grid, dim3 block, cudaStream_t s, F ker
 }
 #define TPACE_LAUNCH(kernel, grid, block, stream, ...) \
     tpace_emu_launch(grid, block, stream, [=]() { kernel(__VA_ARGS__); })
+
+/* A launch whose kernel calls __syncthreads(): each block's threads run as
+ * coroutines, in phases that end at a barrier, and in a fresh shuffled order in
+ * every phase, so that reading shared memory another thread writes without a
+ * barrier in between gives a wrong answer under some TPACE_EMU_SEED. */
+namespace tpace_emu {
+struct fiber {
+    void *sp;      /* x86-64: the stack pointer it resumes at */
+#if !defined(__x86_64__)
+    ucontext_t ctx;
+#endif
+    dim3 tid;
+    bool finished;
+};
+static const size_t fiber_stack = 256 << 10;
+static fiber *sync_current = NULL;                    /* the thread running; NULL outside TPACE_LAUNCH_SYNC */
+static const std::function<void()> *sync_body = NULL; /* the kernel call of the running launch */
+#if defined(__x86_64__)
+/* Switching threads at every barrier of every row is the emulation's hot spot:
+ * swapcontext makes a system call each time (for the signal mask), this switch
+ * only saves the callee-saved registers on the old stack and pops them from the
+ * new one. A fresh stack "returns" into sync_entry. */
+static void *sync_main_sp = NULL; /* the block's scheduler, while a thread runs */
+extern "C" void tpace_emu_switch(void **save_sp, void *to_sp);
+__asm__(".text\n"
+        ".p2align 4\n"
+        ".type tpace_emu_switch, @function\n"
+        "tpace_emu_switch:\n"
+        "    pushq %rbp\n    pushq %rbx\n    pushq %r12\n    pushq %r13\n    pushq %r14\n    pushq %r15\n"
+        "    movq %rsp, (%rdi)\n"
+        "    movq %rsi, %rsp\n"
+        "    popq %r15\n    popq %r14\n    popq %r13\n    popq %r12\n    popq %rbx\n    popq %rbp\n"
+        "    ret\n"
+        ".size tpace_emu_switch, .-tpace_emu_switch\n");
+static void sync_entry(void)
+{
+    (*sync_body)();
+    sync_current->finished = true;
+    tpace_emu_switch(&sync_current->sp, sync_main_sp); /* never resumed */
+    abort();
+}
+static inline void start_fiber(fiber *f, char *stack)
+{
+    f->finished = false;
+    /* Six saved registers, then the "return address" sync_entry, then a slot that
+     * stands for sync_entry's own return address: 16-byte aligned as at a call. */
+    uintptr_t top = ((uintptr_t)(stack + fiber_stack)) & ~(uintptr_t)15;
+    void **sp = (void **)(top - 64);
+    memset(sp, 0, 64);
+    sp[6] = (void *)&sync_entry;
+    f->sp = sp;
+}
+static inline void resume_fiber(fiber *f) { tpace_emu_switch(&sync_main_sp, f->sp); }
+static inline void yield_fiber(void) { tpace_emu_switch(&sync_current->sp, sync_main_sp); }
+#else
+static ucontext_t sync_main; /* the block's scheduler, while a thread runs */
+/* makecontext passes only ints, so the closure comes through sync_body; on
+ * return, uc_link resumes the scheduler. */
+static inline void sync_entry(void)
+{
+    (*sync_body)();
+    sync_current->finished = true;
+}
+/* The compiler takes getcontext() for a setjmp (it "returns twice"), so it is
+ * kept out of run_sync, whose locals would otherwise be "clobbered". */
+__attribute__((noinline)) static void start_fiber(fiber *f, char *stack)
+{
+    f->finished = false;
+    getcontext(&f->ctx);
+    f->ctx.uc_stack.ss_sp = stack;
+    f->ctx.uc_stack.ss_size = fiber_stack;
+    f->ctx.uc_link = &sync_main;
+    makecontext(&f->ctx, sync_entry, 0);
+}
+static inline void resume_fiber(fiber *f) { swapcontext(&sync_main, &f->ctx); }
+static inline void yield_fiber(void) { swapcontext(&sync_current->ctx, &sync_main); }
+#endif
+static inline void run_sync(dim3 grid, dim3 block, const std::function<void()> &body)
+{
+    const size_t n = (size_t)block.x * block.y * block.z;
+    /* The stacks, once per launch: untouched pages cost no memory. */
+    char *stacks = (char *)malloc(n * fiber_stack);
+    if (n && !stacks) {
+        fprintf(stderr, "tpace emulation: no memory for the stacks of %zu threads\n", n);
+        exit(3);
+    }
+    std::vector<fiber> f(n);
+    std::vector<size_t> order;
+    sync_body = &body;
+    for (unsigned bz = 0; bz < grid.z; bz++)
+        for (unsigned by = 0; by < grid.y; by++)
+            for (unsigned bx = 0; bx < grid.x; bx++) {
+                order.clear();
+                for (size_t i = 0; i < n; i++) {
+                    f[i].tid = dim3((unsigned)(i % block.x), (unsigned)(i / block.x % block.y),
+                                    (unsigned)(i / ((size_t)block.x * block.y)));
+                    start_fiber(&f[i], stacks + i * fiber_stack);
+                    order.push_back(i);
+                }
+                /* One phase per pass: every waiting thread runs to its next barrier or its end. */
+                while (!order.empty()) {
+                    for (size_t i = order.size(); i > 1; i--) {
+                        size_t j = (size_t)(random_next() % i);
+                        size_t t = order[i - 1];
+                        order[i - 1] = order[j];
+                        order[j] = t;
+                    }
+                    size_t waiting = 0;
+                    for (size_t k = 0; k < order.size(); k++) {
+                        fiber *th = &f[order[k]];
+                        gridDim = grid;
+                        blockDim = block;
+                        blockIdx = dim3(bx, by, bz);
+                        threadIdx = th->tid;
+                        sync_current = th;
+                        resume_fiber(th);
+                        sync_current = NULL;
+                        if (!th->finished)
+                            order[waiting++] = order[k];
+                    }
+                    if (waiting != 0 && waiting != order.size()) {
+                        fprintf(stderr, "tpace emulation: __syncthreads() reached by some threads of a block "
+                                        "but not all (kernel would hang on a GPU)\n");
+                        exit(3);
+                    }
+                    order.resize(waiting);
+                }
+            }
+    sync_body = NULL;
+    free(stacks);
+}
+} // namespace tpace_emu
+
+/* A barrier: back to the block's scheduler, which resumes this thread once
+ * every thread of the block is here. */
+static inline void __syncthreads(void)
+{
+    if (!tpace_emu::sync_current) {
+        fprintf(stderr, "tpace emulation: __syncthreads() outside a TPACE_LAUNCH_SYNC launch (a kernel "
+                        "with barriers must be launched with TPACE_LAUNCH_SYNC)\n");
+        exit(3);
+    }
+    tpace_emu::yield_fiber();
+}
+template <typename F>
+static inline void tpace_emu_launch_sync(dim3 grid, dim3 block, cudaStream_t s, F kernel)
+{
+    tpace_emu::enqueue(s, [=]() { tpace_emu::run_sync(grid, block, std::function<void()>(kernel)); }, -1);
+}
+#define TPACE_LAUNCH_SYNC(kernel, grid, block, stream, ...) \
+    tpace_emu_launch_sync(grid, block, stream, [=]() { kernel(__VA_ARGS__); })
 #else
 #define TPACE_LAUNCH(kernel, grid, block, stream, ...) kernel<<<grid, block, 0, stream>>>(__VA_ARGS__)
+#define TPACE_LAUNCH_SYNC(kernel, grid, block, stream, ...) kernel<<<grid, block, 0, stream>>>(__VA_ARGS__)
 #endif
 
 /* ==== end of tpace CUDA emulation ==== */

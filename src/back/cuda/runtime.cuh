@@ -242,9 +242,11 @@ template <int OP, typename T> static inline void tpace_block_reduce(T v, T ident
 #ifdef __CUDACC__
 #define TPACE_NO_UNROLL _Pragma("unroll 1")
 #define TPACE_UNROLL_SEGMENT _Pragma("unroll 4")
+#define TPACE_UNROLL _Pragma("unroll") /* fused kernels: loops over steps and rows of a ring, so registers hold them */
 #else
 #define TPACE_NO_UNROLL
 #define TPACE_UNROLL_SEGMENT
+#define TPACE_UNROLL
 #endif
 
 /* Launch shape for a sweep: x over the innermost dimension (coalesced; the grid

@@ -45,11 +45,15 @@ fn pipeline_block(program: &Program, facts: &Facts, plan: &Plan) -> String {
     )
     .unwrap();
     w.push_str("{\n");
-    w.push_str(&executor_setup(program, plan));
+    w.push_str(&executor_setup(program, plan, None));
     w.push_str(&index_macros(program));
-    w.push_str(&chunk_loop(program, plan, "", &|s| {
-        sweep_kernel(program, facts, plan, s, &p.body[s])
-    }));
+    w.push_str(&chunk_loop(
+        program,
+        plan,
+        "",
+        &|s| sweep_kernel(program, facts, plan, s, &p.body[s]),
+        None,
+    ));
     w.push_str("    tpace_end(&tp);\n");
     w.push_str(&reduce::host_replay(program));
     w.push_str(&index_macros_end(program));

@@ -58,6 +58,8 @@ typedef struct tpace_shape {
     int default_k;       /* defaults when the model has no plan that fits */
     long default_chunks;
     int default_streams;
+    int fuse_max;        /* most steps one kernel may advance (1: this program's kernels do one) */
+    int fuse_default;    /* steps per kernel unless TPACE_FUSE says otherwise */
     const tpace_model *model; /* the performance model for this program and machine (model part) */
 } tpace_shape;
 
@@ -71,6 +73,9 @@ typedef struct tpace_array {
     void *carry;                  /* mm: lower ghost planes handed from chunk c to c + 1 */
     int swap;                     /* 1: a copy sweep into this array runs as a buffer swap */
     void *shadow[TPACE_MAX_SLOTS]; /* swap: the second buffer per slot */
+    int fused;                    /* 1: the array fused kernels advance several steps at a time */
+    void *strip_in[TPACE_MAX_SLOTS];  /* fused mmtb: intermediate steps' rows below the chunk, from its predecessor */
+    void *strip_out[TPACE_MAX_SLOTS]; /* ... and below its top edge, for its successor */
 } tpace_array;
 
 /* The out-of-core plan: shape, chosen parameters and the memory they need. */
@@ -84,10 +89,14 @@ typedef struct tpace_plan {
     int slots;           /* chunk buffers (and queues) in use */
     long slot_planes;    /* planes in one chunk buffer */
     size_t plane_bytes;  /* bytes of one plane of every array that lives on the device */
+    size_t strip_plane_bytes; /* bytes of one plane of the fused array (its strips' planes) */
     size_t device_bytes; /* device memory the plan needs */
     size_t budget;       /* device memory it may use (0: unknown) */
     double seconds;      /* wall time of the pipeline */
     size_t reduction_bytes; /* device bytes of the reductions' per-step slots */
+    int fuse_wanted;     /* steps per kernel asked for (TPACE_FUSE or the program's default) */
+    int fuse;            /* steps per kernel in use (1: one step per kernel) */
+    long strip_planes;   /* fused mmtb: planes of each hand-over strip (0: none) */
     double predicted;    /* the model's prediction of that time (0: no model) */
     char chosen_by[160]; /* who chose the parameters, for the report */
 } tpace_plan;
@@ -198,6 +207,28 @@ static inline long tpace_mmtb_below(const tpace_plan *p, int kb)
 }
 static inline long tpace_mmtb_above(const tpace_plan *p) { return p->nchunks == 1 ? 0 : p->s.above; }
 
+/* Fused kernels (two-level blocking, MMTB paper §2.1): steps one kernel advances
+ * with chunk width p->b. mmtb hands the intermediate steps' rows over between chunks
+ * in strips of skew + reach_lo rows per step, which a chunk computes itself only
+ * when it is at least that wide; narrower chunks run one step per kernel. */
+static inline int tpace_fuse_for(const tpace_plan *p)
+{
+    if (p->fuse_wanted <= 1 || p->schedule == TPACE_NAIVE)
+        return 1;
+    if (p->schedule == TPACE_MMTB && p->nchunks > 1 && p->b < p->s.skew + p->s.reach_lo)
+        return 1;
+    return p->fuse_wanted;
+}
+
+/* Planes of each fused-mmtb hand-over strip for blocks of k steps: skew + reach_lo
+ * rows for every step of a block but the first (0 when nothing is handed over). */
+static inline long tpace_strip_planes_for(const tpace_plan *p, int k)
+{
+    if (tpace_fuse_for(p) <= 1 || p->schedule != TPACE_MMTB || p->nchunks <= 1)
+        return 0;
+    return (long)(k - 1) * (p->s.skew + p->s.reach_lo);
+}
+
 /* Planes one chunk buffer holds for blocks of k steps. */
 static inline long tpace_slot_planes_for(const tpace_plan *p, int k)
 {
@@ -215,7 +246,8 @@ static inline size_t tpace_bytes_for(tpace_plan *p, long b, int k, int slots)
     size_t planes = (size_t)slots * (size_t)tpace_slot_planes_for(&q, k);
     if (p->schedule == TPACE_NAIVE || p->schedule == TPACE_MM)
         planes += (size_t)(p->s.reach_lo * k); /* the carry buffer */
-    return planes * p->plane_bytes + p->reduction_bytes;
+    return planes * p->plane_bytes + (size_t)slots * 2 * (size_t)tpace_strip_planes_for(&q, k) * p->strip_plane_bytes +
+           p->reduction_bytes;
 }
 
 static inline int tpace_slots_for(const tpace_plan *p, long nchunks)
@@ -343,6 +375,11 @@ static inline void tpace_plan_init(tpace_rt *r, const tpace_shape *shape)
     for (int a = 0; a < r->narrays; a++)
         if (r->arrays[a].transfer != TPACE_UNUSED)
             p->plane_bytes += p->s.plane * r->arrays[a].elem * (r->arrays[a].swap ? 2 : 1);
+    for (int a = 0; a < r->narrays; a++)
+        if (r->arrays[a].fused)
+            p->strip_plane_bytes = p->s.plane * r->arrays[a].elem;
+    /* Steps per kernel: TPACE_FUSE, else the program's default (one where it has no fused kernels). */
+    int fuse_wanted = shape->fuse_max > 1 ? (int)tpace_env_long("TPACE_FUSE", shape->fuse_default, 1, shape->fuse_max) : 1;
     if (tpace_dev_reduces_on_device())
         for (int i = 0; i < r->nreductions; i++)
             p->reduction_bytes += (size_t)p->s.steps * r->reductions[i].elem;
@@ -378,6 +415,7 @@ static inline void tpace_plan_init(tpace_rt *r, const tpace_shape *shape)
         schedule = p->budget && whole <= p->budget ? TPACE_INCORE : TPACE_MMTB;
     }
     p->schedule = schedule;
+    p->fuse_wanted = fuse_wanted;
     long k = env_k ? env_k : shape->default_k;
     p->streams = (int)(env_streams ? env_streams : shape->default_streams);
     if (schedule == TPACE_NAIVE)
@@ -400,6 +438,8 @@ static inline void tpace_plan_init(tpace_rt *r, const tpace_shape *shape)
     if (p->b > p->s.n)
         p->b = p->s.n;
     p->nchunks = (p->s.n + p->b - 1) / p->b;
+    p->fuse = tpace_fuse_for(p);
+    p->strip_planes = tpace_strip_planes_for(p, p->k);
     p->slots = tpace_slots_for(p, p->nchunks);
     p->slot_planes = tpace_slot_planes_for(p, p->k);
     p->device_bytes = tpace_bytes_for(p, p->b, p->k, p->slots);
@@ -448,6 +488,63 @@ static inline void tpace_window(const tpace_plan *p, const tpace_chunk *ch, int 
     long win_hi = TPACE_MIN(tpace_own_hi(p, ch->c) + p->s.reach_hi * ch->kb, top);
     *from = TPACE_MAX(tpace_own_lo(p, ch->c) - (p->s.reach_lo * left + extra_lo), win_lo);
     *to = TPACE_MIN(tpace_own_hi(p, ch->c) + (p->s.reach_hi * left + extra_hi), win_hi);
+}
+
+/* Most steps one fused kernel advances (the translator instantiates kernels for 2 .. this). */
+#define TPACE_FUSE_MAX 4
+
+/* What a fused kernel (two-level blocking, MMTB paper §2.1) needs to know about the
+ * group of steps it advances: where the chunk's rows are, each step's window, how the
+ * launch splits the rows among blocks, and the mmtb strips that carry the group's
+ * intermediate steps from one chunk to the next. */
+typedef struct tpace_fuse_args {
+    long base;                /* grid row of the chunk buffers' first row */
+    long rows_lo, rows_hi;    /* grid rows the buffers hold: [rows_lo, rows_hi) */
+    long box_lo, box_hi;      /* the sweep's rows along the cut axis */
+    long wlo[TPACE_FUSE_MAX]; /* rows [wlo[l], whi[l]) step l of the group computes (its window) */
+    long whi[TPACE_FUSE_MAX];
+    long seg_lo, seg_hi, seg; /* rows the launch covers, seg of them per block */
+    long level0;              /* the group's first step within the block */
+    long skew, strip_rows;    /* strips: the rows of step m of the block are the strip_rows rows below */
+    long edge_in, edge_out;   /* edge - (m - 1) * skew, in strip_in and in strip_out */
+    const void *strip_in;     /* the predecessor's rows of the intermediate steps (NULL: none) */
+    void *strip_out;          /* this chunk's rows of them, for its successor (NULL: none) */
+} tpace_fuse_args;
+
+/* Fill the arguments of a fused kernel that runs steps [i, i + len) of chunk ch's block
+ * for a sweep whose windows trail by tau and whose rows along the cut axis are
+ * [box_lo, box_hi); seg rows per block. Returns the number of segments (0: no row of
+ * any step's window is in the box, nothing to launch). */
+static inline long tpace_fuse_setup(tpace_rt *r, const tpace_chunk *ch, int i, int len, long tau, long box_lo,
+                                    long box_hi, long seg, int array, tpace_fuse_args *f)
+{
+    const tpace_plan *p = &r->plan;
+    const tpace_array *arr = &r->arrays[array];
+    memset(f, 0, sizeof *f);
+    f->base = ch->base;
+    f->rows_lo = TPACE_MAX(ch->base, p->s.lo);
+    f->rows_hi = TPACE_MIN(ch->base + p->slot_planes, p->s.lo + p->s.n);
+    f->box_lo = box_lo;
+    f->box_hi = box_hi;
+    long lo = box_hi, hi = box_lo;
+    for (int l = 0; l < len; l++) {
+        tpace_window(p, ch, i + l, 0, 0, tau, &f->wlo[l], &f->whi[l]);
+        lo = TPACE_MIN(lo, TPACE_MAX(f->wlo[l], box_lo));
+        hi = TPACE_MAX(hi, TPACE_MIN(f->whi[l], box_hi));
+    }
+    f->seg_lo = lo;
+    f->seg_hi = hi;
+    f->seg = seg;
+    f->level0 = i;
+    f->skew = p->s.skew;
+    f->strip_rows = p->s.skew + p->s.reach_lo;
+    if (p->strip_planes > 0) {
+        f->edge_in = tpace_own_lo(p, ch->c) - tau;
+        f->edge_out = tpace_own_hi(p, ch->c) - tau;
+        f->strip_in = ch->c > 0 ? arr->strip_in[ch->slot] : NULL;
+        f->strip_out = ch->c + 1 < p->nchunks ? arr->strip_out[ch->slot] : NULL;
+    }
+    return lo < hi ? (hi - lo + seg - 1) / seg : 0;
 }
 
 /* Planes [*lo, *hi) of a sweep's window [from, to) whose points a reduction counts, so
@@ -568,25 +665,51 @@ static inline size_t tpace_planes_bytes(const tpace_rt *r, const tpace_array *a,
     return (size_t)planes * r->plan.s.plane * a->elem;
 }
 
-/* Swap: the buffer that holds the array at the start of step i of a block is
- * shadow for odd i (every step but the loop's very last swaps the two). */
-static inline void *tpace_swap_buffer(const tpace_rt *r, const tpace_chunk *ch, int a, int i)
-{
-    const tpace_array *arr = &r->arrays[a];
-    return arr->swap && i % 2 ? arr->shadow[ch->slot] : arr->slot[ch->slot];
-}
-
 /* Swap: whether step i of the chunk's block runs swapped (all but the loop's last step). */
 static inline int tpace_swap_step(const tpace_chunk *ch, int i)
 {
     return !(ch->last_block && i == ch->kb - 1);
 }
 
+/* Fused kernels: the block's swapped steps [0, end) run in groups of p->fuse steps,
+ * one kernel each; the steps after `end` (fewer than p->fuse, and the loop's last
+ * step, which is not swapped) run one kernel per step. */
+static inline int tpace_fused_end(const tpace_plan *p, const tpace_chunk *ch)
+{
+    const int swapped = ch->kb - (ch->last_block ? 1 : 0);
+    return p->fuse > 1 ? swapped / p->fuse * p->fuse : 0;
+}
+
+/* Steps the kernel(s) launched at step i of the block advance: p->fuse inside the
+ * fused part, else 1. */
+static inline int tpace_group_steps(const tpace_plan *p, const tpace_chunk *ch, int i)
+{
+    return i < tpace_fused_end(p, ch) ? p->fuse : 1;
+}
+
+/* Buffer swaps before step i of the block: one per kernel group (a fused kernel
+ * reads one buffer and writes the other, like a single step). */
+static inline int tpace_flips(const tpace_plan *p, const tpace_chunk *ch, int i)
+{
+    const int end = tpace_fused_end(p, ch);
+    if (i <= end)
+        return (i + p->fuse - 1) / p->fuse;
+    return end / p->fuse + (i - end);
+}
+
+/* Swap: the buffer that holds the array at the start of step i of a block: shadow
+ * after an odd number of swaps (every step but the loop's very last swaps the two;
+ * a fused group of steps swaps them once). */
+static inline void *tpace_swap_buffer(const tpace_rt *r, const tpace_chunk *ch, int a, int i)
+{
+    const tpace_array *arr = &r->arrays[a];
+    return arr->swap && tpace_flips(&r->plan, ch, i) % 2 ? arr->shadow[ch->slot] : arr->slot[ch->slot];
+}
+
 /* The buffer that holds the array once the chunk's block is done. */
 static inline void *tpace_final_buffer(const tpace_rt *r, const tpace_chunk *ch, int a)
 {
-    const int swaps = ch->kb - 1 + tpace_swap_step(ch, ch->kb - 1);
-    return tpace_swap_buffer(r, ch, a, swaps);
+    return tpace_swap_buffer(r, ch, a, ch->last_block ? ch->kb - 1 : ch->kb);
 }
 
 static inline int tpace_moves_in(const tpace_array *a, int last_block)
@@ -703,6 +826,10 @@ static inline void tpace_mmtb_in(tpace_rt *r, const tpace_chunk *ch, const tpace
             tpace_dev_copy(r, tpace_buf_plane(r, arr, arr->shadow[ch->slot], ch->base, from),
                            tpace_buf_plane(r, arr, arr->shadow[prev->slot], prev->base, from),
                            tpace_planes_bytes(r, arr, own_lo - from), ch->slot);
+        /* Fused kernels: the predecessor's rows of the intermediate steps, below this chunk. */
+        if (arr->strip_out[prev->slot] != NULL)
+            tpace_dev_copy(r, arr->strip_in[ch->slot], arr->strip_out[prev->slot],
+                           tpace_planes_bytes(r, arr, p->strip_planes), ch->slot);
     }
     tpace_dev_mark(r, ch->slot, prev->slot);
 }
@@ -743,6 +870,8 @@ static inline void tpace_begin_reducing(tpace_rt *r, const tpace_shape *shape, t
         tpace_array *arr = &arrays[a];
         memset(arr->slot, 0, sizeof arr->slot);
         memset(arr->shadow, 0, sizeof arr->shadow);
+        memset(arr->strip_in, 0, sizeof arr->strip_in);
+        memset(arr->strip_out, 0, sizeof arr->strip_out);
         arr->carry = NULL;
         if (arr->transfer == TPACE_UNUSED || p->s.steps == 0)
             continue;
@@ -769,6 +898,14 @@ static inline void tpace_begin_reducing(tpace_rt *r, const tpace_shape *shape, t
                 arr->shadow[s] = tpace_dev_alloc(r, bytes);
                 if (arr->shadow[s] == NULL)
                     tpace_fail(p, "device memory ran out allocating a swap buffer; lower TPACE_CHUNK");
+            }
+            if (arr->fused && s < p->slots && p->strip_planes > 0) {
+                size_t strip = (size_t)p->strip_planes * plane_bytes;
+                arr->strip_in[s] = tpace_dev_alloc(r, strip);
+                arr->strip_out[s] = tpace_dev_alloc(r, strip);
+                if (arr->strip_in[s] == NULL || arr->strip_out[s] == NULL)
+                    tpace_fail(p, "device memory ran out allocating the fused kernels' hand-over strips; lower "
+                                  "TPACE_CHUNK, or set TPACE_FUSE=1");
             }
         }
     }
@@ -836,9 +973,9 @@ static inline void tpace_report(const tpace_plan *p)
     double points = (double)p->s.n * (double)p->s.plane * (double)p->s.steps;
     double glups = p->seconds > 0 ? points / p->seconds * 1e-9 : 0.0;
     fprintf(stderr,
-            "tpace: %s: schedule=%s k=%d b=%ld streams=%d chunks=%ld steps=%ld points=%.0f device_bytes=%zu "
+            "tpace: %s: schedule=%s k=%d b=%ld streams=%d chunks=%ld fuse=%d steps=%ld points=%.0f device_bytes=%zu "
             "seconds=%.6f glups=%.3f predicted_seconds=%.9g (%s)\n",
-            p->s.where, tpace_schedule_names[p->schedule], p->k, p->b, p->streams, p->nchunks, p->s.steps, points,
+            p->s.where, tpace_schedule_names[p->schedule], p->k, p->b, p->streams, p->nchunks, p->fuse, p->s.steps, points,
             p->device_bytes, p->seconds, glups, p->predicted, p->chosen_by);
 }
 
@@ -854,6 +991,12 @@ static inline void tpace_end(tpace_rt *r)
         for (int s = 0; s < TPACE_MAX_SLOTS; s++)
             if (r->arrays[a].shadow[s])
                 tpace_dev_free(r, r->arrays[a].shadow[s]);
+        for (int s = 0; s < TPACE_MAX_SLOTS; s++) {
+            if (r->arrays[a].strip_in[s])
+                tpace_dev_free(r, r->arrays[a].strip_in[s]);
+            if (r->arrays[a].strip_out[s])
+                tpace_dev_free(r, r->arrays[a].strip_out[s]);
+        }
         if (r->arrays[a].carry)
             tpace_dev_free(r, r->arrays[a].carry);
     }

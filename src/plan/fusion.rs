@@ -1,0 +1,144 @@
+//! Two-level blocking (MMT, MMTB paper §2.1; DESIGN.md §3): one kernel
+//! advances several time steps of a tile in on-chip memory, on top of any
+//! out-of-core schedule. This pass decides whether a pipeline qualifies and
+//! how: the step's one computing sweep, its reach, and the tile a thread block
+//! works on. The back end prints the kernel; the runtime groups the steps.
+//!
+//! A pipeline qualifies when, with its copy sweep run as a swap, every step is
+//! one sweep that reads only the swapped array (and scalars) and writes only
+//! the temporary the copy reads, in a grid of two or three dimensions, with a
+//! star-shaped stencil (every read moves along one axis at most): reads along
+//! the cut axis come from a ring of rows each thread keeps in registers, reads
+//! along the other axes from the tile's row in shared memory.
+
+use super::{Skew, Swap};
+use crate::analysis::Facts;
+use crate::ir::{AccessKind, Program, ScalarRole};
+
+/// Most steps one fused kernel may advance (the generated kernels are
+/// instantiated for 2 ..= this many).
+pub const MAX_STEPS: u32 = 4;
+
+/// How the step's sweep runs several steps per kernel.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fusion {
+    /// The sweep every step runs (the swap's writer).
+    pub sweep: usize,
+    /// The array it reads: the swapped one, two buffers on the device.
+    pub array: usize,
+    /// Rows a step reads below a computed row along the cut axis.
+    pub reach_lo: i64,
+    /// Rows a step reads above a computed row along the cut axis.
+    pub reach_hi: i64,
+    /// Per inner axis (grid positions 1..), the largest offset a read moves.
+    pub inner_reach: Vec<i64>,
+    /// Steps per kernel unless `TPACE_FUSE` says otherwise.
+    pub default_steps: u32,
+    /// Threads of a block per inner axis, innermost last (grid positions 1..).
+    pub block: Vec<u32>,
+    /// Rows along the cut axis each block streams over (its segment).
+    pub segment: u32,
+}
+
+impl Fusion {
+    /// Threads per block.
+    pub fn threads(&self) -> u32 {
+        self.block.iter().product()
+    }
+
+    /// How many times more points a block computes than it keeps when it fuses
+    /// `steps` steps: the tile's halo columns, `steps · reach` on each side of
+    /// every inner axis, are computed again by the neighbouring block.
+    pub fn overhead(&self, steps: u32) -> f64 {
+        let useful: f64 = self
+            .block
+            .iter()
+            .zip(&self.inner_reach)
+            .map(|(b, h)| (f64::from(*b) - 2.0 * f64::from(steps) * *h as f64).max(1.0))
+            .product();
+        f64::from(self.threads()) / useful
+    }
+}
+
+/// Whether and how the pipeline's steps can be fused (see the module docs).
+pub fn fusion(program: &Program, facts: &Facts, swap: Option<Swap>, skew: &Skew) -> Option<Fusion> {
+    let p = &program.pipeline;
+    let swap = swap?;
+    let rank = p.grid.rank();
+    if p.body.len() != 2 || !(2..=3).contains(&rank) || !p.reductions.is_empty() {
+        return None;
+    }
+    let sweep = &p.body[swap.writer];
+    let f = &facts.sweeps[swap.writer];
+    if p.arrays[swap.dst].elem != p.arrays[swap.tmp].elem {
+        return None;
+    }
+    let only =
+        |set: &std::collections::BTreeSet<usize>, a: usize| set.len() == 1 && set.contains(&a);
+    if !only(&f.reads, swap.dst) || !only(&f.writes, swap.tmp) {
+        return None;
+    }
+    // Values that change per step or come from the time counter stay out: a fused
+    // kernel runs several steps with one set of arguments.
+    let time = &p.time.var;
+    let body = &program.source[sweep.body.clone()];
+    if !sweep.step_values.is_empty()
+        || crate::front::cst::mentions(body, time)
+        || sweep.loops.iter().any(|l| l.fixed)
+        || sweep.scalars.iter().any(|s| {
+            s.role == ScalarRole::Reduction || (s.role != ScalarRole::PerPoint && s.ty.is_none())
+        })
+    {
+        return None;
+    }
+    let mut reach_lo = 0;
+    let mut reach_hi = 0;
+    let mut inner_reach = vec![0; rank - 1];
+    for acc in &sweep.accesses {
+        if acc.kind == AccessKind::Write {
+            if acc.offsets.iter().any(|o| *o != 0) {
+                return None;
+            }
+            continue;
+        }
+        let moved: Vec<usize> = (0..rank).filter(|d| acc.offsets[*d] != 0).collect();
+        match moved[..] {
+            [] => {}
+            [0] => {
+                reach_lo = reach_lo.max(-acc.offsets[0]);
+                reach_hi = reach_hi.max(acc.offsets[0]);
+            }
+            [d] => inner_reach[d - 1] = inner_reach[d - 1].max(acc.offsets[d].abs()),
+            _ => return None,
+        }
+    }
+    // The hand-over of intermediate steps between mmtb chunks keeps each step's
+    // rows apart only when the windows move at least as far per step as a step reads.
+    if skew.per_step < reach_lo.max(reach_hi) {
+        return None;
+    }
+    // Measured on the H100 (bench/RESULTS.md, 2026-11-23): four steps on 256-wide
+    // rows for 2-D grids, two steps on 32 x 16 tiles for 3-D ones.
+    let (default_steps, block, segment) = if rank == 2 {
+        (4, vec![256], 256)
+    } else {
+        (2, vec![16, 32], 64)
+    };
+    let fusion = Fusion {
+        sweep: swap.writer,
+        array: swap.dst,
+        reach_lo,
+        reach_hi,
+        inner_reach,
+        default_steps,
+        block,
+        segment,
+    };
+    // Every fused step count must leave each block some columns of its own.
+    let fits = fusion
+        .block
+        .iter()
+        .zip(&fusion.inner_reach)
+        .all(|(b, h)| i64::from(*b) > 2 * i64::from(MAX_STEPS) * h);
+    fits.then_some(fusion)
+}

@@ -1,0 +1,351 @@
+//! The CPU emulation's `__syncthreads()` (src/back/cuda/emulation.cuh): under
+//! `TPACE_LAUNCH_SYNC` a block's threads run as coroutines in phases between
+//! barriers, each phase in a freshly shuffled order, so kernels that share
+//! `__shared__` memory through barriers give the right answer under every seed,
+//! a missing barrier gives a wrong one under some seed, and a barrier that only
+//! some threads reach (or one in a plain `TPACE_LAUNCH` kernel) stops the
+//! program with exit status 3 and a message rather than hanging.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const EMULATION: &str = include_str!("../src/back/cuda/emulation.cuh");
+
+/// Host-side helpers shared by the programs: upload, launch, download, compare.
+const HOST: &str = r#"
+static inline int *to_device(const int *h, size_t n, cudaStream_t s)
+{
+    void *d;
+    if (cudaMalloc(&d, n * sizeof(int)) != cudaSuccess)
+        exit(2);
+    cudaMemcpyAsync(d, h, n * sizeof(int), cudaMemcpyHostToDevice, s);
+    return (int *)d;
+}
+static inline void to_host(int *h, const int *d, size_t n, cudaStream_t s)
+{
+    cudaMemcpyAsync(h, d, n * sizeof(int), cudaMemcpyDeviceToHost, s);
+    cudaDeviceSynchronize();
+}
+static int wrong = 0;
+static inline void expect(const char *what, const int *got, const int *want, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (got[i] != want[i]) {
+            printf("%s: wrong at %zu: %d, not %d\n", what, i, got[i], want[i]);
+            wrong = 1;
+            return;
+        }
+}
+"#;
+
+/// The reversal of each block's values through shared memory (2-D blocks
+/// numbered row by row), with or without the barrier; a template kernel
+/// taking a lambda; and a loop with barriers in it, many steps.
+const KERNELS: &str = r#"
+template <bool SYNC>
+__global__ void __launch_bounds__(256) reverse(const int *in, int *out)
+{
+    __shared__ int sh[256];
+    unsigned n = blockDim.x * blockDim.y;
+    unsigned t = threadIdx.y * blockDim.x + threadIdx.x;
+    unsigned b = blockIdx.y * gridDim.x + blockIdx.x;
+    sh[t] = in[b * n + t];
+    if (SYNC)
+        __syncthreads();
+    out[b * n + t] = sh[n - 1 - t];
+}
+/* Each value moves one place right: in thread order it would be right even
+ * without the barrier, so only the shuffle can catch its absence. */
+template <bool SYNC>
+__global__ void shift(const int *in, int *out)
+{
+    __shared__ int sh[256];
+    unsigned n = blockDim.x, t = threadIdx.x;
+    sh[t] = in[blockIdx.x * n + t];
+    if (SYNC)
+        __syncthreads();
+    out[blockIdx.x * n + t] = sh[t ? t - 1 : 0];
+}
+template <typename F>
+__global__ void reverse_map(F f, const int *in, int *out)
+{
+    __shared__ int sh[256];
+    unsigned n = blockDim.x;
+    unsigned t = threadIdx.x;
+    sh[t] = f(in[blockIdx.x * n + t]);
+    __syncthreads();
+    out[blockIdx.x * n + t] = sh[n - 1 - t];
+}
+/* Each step, every value becomes its right neighbour's (cyclically) plus the
+ * thread's number: a read barrier and a write barrier per step. */
+__global__ void rotate(int *data, int steps)
+{
+    __shared__ int sh[64];
+    unsigned n = blockDim.x, t = threadIdx.x;
+    sh[t] = data[blockIdx.x * n + t];
+    __syncthreads();
+    for (int s = 0; s < steps; s++) {
+        int v = sh[(t + 1) % n] + (int)t;
+        __syncthreads();
+        sh[t] = v;
+        __syncthreads();
+    }
+    data[blockIdx.x * n + t] = sh[t];
+}
+"#;
+
+const MAIN_GOOD: &str = r#"
+int main(void)
+{
+    cudaStream_t s;
+    cudaStreamCreate(&s);
+    enum { BLOCKS = 6, N = 256 };
+    static int in[BLOCKS * N], out[BLOCKS * N], want[BLOCKS * N];
+    for (int i = 0; i < BLOCKS * N; i++)
+        in[i] = i * 7 + 3;
+    int *din = to_device(in, BLOCKS * N, s);
+    int *dout = to_device(out, BLOCKS * N, s);
+
+    /* 1-D blocks of 256, 2-D blocks of 16x16 in a 3x2 grid, 2-D blocks of 8x4. */
+    for (int b = 0; b < BLOCKS; b++)
+        for (int t = 0; t < N; t++)
+            want[b * N + t] = in[b * N + N - 1 - t];
+    TPACE_LAUNCH_SYNC(reverse<true>, dim3(BLOCKS), dim3(N), s, din, dout);
+    to_host(out, dout, BLOCKS * N, s);
+    expect("reverse 1-D", out, want, BLOCKS * N);
+    TPACE_LAUNCH_SYNC(reverse<true>, dim3(3, 2), dim3(16, 16), s, din, dout);
+    to_host(out, dout, BLOCKS * N, s);
+    expect("reverse 2-D", out, want, BLOCKS * N);
+    for (int b = 0; b < BLOCKS * N / 32; b++)
+        for (int t = 0; t < 32; t++)
+            want[b * 32 + t] = in[b * 32 + 31 - t];
+    TPACE_LAUNCH_SYNC(reverse<true>, dim3(BLOCKS * N / 32), dim3(8, 4), s, din, dout);
+    to_host(out, dout, BLOCKS * N, s);
+    expect("reverse 8x4", out, want, BLOCKS * N);
+
+    for (int b = 0; b < BLOCKS; b++)
+        for (int t = 0; t < N; t++)
+            want[b * N + t] = in[b * N + (t ? t - 1 : 0)];
+    TPACE_LAUNCH_SYNC(shift<true>, dim3(BLOCKS), dim3(N), s, din, dout);
+    to_host(out, dout, BLOCKS * N, s);
+    expect("shift", out, want, BLOCKS * N);
+
+    /* A template kernel with a lambda argument. */
+    for (int b = 0; b < BLOCKS; b++)
+        for (int t = 0; t < N; t++)
+            want[b * N + t] = 2 * in[b * N + N - 1 - t] + 1;
+    int one = 1;
+    TPACE_LAUNCH_SYNC(reverse_map, dim3(BLOCKS), dim3(N), s, [=](int x) { return 2 * x + one; }, din, dout);
+    to_host(out, dout, BLOCKS * N, s);
+    expect("reverse_map", out, want, BLOCKS * N);
+
+    /* A loop with barriers, 200 steps, 4 blocks of 64. */
+    enum { R = 4, M = 64, STEPS = 200 };
+    static int data[R * M], ref[R * M], next[M];
+    for (int i = 0; i < R * M; i++)
+        data[i] = ref[i] = (i * 37) % 101;
+    for (int b = 0; b < R; b++)
+        for (int s2 = 0; s2 < STEPS; s2++) {
+            for (int t = 0; t < M; t++)
+                next[t] = ref[b * M + (t + 1) % M] + t;
+            memcpy(ref + b * M, next, sizeof next);
+        }
+    int *dd = to_device(data, R * M, s);
+    TPACE_LAUNCH_SYNC(rotate, dim3(R), dim3(M), s, dd, STEPS);
+    to_host(data, dd, R * M, s);
+    expect("rotate", data, ref, R * M);
+
+    cudaFree(din);
+    cudaFree(dout);
+    cudaFree(dd);
+    cudaStreamDestroy(s);
+    printf(wrong ? "wrong\n" : "ok\n");
+    return 0;
+}
+"#;
+
+const MAIN_NO_BARRIER: &str = r#"
+int main(int argc, char **argv)
+{
+    cudaStream_t s;
+    cudaStreamCreate(&s);
+    enum { BLOCKS = 6, N = 256 };
+    static int in[BLOCKS * N], out[BLOCKS * N], want[BLOCKS * N];
+    for (int i = 0; i < BLOCKS * N; i++)
+        in[i] = i * 7 + 3;
+    for (int b = 0; b < BLOCKS; b++)
+        for (int t = 0; t < N; t++)
+            want[b * N + t] = in[b * N + N - 1 - t];
+    int *din = to_device(in, BLOCKS * N, s);
+    int *dout = to_device(out, BLOCKS * N, s);
+    /* Argument: which kernel, 'r' (reverse) or 's' (shift). */
+    if (argc > 1 && argv[1][0] == 's') {
+        for (int b = 0; b < BLOCKS; b++)
+            for (int t = 0; t < N; t++)
+                want[b * N + t] = in[b * N + (t ? t - 1 : 0)];
+        TPACE_LAUNCH_SYNC(shift<false>, dim3(BLOCKS), dim3(N), s, din, dout);
+    } else {
+        TPACE_LAUNCH_SYNC(reverse<false>, dim3(BLOCKS), dim3(N), s, din, dout);
+    }
+    to_host(out, dout, BLOCKS * N, s);
+    expect("without a barrier", out, want, BLOCKS * N);
+    cudaStreamDestroy(s);
+    printf(wrong ? "wrong\n" : "ok\n");
+    return 0;
+}
+"#;
+
+const MAIN_HALF_BARRIER: &str = r#"
+__global__ void half(int *out)
+{
+    if (threadIdx.x < blockDim.x / 2)
+        __syncthreads();
+    out[threadIdx.x] = 1;
+}
+int main(void)
+{
+    cudaStream_t s;
+    cudaStreamCreate(&s);
+    static int out[32];
+    int *d = to_device(out, 32, s);
+    TPACE_LAUNCH_SYNC(half, dim3(1), dim3(32), s, d);
+    to_host(out, d, 32, s);
+    printf("finished\n");
+    return 0;
+}
+"#;
+
+const MAIN_PLAIN_LAUNCH: &str = r#"
+__global__ void barrier(int *out)
+{
+    out[threadIdx.x] = 1;
+    __syncthreads();
+}
+int main(void)
+{
+    cudaStream_t s;
+    cudaStreamCreate(&s);
+    static int out[32];
+    int *d = to_device(out, 32, s);
+    TPACE_LAUNCH(barrier, dim3(1), dim3(32), s, d);
+    to_host(out, d, 32, s);
+    printf("finished\n");
+    return 0;
+}
+"#;
+
+/// Compile `main` (with the emulation, the host helpers and the kernels ahead
+/// of it) as a generated program's emulated build is compiled, warnings as errors.
+fn build(dir: &Path, name: &str, main: &str) -> PathBuf {
+    let source = dir.join(format!("{name}.cpp"));
+    let binary = dir.join(name);
+    let text = format!(
+        "#include <cstdio>\n#include <cstdlib>\n#include <cstring>\n{EMULATION}\n{HOST}\n{KERNELS}\n{main}"
+    );
+    std::fs::write(&source, text).expect("write the program");
+    let cxx = std::env::var("CXX").unwrap_or_else(|_| "g++".into());
+    let out = Command::new(&cxx)
+        .args(["-x", "c++", "-std=c++17", "-O2", "-ffp-contract=off"])
+        .args(["-Wall", "-Wextra", "-Werror"])
+        .arg(&source)
+        .arg("-o")
+        .arg(&binary)
+        .arg("-lm")
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {cxx}: {e}"));
+    assert!(
+        out.status.success() && out.stderr.is_empty(),
+        "{name}: {cxx} reports:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    binary
+}
+
+fn run(binary: &Path, seed: u64) -> Output {
+    run_with(binary, seed, &[])
+}
+
+fn run_with(binary: &Path, seed: u64, args: &[&str]) -> Output {
+    Command::new(binary)
+        .args(args)
+        .env("TPACE_EMU_SEED", seed.to_string())
+        .output()
+        .expect("run the program")
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn kernels_with_barriers_are_right_under_every_seed() {
+    let dir = tempfile::tempdir().expect("scratch folder");
+    let binary = build(dir.path(), "good", MAIN_GOOD);
+    for seed in [0, 1, 2, 3, 7, 42, 1234567] {
+        let out = run(&binary, seed);
+        assert!(
+            out.status.success() && stdout(&out) == "ok\n",
+            "seed {seed}: status {:?}\n{}{}",
+            out.status,
+            stdout(&out),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+#[test]
+fn a_missing_barrier_gives_a_wrong_answer_under_some_seed() {
+    let dir = tempfile::tempdir().expect("scratch folder");
+    let binary = build(dir.path(), "no_barrier", MAIN_NO_BARRIER);
+    // The reversal reads values not yet written in any order; the shift only
+    // out of thread order, which the shuffle gives.
+    for kernel in ["reverse", "shift"] {
+        let caught = (1..=5).find(|&seed| {
+            let out = run_with(&binary, seed, &[kernel]);
+            assert!(
+                out.status.success(),
+                "{kernel}, seed {seed}: status {:?}",
+                out.status
+            );
+            stdout(&out).ends_with("wrong\n")
+        });
+        assert!(
+            caught.is_some(),
+            "{kernel}: no seed caught the missing barrier"
+        );
+    }
+}
+
+fn assert_stops(name: &str, main: &str, message: &str) {
+    let dir = tempfile::tempdir().expect("scratch folder");
+    let binary = build(dir.path(), name, main);
+    for seed in [1, 2, 3] {
+        let out = run(&binary, seed);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(3), "{name}, seed {seed}: {stderr}");
+        assert!(
+            stderr.contains(message),
+            "{name}, seed {seed}: stderr lacks {message:?}:\n{stderr}"
+        );
+        assert!(!stdout(&out).contains("finished"), "{name} went on");
+    }
+}
+
+#[test]
+fn a_barrier_only_some_threads_reach_stops_the_program() {
+    assert_stops(
+        "half_barrier",
+        MAIN_HALF_BARRIER,
+        "tpace emulation: __syncthreads() reached by some threads of a block but not all \
+         (kernel would hang on a GPU)",
+    );
+}
+
+#[test]
+fn a_barrier_in_a_plain_launch_stops_the_program() {
+    assert_stops(
+        "plain_launch",
+        MAIN_PLAIN_LAUNCH,
+        "tpace emulation: __syncthreads() outside a TPACE_LAUNCH_SYNC launch",
+    );
+}
