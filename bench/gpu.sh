@@ -25,9 +25,10 @@ echo "date: $(date -u +%Y-%m-%dT%H:%MZ)" | tee -a "$table"
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee -a "$table"
 nvcc --version | tail -1 | tee -a "$table"
 
-row() { # name schedule k b streams chunks steps seconds glups note
-    printf '%-34s %-7s %5s %8s %3s %6s %5s %9s %9s  %s\n' "$@" | tee -a "$table"
+row() { # name schedule k b streams chunks fuse steps seconds glups note
+    printf '%-34s %-7s %5s %8s %3s %6s %4s %5s %9s %9s  %s\n' "$@" | tee -a "$table"
 }
+row "name" "sched" "k" "b" "S" "chunks" "fuse" "steps" "seconds" "Glup/s" "note"
 field() { # key line
     sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<"$2"
 }
@@ -49,10 +50,13 @@ if [[ $parts == *check* ]]; then
         [[ -x $work/$name.gpu ]] || { echo "$name: nvcc failed: $(head -3 "$out/$name.nvcc.txt")" | tee -a "$table"; continue; }
         rm -f "$work/ref.dump"
         TPACE_DUMP="$work/ref.dump" "$work/$name.ref" 13 >"$work/ref.out" 2>/dev/null
-        for cfg in "mmtb 3 7 3" "mmtb 5 1 2" "mmtb 13 11 4" "mmtb 4 1000000 2" "mm 3 7 2" "mm 5 2 3" "naive 1 9 2" "incore 1 1 1" "model - - -"; do
-            read -r s k b n <<<"$cfg"
+        # Fused kernels (Jacobi-2D, heat-3D): k=13 and 4 group 4 (2-D) or 2 (3-D) steps, k=5
+        # and 9 leave single steps after the groups, b=1 runs mmtb unfused, fuse 3 and 2 by hand.
+        for cfg in "mmtb 3 7 3" "mmtb 5 1 2" "mmtb 13 11 4" "mmtb 4 1000000 2" "mmtb 9 5 3 3" "mm 3 7 2" "mm 5 2 3" "mm 6 9 2 2" "naive 1 9 2" "incore 1 1 1" "model - - -"; do
+            read -r s k b n f <<<"$cfg"
             rm -f "$work/gpu.dump"
             if [[ $s == model ]]; then set_env=(); else set_env=(TPACE_SCHEDULE=$s TPACE_K=$k TPACE_CHUNK=$b TPACE_STREAMS=$n); fi
+            [[ -n $f ]] && set_env+=(TPACE_FUSE=$f)
             line=$(env "${set_env[@]}" TPACE_DUMP="$work/gpu.dump" \
                 "$work/$name.gpu" 13 2>&1 >"$work/gpu.out" | grep '^tpace: ' | tail -1)
             if verdict=$("$tpace" compare "$work/ref.dump" "$work/gpu.dump" --stdout "$work/ref.out" "$work/gpu.out"); then
@@ -61,7 +65,7 @@ if [[ $parts == *check* ]]; then
                 verdict="DIFFERENT: $(tr '\n' ' ' <<<"$verdict")"
             fi
             row "$name" "$(field schedule "$line")" "$(field k "$line")" "$(field b "$line")" "$(field streams "$line")" \
-                "$(field chunks "$line")" 13 "$(field seconds "$line")" "$(field glups "$line")" "$verdict"
+                "$(field chunks "$line")" "$(field fuse "$line")" 13 "$(field seconds "$line")" "$(field glups "$line")" "$verdict"
         done
     done
 fi
@@ -84,24 +88,39 @@ run() {
     local line
     line=$(env "$@" "$bin" "$steps" 2>&1 >"$out/$name.stdout" | tee "$out/$name.stderr" | grep '^tpace: ' | tail -1)
     if [[ -z $line ]]; then
-        row "$name" "?" "" "" "" "" "$steps" "" "" "FAILED: $(tail -1 "$out/$name.stderr")"
+        row "$name" "?" "" "" "" "" "" "$steps" "" "" "FAILED: $(tail -1 "$out/$name.stderr")"
         return
     fi
     row "$name" "$(field schedule "$line")" "$(field k "$line")" "$(field b "$line")" "$(field streams "$line")" \
-        "$(field chunks "$line")" "$steps" "$(field seconds "$line")" "$(field glups "$line")" "$*"
+        "$(field chunks "$line")" "$(field fuse "$line")" "$steps" "$(field seconds "$line")" "$(field glups "$line")" "$*"
 }
 
-perf() { # label binary steps budget "mmtb k list" "mm k list"
+perf() { # label binary steps budget "mmtb k list" "mm k list" [unfused mmtb k]
+    # Fused kernels where the program has them (the default), and with one step per kernel
+    # (TPACE_FUSE=1) in-core and for mmtb at one k, to show what the two-level blocking buys.
     local label=$1 bin=$2 steps=$3 budget=$4
     run "$label incore" "$bin" "$steps" TPACE_SCHEDULE=incore
+    run "$label incore" "$bin" "$steps" TPACE_SCHEDULE=incore TPACE_FUSE=1
     for k in $5; do
         run "$label mmtb" "$bin" "$steps" TPACE_SCHEDULE=mmtb TPACE_K=$k TPACE_STREAMS=3 TPACE_DEVICE_MEM=$budget
     done
+    if [[ -n ${7:-} ]]; then
+        run "$label mmtb" "$bin" "$steps" TPACE_SCHEDULE=mmtb TPACE_K=$7 TPACE_STREAMS=3 TPACE_DEVICE_MEM=$budget TPACE_FUSE=1
+    fi
     for k in $6; do
         run "$label mm" "$bin" "$steps" TPACE_SCHEDULE=mm TPACE_K=$k TPACE_STREAMS=3 TPACE_DEVICE_MEM=$budget
     done
     run "$label naive" "$bin" 2 TPACE_SCHEDULE=naive TPACE_STREAMS=3 TPACE_DEVICE_MEM=$budget
     run "$label default" "$bin" "$steps" TPACE_DEVICE_MEM=$budget
+}
+
+extra() { # label binary steps budget "schedule:k:chunk[:fuse] ...": runs with the chunk width set too
+    local label=$1 bin=$2 steps=$3 budget=$4 spec s k b f
+    for spec in $5; do
+        IFS=: read -r s k b f <<<"$spec"
+        run "$label $s" "$bin" "$steps" TPACE_SCHEDULE=$s TPACE_K=$k TPACE_CHUNK=$b TPACE_STREAMS=3 \
+            TPACE_DEVICE_MEM=$budget ${f:+TPACE_FUSE=$f}
+    done
 }
 
 # gflops LABEL BINARY STEPS FLOPS_PER_STEP [ENV...]: one timed run, one row with GFLOP/s
@@ -212,12 +231,14 @@ fi
 if [[ $parts == *jacobi* ]]; then
     echo "== Jacobi-2D float, 49152 x 61440 (2 arrays, 24.2 GB), budget 8G ==" | tee -a "$table"
     nvcc $nvflags -DX=49152 -DY=61440 -x cu bench/gen/jacobi2d/translated.cpp -o "$work/jacobi.big"
-    perf "jacobi2d 49152x61440" "$work/jacobi.big" ${JACOBI_STEPS:-128} 8G "16 32 64" "8 16 32"
+    perf "jacobi2d 49152x61440" "$work/jacobi.big" ${JACOBI_STEPS:-128} 8G "${JACOBI_MMTB_K:-32 64 128}" "${JACOBI_MM_K:-16 32 64}" 64
+    extra "jacobi2d 49152x61440" "$work/jacobi.big" ${JACOBI_STEPS:-128} 8G "${JACOBI_EXTRA:-}"
 fi
 if [[ $parts == *heat* ]]; then
     echo "== heat-3D float, 1152 x 1536 x 1728 (2 arrays, 24.5 GB), budget 8G ==" | tee -a "$table"
     nvcc $nvflags -DNX=1152 -DNY=1536 -DNZ=1728 -x cu bench/gen/heat3d/translated.cpp -o "$work/heat.big"
-    perf "heat3d 1152x1536x1728" "$work/heat.big" ${HEAT_STEPS:-128} 8G "8 16 32" "4 8 16"
+    perf "heat3d 1152x1536x1728" "$work/heat.big" ${HEAT_STEPS:-128} 8G "${HEAT_MMTB_K:-16 32 64}" "${HEAT_MM_K:-8 16 32}" 32
+    extra "heat3d 1152x1536x1728" "$work/heat.big" ${HEAT_STEPS:-128} 8G "${HEAT_EXTRA:-}"
 fi
 if [[ $parts == *huge* ]]; then
     echo "== Jacobi-2D float, 86016 x 122880 (2 arrays, 84.6 GB > the GPU's 80 GB), no budget set ==" | tee -a "$table"

@@ -95,6 +95,9 @@ enum Cmd {
     Plan {
         /// Input C file with tpace directives.
         input: PathBuf,
+        /// Output language the plan is for (CUDA's kernels may advance several steps each).
+        #[arg(long, value_enum, default_value = "openacc")]
+        target: Target,
         /// Machine profile: a bundled name (h100, h200, k40c, c2070, xeon-phi-5110p) or a file.
         #[arg(long, default_value = "h100")]
         machine: String,
@@ -259,6 +262,7 @@ fn real_main(cli: Cli) -> Result<ExitCode, Failure> {
         }
         Cmd::Plan {
             input,
+            target,
             machine,
             set,
             mem_cap,
@@ -275,6 +279,7 @@ fn real_main(cli: Cli) -> Result<ExitCode, Failure> {
                 set,
                 mem_cap,
                 steps,
+                fuses: target.fuses_steps(),
             };
             print!(
                 "{}",

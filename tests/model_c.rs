@@ -146,7 +146,7 @@ fn harness(cases: &[Case]) -> String {
             "    {{\n        const tpace_model_run w = {{{n}ULL, {plane}ULL, {steps}ULL}};\n\
              \x20       tpace_u128 cap = ((tpace_u128){hi}ULL << 64) | {lo}ULL;\n\
              \x20       clock_gettime(CLOCK_MONOTONIC, &t0);\n\
-             \x20       r = tpace_model_choose(&m{i}, &w, cap, -1, 0, 0, 0);\n\
+             \x20       r = tpace_model_choose_fused(&m{i}, &w, cap, -1, 0, 0, 0, 0);\n\
              \x20       clock_gettime(CLOCK_MONOTONIC, &t1);\n\
              \x20       printf(\"%d %d %llu %llu %llu %.17g %llu %llu %.9f\\n\", r.found, r.best.schedule, r.best.k, \
              r.best.b, r.best.streams, r.seconds, (unsigned long long)(r.device_bytes >> 64), \
@@ -243,10 +243,17 @@ fn the_c_search_picks_what_the_rust_search_picks() {
 }
 
 /// `tpace plan`'s best plan for an example: schedule, k, b, streams.
-fn tpace_plan(example: &str, steps: u64, cap: Option<u128>) -> (String, u64, u64, u64) {
+fn tpace_plan(
+    example: &str,
+    target: Target,
+    steps: u64,
+    cap: Option<u128>,
+) -> (String, u64, u64, u64) {
     let mut args = vec![
         "plan".to_string(),
         example.to_string(),
+        "--target".into(),
+        target.name().into(),
         "--steps".into(),
         steps.to_string(),
     ];
@@ -318,7 +325,10 @@ fn without_tpace_variables_a_program_runs_the_plan_tpace_plan_prints() {
                 &Params::default(),
                 &dir.path().join("r.dump"),
             );
-            let w = Workload::from_compiled(&c, &extents, steps).unwrap();
+            let mut w = Workload::from_compiled(&c, &extents, steps).unwrap();
+            if !target.fuses_steps() {
+                w = w.with_fusion(None, &c.program.pipeline.arrays);
+            }
             let per_plane =
                 w.plane_bytes(|m| m.on_device()) + u128::from(w.extra_bytes_per_point * w.plane);
             let grid = per_plane * u128::from(w.n);
@@ -345,7 +355,7 @@ fn without_tpace_variables_a_program_runs_the_plan_tpace_plan_prints() {
                     r["b"].parse::<u64>().unwrap(),
                     r["streams"].parse::<u64>().unwrap(),
                 );
-                assert_eq!(reported, tpace_plan(example, steps, cap), "{what}");
+                assert_eq!(reported, tpace_plan(example, target, steps, cap), "{what}");
                 assert!(
                     got.stderr.contains("(chosen by the model for h100)"),
                     "{what}: {}",

@@ -25,6 +25,12 @@ pub enum Target {
 }
 
 impl Target {
+    /// Whether the target's kernels can advance several steps each (two-level
+    /// blocking, `plan::Fusion`): CUDA's can, OpenACC's advance one step.
+    pub fn fuses_steps(self) -> bool {
+        self == Target::Cuda
+    }
+
     /// Lower-case name, as on the command line.
     pub fn name(self) -> &'static str {
         match self {

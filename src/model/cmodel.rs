@@ -102,19 +102,45 @@ pub fn initializer(w: &Workload, m: &Machine) -> String {
         pair(&|last| elem_bytes(w, |mv| mv.moves_out(last)))
     ));
     out.push_str(&format!(
-        "    {}ULL /* bytes per element on the device */\n}}",
+        "    {}ULL, /* bytes per element on the device */\n",
         elem_bytes(w, Movement::on_device)
+    ));
+    out.push_str(&format!(
+        "    {}ULL, /* steps one kernel advances */\n",
+        w.fuse
+    ));
+    let overheads: Vec<String> = w.fuse_overhead.iter().map(|o| c_double(*o)).collect();
+    out.push_str(&format!(
+        "    {{{}}}, /* fused kernels: points computed per point kept, per step count */\n",
+        overheads.join(", ")
+    ));
+    out.push_str(&format!(
+        "    {}ULL, /* fused array: bytes per element of its strips */\n",
+        w.strip_elem_bytes
+    ));
+    let keep: Vec<String> = w.fuse_keep.iter().map(|k| format!("{k}ULL")).collect();
+    out.push_str(&format!(
+        "    {{{}}}, /* fused kernels: elements of a row a block keeps, per step count */\n",
+        keep.join(", ")
+    ));
+    out.push_str(&format!(
+        "    {} /* fused kernels: seconds per point and step computed (0: no floor) */\n}}",
+        c_double(m.fused_point_s)
     ));
     out
 }
 
 /// The file-scope definition of `tpace_program_model` for a compiled program on
-/// `profile`, with a comment naming the profile.
-pub fn program_model(compiled: &Compiled, profile: &Profile) -> Result<String, String> {
+/// `profile`, with a comment naming the profile; `fuses`: whether the target's
+/// kernels advance several steps each.
+pub fn program_model(compiled: &Compiled, profile: &Profile, fuses: bool) -> Result<String, String> {
     let machine = Machine::from_profile(profile)?;
     let rank = compiled.program.pipeline.grid.rank();
     // The coefficients do not depend on the extents; the run supplies its own.
-    let w = Workload::from_compiled(compiled, &vec![1; rank], 0)?;
+    let mut w = Workload::from_compiled(compiled, &vec![1; rank], 0)?;
+    if !fuses {
+        w = w.with_fusion(None, &compiled.program.pipeline.arrays);
+    }
     let description: String = profile.description.replace("*/", "* /");
     Ok(format!(
         "/* The performance model's figures for this program, planned for machine profile {name} \

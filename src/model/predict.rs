@@ -84,6 +84,8 @@ pub struct Machine {
     pub launch_s: f64,
     /// Device memory in bytes, if known.
     pub memory_bytes: Option<f64>,
+    /// Seconds a fused kernel spends per point and step it computes (0: no floor).
+    pub fused_point_s: f64,
 }
 
 impl Machine {
@@ -121,14 +123,36 @@ impl Machine {
                 .as_ref()
                 .map_or(0.0, |f| f.value * 1e-6),
             memory_bytes: p.memory_bytes(),
+            fused_point_s: p.fused_point_ps.as_ref().map_or(0.0, |f| f.value * 1e-12),
         })
     }
 
     /// Seconds one grid point costs per step: memory or compute, whichever is slower.
     pub fn point_cost(&self, w: &Workload) -> f64 {
-        let mem = w.bytes_per_point / self.kernel_bps;
-        let flops = self.peak_flops.map_or(0.0, |p| w.flops_per_point / p);
-        mem.max(flops)
+        self.fused_point_cost(w, 1, w.n)
+    }
+
+    /// The same when one kernel advances `fuse` steps (two-level blocking) over
+    /// launches of `rows` rows: the device memory traffic of a step is shared by
+    /// `fuse` steps, and a block computes `w.fuse_overhead[fuse]` points for every
+    /// point it keeps across the other axes and [`fuse_row_overhead`] along the cut axis.
+    pub fn fused_point_cost(&self, w: &Workload, fuse: u64, rows: u64) -> f64 {
+        let (steps, overhead) = if fuse > 1 {
+            (
+                fuse as f64,
+                w.fuse_overhead[fuse as usize] * fuse_row_overhead(w, rows, fuse),
+            )
+        } else {
+            (1.0, 1.0)
+        };
+        let mem = w.bytes_per_point / self.kernel_bps * overhead / steps;
+        let flops = self.peak_flops.map_or(0.0, |p| w.flops_per_point / p) * overhead;
+        let floor = if fuse > 1 {
+            self.fused_point_s * overhead
+        } else {
+            0.0
+        };
+        mem.max(flops).max(floor)
     }
 }
 
@@ -170,6 +194,8 @@ pub struct Prediction {
     pub total_s: f64,
     /// Device memory the plan allocates, in bytes.
     pub device_bytes: u128,
+    /// Steps one kernel advances under this plan (1: one step per kernel).
+    pub fuse: u64,
 }
 
 impl Prediction {
@@ -259,6 +285,63 @@ pub fn handover(w: &Workload, k: u64) -> u64 {
     w.skew * (k.max(1) - 1) + w.handover_below
 }
 
+/// Steps one kernel advances under a normalised plan (the runtime's
+/// `tpace_fuse_for`): the program's fused step count, except for naive and for
+/// mmtb chunks narrower than a strip's `skew + h_lo` rows.
+pub fn fuse_for(w: &Workload, c: Config) -> u64 {
+    let narrow = c.schedule == Schedule::Mmtb
+        && chunks::count(w.n, c.b) > 1
+        && c.b < w.skew + w.h_lo;
+    if w.fuse <= 1 || c.schedule == Schedule::Naive || narrow {
+        1
+    } else {
+        w.fuse
+    }
+}
+
+/// Blocks a fused launch aims at (the runtime's `TPACE_MC_FUSE_BLOCKS`): about two
+/// waves on the H100.
+const FUSE_BLOCKS: u64 = 2048;
+
+/// Rows of the cut axis each block of a fused launch streams over, when `tiles`
+/// blocks cover the other axes and the launch has `rows` rows (the runtime's
+/// `tpace_mc_fuse_segment`): enough segments for about [`FUSE_BLOCKS`] blocks, but
+/// each at least 4 times the rows a block streams in vain (`fuse · reach`), at most 1024.
+pub fn fuse_segment(rows: u64, tiles: u64, fuse: u64, reach: u64) -> u64 {
+    let want = FUSE_BLOCKS.div_ceil(tiles);
+    rows.div_ceil(want).max(4 * fuse * reach).min(1024)
+}
+
+/// Points a fused kernel computes per point it keeps along the cut axis: each
+/// segment streams `fuse · (h_lo + h_hi)` rows more than it keeps.
+pub fn fuse_row_overhead(w: &Workload, rows: u64, fuse: u64) -> f64 {
+    let keep = w.fuse_keep[fuse as usize].max(1);
+    let reach = w.h_lo + w.h_hi;
+    let seg = fuse_segment(rows, w.plane.div_ceil(keep), fuse, reach);
+    (seg + fuse * reach) as f64 / seg as f64
+}
+
+/// Planes of each fused-mmtb hand-over strip (the runtime's `tpace_strip_planes_for`).
+pub fn strip_planes(w: &Workload, c: Config) -> u64 {
+    if fuse_for(w, c) <= 1 || c.schedule != Schedule::Mmtb || chunks::count(w.n, c.b) <= 1 {
+        return 0;
+    }
+    let fuse = fuse_for(w, c);
+    c.k / fuse * (fuse - 1) * (w.skew + w.h_lo)
+}
+
+/// Kernel groups of a block of `kb` steps with `fuse` steps per fused kernel
+/// (the runtime's `tpace_flips` at the block's end): the swapped steps go in
+/// groups of `fuse`, the rest (and the loop's last step) one at a time.
+pub fn kernel_groups(kb: u64, fuse: u64, last: bool) -> u64 {
+    if fuse <= 1 {
+        return kb;
+    }
+    let swapped = kb - u64::from(last && kb > 0);
+    let fused_end = swapped / fuse * fuse;
+    fused_end / fuse + (kb - fused_end)
+}
+
 /// Device memory a (normalised) plan allocates, in bytes.
 ///
 /// incore: the whole grid of every array on the device. naive and mm:
@@ -285,7 +368,18 @@ pub fn device_bytes(w: &Workload, c: Config) -> u128 {
         }
         Schedule::Mmtb => u128::from(c.b),
     };
-    planes * per_plane
+    // Fused mmtb: a strip in and a strip out per slot for the fused array.
+    let strips = match c.schedule {
+        Schedule::Mmtb if count > 1 => {
+            u128::from(c.streams.max(2).min(count))
+                * 2
+                * u128::from(strip_planes(w, c))
+                * u128::from(w.plane)
+                * u128::from(w.strip_elem_bytes)
+        }
+        _ => 0,
+    };
+    planes * per_plane + strips
 }
 
 /// Counts of one block (they do not depend on the number of streams).
@@ -340,7 +434,8 @@ pub fn predict_streams(
         total.redundant += b.redundant * t;
         total.launches += b.launches * t;
     }
-    let cost = m.point_cost(w);
+    let fuse = fuse_for(w, c);
+    let cost = m.fused_point_cost(w, fuse, c.b);
     streams
         .iter()
         .map(|&s| {
@@ -368,6 +463,7 @@ pub fn predict_streams(
                 d2d_s: copy_s(m, total.d2d),
                 total_s,
                 device_bytes: device_bytes(w, c),
+                fuse,
             })
         })
         .collect()
@@ -386,7 +482,9 @@ fn block(w: &Workload, c: Config, n_chunks: u64, kb: u64, last: bool) -> Block {
     let plane = u128::from(w.plane);
     let n = u128::from(w.n);
     let kb128 = u128::from(kb);
-    let launches = u128::from(n_chunks) * kb128 * u128::from(w.kernels_per_step);
+    let fuse = fuse_for(w, c);
+    let launches =
+        u128::from(n_chunks) * u128::from(kernel_groups(kb, fuse, last)) * u128::from(w.kernels_per_step);
     let (h2d_planes, d2d_bytes, computed_planes) = match c.schedule {
         Schedule::Incore => (n, 0, n * kb128),
         Schedule::Naive | Schedule::Mm => {
@@ -404,7 +502,9 @@ fn block(w: &Workload, c: Config, n_chunks: u64, kb: u64, last: bool) -> Block {
             // Each chunk also uploads the h_hi planes above it; chunks after the
             // first receive the hand-over from their predecessor.
             let up = chunks::upper(w.n, c.b, w.h_hi);
-            let handover = u128::from(n_chunks - 1) * u128::from(handover(w, kb)) * dev_plane;
+            let strips = u128::from(strip_planes(w, c)) * plane * u128::from(w.strip_elem_bytes);
+            let handover =
+                u128::from(n_chunks - 1) * (u128::from(handover(w, kb)) * dev_plane + strips);
             (n + up, handover, n * kb128)
         }
     };
@@ -421,8 +521,9 @@ fn block(w: &Workload, c: Config, n_chunks: u64, kb: u64, last: bool) -> Block {
 
 /// Wall time of one block with `slots` chunk buffers in flight.
 fn block_time(w: &Workload, m: &Machine, c: Config, n_chunks: u64, slots: u64, b: &Block) -> f64 {
-    let kernel =
-        b.points as f64 * m.point_cost(w) + b.launches as f64 * m.launch_s + copy_s(m, b.d2d);
+    let kernel = b.points as f64 * m.fused_point_cost(w, fuse_for(w, c), c.b)
+        + b.launches as f64 * m.launch_s
+        + copy_s(m, b.d2d);
     if c.schedule == Schedule::Incore {
         b.h2d as f64 / m.h2d_bps + kernel + b.d2h as f64 / m.d2h_bps
     } else {

@@ -110,6 +110,10 @@ pub struct Profile {
     pub max_work_group_size: Option<Figure>,
     /// Fixed cost of one kernel launch. Absent: taken as zero.
     pub launch_overhead_us: Option<Figure>,
+    /// Picoseconds a fused kernel (several steps per launch, two-level blocking)
+    /// spends per point and step it computes, its tiles' halos included: the floor
+    /// that its shared-memory exchange and barriers set. Absent: no floor.
+    pub fused_point_ps: Option<Figure>,
 }
 
 /// The bundled profiles: name and file text.
@@ -165,7 +169,7 @@ impl Profile {
 
     /// Every present figure, with the field name, in declaration order.
     pub fn figures(&self) -> Vec<(&'static str, &Figure)> {
-        let all: [(&'static str, &Option<Figure>); 18] = [
+        let all: [(&'static str, &Option<Figure>); 19] = [
             ("memory_gbs", &self.memory_gbs),
             ("stencil_gbs", &self.stencil_gbs),
             ("h2d_gbs", &self.h2d_gbs),
@@ -184,6 +188,7 @@ impl Profile {
             ("min_work_groups", &self.min_work_groups),
             ("max_work_group_size", &self.max_work_group_size),
             ("launch_overhead_us", &self.launch_overhead_us),
+            ("fused_point_ps", &self.fused_point_ps),
         ];
         all.into_iter()
             .filter_map(|(n, f)| f.as_ref().map(|f| (n, f)))

@@ -18,6 +18,8 @@ pub struct PlanRequest {
     pub mem_cap: Option<u128>,
     /// Step count, when the time loop's bound is not a constant expression.
     pub steps: Option<u64>,
+    /// Whether the target's kernels advance several steps each (CUDA).
+    pub fuses: bool,
 }
 
 /// Parse a byte count: a whole number with an optional unit (`k`, `M`, `G`,
@@ -68,7 +70,10 @@ pub fn plan_report(
         Some(s) => s,
         None => workload::steps(compiled, &macros)?,
     };
-    let w = Workload::from_compiled(compiled, &extents, steps)?;
+    let mut w = Workload::from_compiled(compiled, &extents, steps)?;
+    if !request.fuses {
+        w = w.with_fusion(None, &compiled.program.pipeline.arrays);
+    }
     let cap = match (request.mem_cap, machine.memory_bytes) {
         (Some(c), Some(m)) => Some(c.min(m as u128)),
         (c, m) => c.or(m.map(|m| m as u128)),
@@ -126,6 +131,13 @@ fn header(
         "  per point and step: {} flops, {} bytes, {} kernel(s); halo along the cut axis {} below, {} above; mmtb skew {}",
         w.flops_per_point, w.bytes_per_point, w.kernels_per_step, w.h_lo, w.h_hi, w.skew
     );
+    if w.fuse > 1 {
+        let _ = writeln!(
+            out,
+            "  fused kernels: {} steps each (two-level blocking), computing {:.3} points per point kept",
+            w.fuse, w.fuse_overhead[w.fuse as usize]
+        );
+    }
     let _ = writeln!(
         out,
         "  device memory cap {}",
@@ -139,11 +151,16 @@ fn best(out: &mut String, w: &Workload, m: &Machine, p: &Prediction, cap: Option
     let c = p.config;
     let _ = writeln!(
         out,
-        "\nbest plan: {} k={} b={} streams={} ({} chunk(s), {} block(s) of up to k steps)",
+        "\nbest plan: {} k={} b={} streams={}{} ({} chunk(s), {} block(s) of up to k steps)",
         c.schedule.name(),
         c.k,
         c.b,
         c.streams,
+        if w.fuse > 1 || p.fuse > 1 {
+            format!(" fuse={}", p.fuse)
+        } else {
+            String::new()
+        },
         p.chunks,
         p.blocks
     );
@@ -295,6 +312,7 @@ mod tests {
             set: vec!["X=48000".into(), "Y=48000".into()],
             mem_cap: Some(8_000_000_000),
             steps: Some(2048),
+            fuses: false,
         };
         let text = plan_report(&c, &Profile::bundled("h100").unwrap(), &req).unwrap();
         assert!(text.contains("grid 48000 x 48000"), "{text}");

@@ -80,7 +80,31 @@ fn keep_best(top: &mut Vec<Prediction>, p: Prediction, keep: usize) {
 
 /// Choose the fastest plan under `cap` bytes of device memory (the
 /// profile's memory when `cap` is None; no limit when neither is known).
+/// Where the kernels can advance several steps each, plans with one step per
+/// kernel compete too (fused kernels cost strips of device memory and recompute
+/// their tiles' halos); the fused plan wins ties.
 pub fn choose(w: &Workload, m: &Machine, cap: Option<u128>) -> Result<Choice, String> {
+    let fused = choose_at(w, m, cap);
+    if w.fuse <= 1 {
+        return fused;
+    }
+    let single = choose_at(
+        &Workload {
+            fuse: 1,
+            ..w.clone()
+        },
+        m,
+        cap,
+    );
+    match (fused, single) {
+        (Ok(f), Ok(s)) => Ok(if faster(&s.best, &f.best).is_lt() { s } else { f }),
+        (Ok(f), Err(_)) => Ok(f),
+        (Err(_), s) => s,
+    }
+}
+
+/// [`choose`] for the workload's own number of steps per kernel.
+fn choose_at(w: &Workload, m: &Machine, cap: Option<u128>) -> Result<Choice, String> {
     let cap = cap.or(m.memory_bytes.map(|b| b as u128));
     // The four best plans of each schedule, fastest first.
     let mut tops: Vec<Vec<Prediction>> = vec![Vec::new(); Schedule::ALL.len()];

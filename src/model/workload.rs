@@ -5,7 +5,7 @@
 use super::expr::Macros;
 use crate::driver::Compiled;
 use crate::ir::ElemType;
-use crate::plan::Transfer;
+use crate::plan::{Fusion, MAX_FUSED_STEPS, Transfer};
 
 /// How an array moves between host and device.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,6 +83,17 @@ pub struct Workload {
     /// Device bytes per grid point beyond one copy of every array: the second
     /// buffer of an array whose copy sweep runs as a swap.
     pub extra_bytes_per_point: u64,
+    /// Steps one kernel advances (two-level blocking; 1: one step per kernel).
+    pub fuse: u64,
+    /// Per fused step count F (index F; 1.0 at 0 and 1): points a block of a fused
+    /// kernel computes for every point it keeps (its halo columns are its neighbours').
+    pub fuse_overhead: Vec<f64>,
+    /// Bytes per element of the fused array, whose mmtb strips carry the fused
+    /// kernels' intermediate steps (0: no fusion).
+    pub strip_elem_bytes: u64,
+    /// Per fused step count F (index F): elements of a row (plane) one block of a
+    /// fused kernel keeps (1 where there is no fusion).
+    pub fuse_keep: Vec<u64>,
 }
 
 impl Workload {
@@ -157,7 +168,33 @@ impl Workload {
                     ElemType::Float => 4,
                     ElemType::Double => 8,
                 }),
-        })
+            fuse: 1,
+            fuse_overhead: vec![1.0; MAX_FUSED_STEPS as usize + 1],
+            strip_elem_bytes: 0,
+            fuse_keep: vec![1; MAX_FUSED_STEPS as usize + 1],
+        }
+        .with_fusion(compiled.plan.fusion.as_ref(), &p.arrays))
+    }
+
+    /// The workload of kernels that fuse steps as `fusion` says (`None`: a target
+    /// whose kernels advance one step each).
+    pub fn with_fusion(mut self, fusion: Option<&Fusion>, arrays: &[crate::ir::Array]) -> Workload {
+        self.fuse = 1;
+        self.fuse_overhead = vec![1.0; MAX_FUSED_STEPS as usize + 1];
+        self.strip_elem_bytes = 0;
+        self.fuse_keep = vec![1; MAX_FUSED_STEPS as usize + 1];
+        if let Some(f) = fusion {
+            self.fuse = u64::from(f.default_steps);
+            for t in 2..=MAX_FUSED_STEPS {
+                self.fuse_overhead[t as usize] = f.overhead(t);
+                self.fuse_keep[t as usize] = f.keep(t);
+            }
+            self.strip_elem_bytes = match arrays[f.array].elem {
+                ElemType::Float => 4,
+                ElemType::Double => 8,
+            };
+        }
+        self
     }
 
     /// Bytes of one plane summed over the arrays that `pick` selects.

@@ -36,14 +36,21 @@ pub struct Fusion {
     pub default_steps: u32,
     /// Threads of a block per inner axis, innermost last (grid positions 1..).
     pub block: Vec<u32>,
-    /// Rows along the cut axis each block streams over (its segment).
-    pub segment: u32,
 }
 
 impl Fusion {
     /// Threads per block.
     pub fn threads(&self) -> u32 {
         self.block.iter().product()
+    }
+
+    /// Elements of a row (plane) one block keeps when it fuses `steps` steps.
+    pub fn keep(&self, steps: u32) -> u64 {
+        self.block
+            .iter()
+            .zip(&self.inner_reach)
+            .map(|(b, h)| (i64::from(*b) - 2 * i64::from(steps) * h).max(1) as u64)
+            .product()
     }
 
     /// How many times more points a block computes than it keeps when it fuses
@@ -119,10 +126,10 @@ pub fn fusion(program: &Program, facts: &Facts, swap: Option<Swap>, skew: &Skew)
     }
     // Measured on the H100 (bench/RESULTS.md, 2026-11-23): four steps on 256-wide
     // rows for 2-D grids, two steps on 32 x 16 tiles for 3-D ones.
-    let (default_steps, block, segment) = if rank == 2 {
-        (4, vec![256], 256)
+    let (default_steps, block) = if rank == 2 {
+        (4, vec![256])
     } else {
-        (2, vec![16, 32], 64)
+        (2, vec![16, 32])
     };
     let fusion = Fusion {
         sweep: swap.writer,
@@ -132,7 +139,6 @@ pub fn fusion(program: &Program, facts: &Facts, swap: Option<Swap>, skew: &Skew)
         inner_reach,
         default_steps,
         block,
-        segment,
     };
     // Every fused step count must leave each block some columns of its own.
     let fits = fusion

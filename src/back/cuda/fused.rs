@@ -165,6 +165,7 @@ pub fn kernel(program: &Program, facts: &Facts, f: &Fusion) -> String {
          \x20       for (int tp_l = 1; tp_l <= TP_T; tp_l++) {{\n\
          \x20           const long tp_q = tp_x - (long)tp_l * TP_RHI;\n\
          \x20           const long tp_m = tp_f.level0 + tp_l; /* the step of the block this row reaches */\n\
+         \x20           const long tp_j = tp_f.level0 / TP_T * (TP_T - 1) + tp_l - 1; /* its strip, if intermediate */\n\
          \x20           tp_sh[tp_par][tp_l - 1]{own_shared} = tp_v[tp_l - 1][TP_RLO];\n\
          \x20           __syncthreads();\n\
          \x20           {elem} tp_val = tp_v[tp_l - 1][TP_RLO]; /* outside the sweep's box a point keeps its value */\n\
@@ -172,7 +173,7 @@ pub fn kernel(program: &Program, facts: &Facts, f: &Fusion) -> String {
          \x20               const long tp_strip = tp_f.edge_in - (tp_m - 1) * tp_f.skew - tp_f.strip_rows;\n\
          \x20               if (tp_l < TP_T && tp_sin != NULL && tp_q < tp_f.wlo[tp_l - 1] && tp_q >= tp_strip) {{\n\
          \x20                   /* Below the step's window: the predecessor computed this row. */\n\
-         \x20                   tp_val = tp_sin[((tp_m - 1) * tp_f.strip_rows + tp_q - tp_strip) * tp_plane + tp_col];\n\
+         \x20                   tp_val = tp_sin[(tp_j * tp_f.strip_rows + tp_q - tp_strip) * tp_plane + tp_col];\n\
          \x20               }} else {{",
         on_grid = all(&|p| format!("tp_i{p} >= tp_lo{p} && tp_i{p} < tp_lo{p} + tp_n{p}")),
         in_box = all(&|p| format!("tp_i{p} >= tp_box_lo{p} && tp_i{p} < tp_box_hi{p}")),
@@ -255,7 +256,7 @@ pub fn kernel(program: &Program, facts: &Facts, f: &Fusion) -> String {
          \x20           } else if (tp_keep && tp_sout != NULL) {\n\
          \x20               const long tp_strip = tp_f.edge_out - (tp_m - 1) * tp_f.skew - tp_f.strip_rows;\n\
          \x20               if (tp_q >= tp_strip && tp_q < tp_strip + tp_f.strip_rows)\n\
-         \x20                   tp_sout[((tp_m - 1) * tp_f.strip_rows + tp_q - tp_strip) * tp_plane + tp_col] = tp_val;\n\
+         \x20                   tp_sout[(tp_j * tp_f.strip_rows + tp_q - tp_strip) * tp_plane + tp_col] = tp_val;\n\
          \x20           }\n\
          \x20       }\n\
          \x20   }\n\
@@ -279,14 +280,8 @@ pub fn launch(program: &Program, facts: &Facts, plan: &Plan, f: &Fusion) -> Stri
     let mut w = String::new();
     writeln!(
         w,
-        "                /* {}: tp_len steps in one kernel (two-level blocking). */\n\
-         \x20               tpace_fuse_args tp_f;\n\
-         \x20               const long tp_segs = tpace_fuse_setup(&tp, &tp_ch, tp_i, tp_len, /* tau */ {tau}, (long)({lo0}), (long)({hi0}),\n\
-         \x20                                                     /* rows per block */ {seg}, /* array */ {array}, &tp_f);",
+        "                /* {}: tp_len steps in one kernel (two-level blocking). */",
         sweep_summary(program, facts, f.sweep),
-        tau = plan.skew.sweep[f.sweep],
-        seg = f.segment,
-        array = f.array,
     )
     .unwrap();
     for pos in &inner {
@@ -297,29 +292,40 @@ pub fn launch(program: &Program, facts: &Facts, plan: &Plan, f: &Fusion) -> Stri
         )
         .unwrap();
     }
+    // Blocks across each inner axis: its extent over the columns a block keeps.
+    for pos in &inner {
+        writeln!(
+            w,
+            "                const long tp_tiles{pos} = (TPACE_MAX(tp_box_hi{pos} - tp_box_lo{pos}, 1L) + {b} - 2L * tp_len * {h} - 1) / ({b} - 2L * tp_len * {h});",
+            b = f.block[pos - 1],
+            h = f.inner_reach[pos - 1],
+        )
+        .unwrap();
+    }
+    let tiles: Vec<String> = inner.iter().map(|pos| format!("tp_tiles{pos}")).collect();
+    writeln!(
+        w,
+        "                tpace_fuse_args tp_f;\n\
+         \x20               const long tp_segs = tpace_fuse_setup(&tp, &tp_ch, tp_i, tp_len, /* tau */ {tau}, (long)({lo0}), (long)({hi0}),\n\
+         \x20                                                     {tiles}, /* reach */ {reach}, /* array */ {array}, &tp_f);",
+        tau = plan.skew.sweep[f.sweep],
+        tiles = tiles.join(" * "),
+        reach = f.reach_lo + f.reach_hi,
+        array = f.array,
+    )
+    .unwrap();
     let nonempty: Vec<String> = inner
         .iter()
         .map(|pos| format!("tp_box_lo{pos} < tp_box_hi{pos}"))
         .collect();
-    // Blocks across each inner axis: its extent over the columns a block keeps.
-    let tiles = |pos: usize| {
-        format!(
-            "(unsigned)((tp_box_hi{pos} - tp_box_lo{pos} + {keep} - 1) / ({keep}))",
-            keep = format_args!(
-                "{b} - 2L * tp_len * {h}",
-                b = f.block[pos - 1],
-                h = f.inner_reach[pos - 1]
-            )
-        )
-    };
     let (grid, block) = if rank == 2 {
         (
-            format!("{}, (unsigned)tp_segs", tiles(1)),
+            "(unsigned)tp_tiles1, (unsigned)tp_segs".to_string(),
             f.block[0].to_string(),
         )
     } else {
         (
-            format!("{}, {}, (unsigned)tp_segs", tiles(2), tiles(1)),
+            "(unsigned)tp_tiles2, (unsigned)tp_tiles1, (unsigned)tp_segs".to_string(),
             format!("{}, {}", f.block[1], f.block[0]),
         )
     };

@@ -36,6 +36,11 @@ typedef struct tpace_model {
     tpace_u64 in_bytes[2];       /* bytes per element of the arrays moved in, [last block] */
     tpace_u64 out_bytes[2];      /* ... moved out */
     tpace_u64 dev_bytes;         /* ... living on the device */
+    tpace_u64 fuse;              /* steps one kernel advances (two-level blocking; 1: one) */
+    double fuse_overhead[5];     /* per fused step count: points a block computes per point it keeps */
+    tpace_u64 strip_elem_bytes;  /* bytes per element of the fused array (its mmtb strips) */
+    tpace_u64 fuse_keep[5];      /* per fused step count: elements of a row a block keeps */
+    double fused_point_s;        /* fused kernels: seconds per point and step computed (0: no floor) */
 } tpace_model;
 
 /* A run: extents, steps. */
@@ -181,6 +186,48 @@ static inline tpace_u64 tpace_mc_handover(const tpace_model *m, tpace_u64 k)
     return m->skew * ((k < 1 ? 1 : k) - 1) + m->handover_below;
 }
 
+/* Steps one kernel advances under a normalised plan with `count` chunks (predict.rs fuse_for). */
+static inline tpace_u64 tpace_mc_fuse_for(const tpace_model *m, tpace_model_config c, tpace_u64 count)
+{
+    int narrow = c.schedule == TPACE_MODEL_MMTB && count > 1 && c.b < m->skew + m->h_lo;
+    if (m->fuse <= 1 || c.schedule == TPACE_MODEL_NAIVE || narrow)
+        return 1;
+    return m->fuse;
+}
+
+/* Planes of each fused-mmtb hand-over strip (predict.rs strip_planes). */
+static inline tpace_u64 tpace_mc_strip_planes(const tpace_model *m, tpace_model_config c, tpace_u64 count)
+{
+    if (tpace_mc_fuse_for(m, c, count) <= 1 || c.schedule != TPACE_MODEL_MMTB || count <= 1)
+        return 0;
+    tpace_u64 fuse = tpace_mc_fuse_for(m, c, count);
+    return c.k / fuse * (fuse - 1) * (m->skew + m->h_lo);
+}
+
+/* Kernel groups of a block of kb steps (predict.rs kernel_groups). */
+static inline tpace_u64 tpace_mc_kernel_groups(tpace_u64 kb, tpace_u64 fuse, int last)
+{
+    if (fuse <= 1)
+        return kb;
+    tpace_u64 swapped = kb - (last && kb > 0 ? 1 : 0);
+    tpace_u64 fused_end = swapped / fuse * fuse;
+    return fused_end / fuse + (kb - fused_end);
+}
+
+/* Fused kernels: rows of the cut axis each block streams over when `tiles` blocks
+ * cover the other axes and a launch has `rows` rows (predict.rs fuse_segment): enough
+ * segments for about TPACE_MC_FUSE_BLOCKS blocks, but each at least 4 times the rows
+ * a block streams in vain (steps x reach) and at most 1024. */
+#define TPACE_MC_FUSE_BLOCKS 2048ULL
+static inline tpace_u64 tpace_mc_fuse_segment(tpace_u64 rows, tpace_u64 tiles, tpace_u64 fuse, tpace_u64 reach)
+{
+    tpace_u64 want = (TPACE_MC_FUSE_BLOCKS + tiles - 1) / tiles;
+    tpace_u64 seg = (rows + want - 1) / want;
+    tpace_u64 least = 4 * fuse * reach;
+    seg = seg < least ? least : seg;
+    return seg > 1024 ? 1024 : seg;
+}
+
 /* Device memory a normalised plan allocates, as tpace_bytes_for counts it. */
 static inline tpace_u128 tpace_mc_device_bytes(const tpace_model *m, const tpace_model_run *w, tpace_model_config c)
 {
@@ -199,7 +246,13 @@ static inline tpace_u128 tpace_mc_device_bytes(const tpace_model *m, const tpace
     } else {
         planes = c.b;
     }
-    return planes * per_plane;
+    tpace_u128 strips = 0;
+    if (c.schedule == TPACE_MODEL_MMTB && count > 1) {
+        tpace_u64 s = c.streams < 2 ? 2 : c.streams;
+        s = s < count ? s : count;
+        strips = (tpace_u128)s * 2 * tpace_mc_strip_planes(m, c, count) * w->plane * m->strip_elem_bytes;
+    }
+    return planes * per_plane + strips;
 }
 
 /* Counts of one block. */
@@ -215,7 +268,8 @@ static inline tpace_mc_block tpace_mc_block_of(const tpace_model *m, const tpace
     tpace_u128 dev_plane = (tpace_u128)m->dev_bytes * w->plane;
     tpace_u128 n = w->n, kb128 = kb;
     tpace_mc_block r;
-    r.launches = (tpace_u128)n_chunks * kb128 * m->kernels_per_step;
+    tpace_u64 fuse = tpace_mc_fuse_for(m, c, n_chunks);
+    r.launches = (tpace_u128)n_chunks * tpace_mc_kernel_groups(kb, fuse, last) * m->kernels_per_step;
     tpace_u128 h2d_planes, computed;
     r.d2d = 0;
     if (c.schedule == TPACE_MODEL_INCORE) {
@@ -229,7 +283,8 @@ static inline tpace_mc_block tpace_mc_block_of(const tpace_model *m, const tpace
         h2d_planes = n + up;
     } else {
         tpace_u128 up = tpace_mc_upper(w->n, c.b, m->h_hi);
-        r.d2d = (tpace_u128)(n_chunks - 1) * tpace_mc_handover(m, kb) * dev_plane;
+        tpace_u128 strips = (tpace_u128)tpace_mc_strip_planes(m, c, n_chunks) * w->plane * m->strip_elem_bytes;
+        r.d2d = (tpace_u128)(n_chunks - 1) * (tpace_mc_handover(m, kb) * dev_plane + strips);
         h2d_planes = n + up;
         computed = n * kb128;
     }
@@ -239,11 +294,25 @@ static inline tpace_mc_block tpace_mc_block_of(const tpace_model *m, const tpace
     return r;
 }
 
-static inline double tpace_mc_point_cost(const tpace_model *m)
+/* Points a fused kernel computes per point it keeps along the cut axis: each segment of
+ * rows streams steps x reach more (predict.rs fuse_row_overhead). */
+static inline double tpace_mc_fuse_row_overhead(const tpace_model *m, tpace_u64 plane, tpace_u64 rows, tpace_u64 fuse)
 {
-    double mem = m->bytes_per_point / m->kernel_bps;
-    double flops = m->peak_flops > 0 ? m->flops_per_point / m->peak_flops : 0.0;
-    return mem > flops ? mem : flops;
+    tpace_u64 keep = m->fuse_keep[fuse] < 1 ? 1 : m->fuse_keep[fuse];
+    tpace_u64 reach = m->h_lo + m->h_hi;
+    tpace_u64 seg = tpace_mc_fuse_segment(rows, (plane + keep - 1) / keep, fuse, reach);
+    return (double)(seg + fuse * reach) / (double)seg;
+}
+
+static inline double tpace_mc_point_cost(const tpace_model *m, tpace_u64 fuse, tpace_u64 plane, tpace_u64 rows)
+{
+    double steps = fuse > 1 ? (double)fuse : 1.0;
+    double overhead = fuse > 1 ? m->fuse_overhead[fuse] * tpace_mc_fuse_row_overhead(m, plane, rows, fuse) : 1.0;
+    double mem = m->bytes_per_point / m->kernel_bps * overhead / steps;
+    double flops = (m->peak_flops > 0 ? m->flops_per_point / m->peak_flops : 0.0) * overhead;
+    double floor = fuse > 1 ? m->fused_point_s * overhead : 0.0;
+    double cost = mem > flops ? mem : flops;
+    return cost > floor ? cost : floor;
 }
 
 static inline double tpace_mc_max(double a, double b) { return a > b ? a : b; }
@@ -267,10 +336,11 @@ static inline double tpace_mc_pipeline(const tpace_model *m, tpace_u64 chunks, t
     return first + (double)(chunks - 1) * cycle;
 }
 
-static inline double tpace_mc_block_time(const tpace_model *m, tpace_model_config c, tpace_u64 n_chunks,
-                                         tpace_u64 slots, const tpace_mc_block *b)
+static inline double tpace_mc_block_time(const tpace_model *m, const tpace_model_run *w, tpace_model_config c,
+                                         tpace_u64 n_chunks, tpace_u64 slots, const tpace_mc_block *b)
 {
-    double kernel = (double)b->points * tpace_mc_point_cost(m) + (double)b->launches * m->launch_s +
+    double kernel = (double)b->points * tpace_mc_point_cost(m, tpace_mc_fuse_for(m, c, n_chunks), w->plane, c.b) +
+                    (double)b->launches * m->launch_s +
                     2.0 * (double)b->d2d / m->memory_bps;
     if (c.schedule == TPACE_MODEL_INCORE)
         return (double)b->h2d / m->h2d_bps + kernel + (double)b->d2h / m->d2h_bps;
@@ -312,8 +382,8 @@ static inline void tpace_mc_predict_streams(const tpace_model *m, const tpace_mo
         double total = 0.0;
         if (w->steps > 0) {
             if (full_blocks > 0)
-                total += tpace_mc_block_time(m, ci, n_chunks, slots, &full) * (double)full_blocks;
-            total += tpace_mc_block_time(m, ci, n_chunks, slots, &last) * 1.0;
+                total += tpace_mc_block_time(m, w, ci, n_chunks, slots, &full) * (double)full_blocks;
+            total += tpace_mc_block_time(m, w, ci, n_chunks, slots, &last) * 1.0;
         }
         seconds[i] = total;
     }
@@ -397,6 +467,7 @@ typedef struct tpace_model_choice {
     double seconds;           /* predicted wall time */
     tpace_u128 device_bytes;  /* device memory it allocates */
     tpace_u128 smallest;      /* the least memory of any candidate (when none fits) */
+    tpace_u64 fuse;           /* steps per kernel the search assumed (the model's fuse) */
 } tpace_model_choice;
 
 /* The fastest plan (then the smallest) under `cap` bytes (0: no limit), over the same
@@ -473,6 +544,29 @@ static inline tpace_model_choice tpace_model_choose(const tpace_model *m, const 
         }
     }
     return best;
+}
+
+/* tpace_model_choose, and where the kernels can advance several steps each and
+ * `fixed_fuse` is 0, the same with one step per kernel: the faster (then smaller) of
+ * the two, the fused one on a tie (search.rs `choose`). */
+static inline tpace_model_choice tpace_model_choose_fused(const tpace_model *m, const tpace_model_run *w, tpace_u128 cap,
+                                                          int fixed_schedule, tpace_u64 fixed_k, tpace_u64 fixed_b,
+                                                          tpace_u64 fixed_streams, int fixed_fuse)
+{
+    tpace_model_choice fused = tpace_model_choose(m, w, cap, fixed_schedule, fixed_k, fixed_b, fixed_streams);
+    fused.fuse = m->fuse;
+    if (m->fuse <= 1 || fixed_fuse)
+        return fused;
+    tpace_model one = *m;
+    one.fuse = 1;
+    tpace_model_choice single = tpace_model_choose(&one, w, cap, fixed_schedule, fixed_k, fixed_b, fixed_streams);
+    single.fuse = 1;
+    if (!fused.found)
+        return single;
+    if (single.found && (single.seconds < fused.seconds ||
+                         (single.seconds == fused.seconds && single.device_bytes < fused.device_bytes)))
+        return single;
+    return fused;
 }
 
 /* ==== end of tpace runtime, model part ==== */

@@ -221,12 +221,14 @@ static inline int tpace_fuse_for(const tpace_plan *p)
 }
 
 /* Planes of each fused-mmtb hand-over strip for blocks of k steps: skew + reach_lo
- * rows for every step of a block but the first (0 when nothing is handed over). */
+ * rows for each intermediate step of a fused group (fuse - 1 per group of fuse steps;
+ * 0 when nothing is handed over). */
 static inline long tpace_strip_planes_for(const tpace_plan *p, int k)
 {
-    if (tpace_fuse_for(p) <= 1 || p->schedule != TPACE_MMTB || p->nchunks <= 1)
+    const int fuse = tpace_fuse_for(p);
+    if (fuse <= 1 || p->schedule != TPACE_MMTB || p->nchunks <= 1)
         return 0;
-    return (long)(k - 1) * (p->s.skew + p->s.reach_lo);
+    return (long)(k / fuse) * (fuse - 1) * (p->s.skew + p->s.reach_lo);
 }
 
 /* Planes one chunk buffer holds for blocks of k steps. */
@@ -380,6 +382,7 @@ static inline void tpace_plan_init(tpace_rt *r, const tpace_shape *shape)
             p->strip_plane_bytes = p->s.plane * r->arrays[a].elem;
     /* Steps per kernel: TPACE_FUSE, else the program's default (one where it has no fused kernels). */
     int fuse_wanted = shape->fuse_max > 1 ? (int)tpace_env_long("TPACE_FUSE", shape->fuse_default, 1, shape->fuse_max) : 1;
+    const int fuse_set = shape->fuse_max > 1 && getenv("TPACE_FUSE") != NULL && *getenv("TPACE_FUSE") != '\0';
     if (tpace_dev_reduces_on_device())
         for (int i = 0; i < r->nreductions; i++)
             p->reduction_bytes += (size_t)p->s.steps * r->reductions[i].elem;
@@ -392,6 +395,12 @@ static inline void tpace_plan_init(tpace_rt *r, const tpace_shape *shape)
     long env_streams = tpace_env_long("TPACE_STREAMS", 0, 1, TPACE_MAX_SLOTS - 1);
     const int set[4] = {schedule >= 0, env_k > 0, env_b > 0, env_streams > 0};
     const tpace_model *m = shape->model;
+    tpace_model fused_model; /* the model with the step count TPACE_FUSE asks for */
+    if (m && m->fuse != (tpace_u64)fuse_wanted) {
+        fused_model = *m;
+        fused_model.fuse = (tpace_u64)fuse_wanted;
+        m = &fused_model;
+    }
     const tpace_model_run run = {(tpace_u64)p->s.n, (tpace_u64)p->s.plane, (tpace_u64)p->s.steps};
     long model_b = 0;
     int by_model = 0;
@@ -399,10 +408,17 @@ static inline void tpace_plan_init(tpace_rt *r, const tpace_shape *shape)
         tpace_u128 model_cap = p->budget ? (tpace_u128)p->budget : (tpace_u128)m->memory_bytes;
         /* The model plans the grid's buffers; the reductions' per-step slots come on top. */
         model_cap = model_cap > p->reduction_bytes ? model_cap - p->reduction_bytes : 0;
-        tpace_model_choice c = tpace_model_choose(m, &run, model_cap, schedule >= 0 ? tpace_model_of_schedule[schedule] : -1,
-                                                  (tpace_u64)env_k, (tpace_u64)env_b, (tpace_u64)env_streams);
+        tpace_model_choice c =
+            tpace_model_choose_fused(m, &run, model_cap, schedule >= 0 ? tpace_model_of_schedule[schedule] : -1,
+                                     (tpace_u64)env_k, (tpace_u64)env_b, (tpace_u64)env_streams, fuse_set);
         if (c.found) {
             by_model = 1;
+            fuse_wanted = (int)c.fuse;
+            if (m->fuse != c.fuse) { /* the model without fused kernels won: predict with it too */
+                fused_model = *m;
+                fused_model.fuse = c.fuse;
+                m = &fused_model;
+            }
             schedule = tpace_schedule_of_model[c.best.schedule];
             env_k = (long)c.best.k;
             model_b = (long)c.best.b;
@@ -506,17 +522,20 @@ typedef struct tpace_fuse_args {
     long seg_lo, seg_hi, seg; /* rows the launch covers, seg of them per block */
     long level0;              /* the group's first step within the block */
     long skew, strip_rows;    /* strips: the rows of step m of the block are the strip_rows rows below */
-    long edge_in, edge_out;   /* edge - (m - 1) * skew, in strip_in and in strip_out */
+    long edge_in, edge_out;   /* edge - (m - 1) * skew, in strip_in and in strip_out; the j-th */
+                              /* intermediate step of the block has the j-th strip_rows planes */
     const void *strip_in;     /* the predecessor's rows of the intermediate steps (NULL: none) */
     void *strip_out;          /* this chunk's rows of them, for its successor (NULL: none) */
 } tpace_fuse_args;
 
 /* Fill the arguments of a fused kernel that runs steps [i, i + len) of chunk ch's block
  * for a sweep whose windows trail by tau and whose rows along the cut axis are
- * [box_lo, box_hi); seg rows per block. Returns the number of segments (0: no row of
- * any step's window is in the box, nothing to launch). */
-static inline long tpace_fuse_setup(tpace_rt *r, const tpace_chunk *ch, int i, int len, long tau, long box_lo,
-                                    long box_hi, long seg, int array, tpace_fuse_args *f)
+ * [box_lo, box_hi); `tiles` blocks cover the other axes, and a step reads `reach` rows
+ * along the cut axis (below plus above). Returns the number of segments of rows (0:
+ * no row of any step's window is in the box, nothing to launch). */
+TPACE_MAYBE_UNUSED static inline long tpace_fuse_setup(tpace_rt *r, const tpace_chunk *ch, int i, int len, long tau,
+                                                       long box_lo, long box_hi, long tiles, long reach, int array,
+                                                       tpace_fuse_args *f)
 {
     const tpace_plan *p = &r->plan;
     const tpace_array *arr = &r->arrays[array];
@@ -534,7 +553,9 @@ static inline long tpace_fuse_setup(tpace_rt *r, const tpace_chunk *ch, int i, i
     }
     f->seg_lo = lo;
     f->seg_hi = hi;
-    f->seg = seg;
+    f->seg = (long)tpace_mc_fuse_segment((tpace_u64)TPACE_MAX(hi - lo, 0L), (tpace_u64)TPACE_MAX(tiles, 1L),
+                                         (tpace_u64)len, (tpace_u64)reach);
+    const long seg = f->seg;
     f->level0 = i;
     f->skew = p->s.skew;
     f->strip_rows = p->s.skew + p->s.reach_lo;
@@ -666,7 +687,7 @@ static inline size_t tpace_planes_bytes(const tpace_rt *r, const tpace_array *a,
 }
 
 /* Swap: whether step i of the chunk's block runs swapped (all but the loop's last step). */
-static inline int tpace_swap_step(const tpace_chunk *ch, int i)
+TPACE_MAYBE_UNUSED static inline int tpace_swap_step(const tpace_chunk *ch, int i)
 {
     return !(ch->last_block && i == ch->kb - 1);
 }

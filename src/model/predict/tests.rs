@@ -33,6 +33,10 @@ pub(crate) fn jacobi(n: u64, plane: u64, steps: u64) -> Workload {
         handover_below: 2,
         upload_above: 1,
         extra_bytes_per_point: 0,
+        fuse: 1,
+        fuse_overhead: vec![1.0; 5],
+        strip_elem_bytes: 0,
+        fuse_keep: vec![1; 5],
     }
 }
 
@@ -63,6 +67,10 @@ fn stencil(n: u64, plane: u64, steps: u64, h: u64) -> Workload {
         handover_below: 2 * h,
         upload_above: h,
         extra_bytes_per_point: 0,
+        fuse: 1,
+        fuse_overhead: vec![1.0; 5],
+        strip_elem_bytes: 0,
+        fuse_keep: vec![1; 5],
     }
 }
 
