@@ -152,3 +152,100 @@ fn the_shuffled_streams_catch_a_missing_wait() {
         eprintln!("{name}: caught under seed {s}: {d}");
     }
 }
+
+/// Fused kernels (several steps per launch) on the emulation: the intact program
+/// fuses 4 steps and is right under every seed; a missing barrier, a strip not
+/// handed over or not read, intermediate steps sharing one strip, and a buffer
+/// swap per step instead of per group each give a wrong answer.
+#[test]
+fn the_emulation_catches_broken_fused_kernels() {
+    let tc = Toolchain::detect();
+    let dir = tempfile::tempdir().expect("scratch folder");
+    let steps = 9;
+    let seq = jacobi_reference(&tc, dir.path(), steps);
+    let intact = build_ok(
+        &tc,
+        &broken_jacobi(
+            Target::Cuda,
+            "__syncthreads();\n            float tp_val",
+            "__syncthreads();\n            float tp_val",
+        ),
+        dir.path(),
+        "intact",
+        Flavour::CudaEmulation,
+    );
+    let breaks = [
+        (
+            "barrier_missing",
+            "__syncthreads();\n            float tp_val",
+            "float tp_val",
+        ),
+        (
+            "strip_not_handed_over",
+            "        if (arr->strip_out[prev->slot] != NULL)\n",
+            "        if (0)\n",
+        ),
+        (
+            "strip_not_read",
+            "tp_sin != NULL && tp_q < tp_f.wlo",
+            "tp_sin == NULL && tp_q < tp_f.wlo",
+        ),
+        (
+            "one_strip_for_every_intermediate_step",
+            "tp_j = tp_f.level0 / TP_T * (TP_T - 1) + tp_l - 1;",
+            "tp_j = tp_f.level0 / TP_T * (TP_T - 1);",
+        ),
+        (
+            "swap_per_step_not_per_group",
+            "        return (i + p->fuse - 1) / p->fuse;\n",
+            "        return i;\n",
+        ),
+    ];
+    let configs = [params("mmtb", 8, 7, 3), params("incore", 9, 1, 1)];
+    for p in &configs {
+        for s in 1..=4 {
+            let ok = run_with(
+                &intact.binary,
+                steps,
+                p,
+                &seed(s),
+                &dir.path().join("i.dump"),
+            );
+            assert_eq!(
+                first_difference(&seq.dump, &ok.dump),
+                None,
+                "the intact program differs under seed {s}, {p:?}"
+            );
+            assert_eq!(
+                ok.report.get("fuse").map(String::as_str),
+                Some("4"),
+                "{}",
+                ok.stderr
+            );
+        }
+    }
+    for (name, from, to) in breaks {
+        let built = build_ok(
+            &tc,
+            &broken_jacobi(Target::Cuda, from, to),
+            dir.path(),
+            name,
+            Flavour::CudaEmulation,
+        );
+        let caught = configs.iter().find_map(|p| {
+            (1..=4).find_map(|s| {
+                let got = run_with(
+                    &built.binary,
+                    steps,
+                    p,
+                    &seed(s),
+                    &dir.path().join("b.dump"),
+                );
+                first_difference(&seq.dump, &got.dump).map(|d| (s, d))
+            })
+        });
+        let (s, d) =
+            caught.unwrap_or_else(|| panic!("{name}: the broken fused kernel went unnoticed"));
+        eprintln!("{name}: caught under seed {s}: {d}");
+    }
+}

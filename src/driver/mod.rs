@@ -74,12 +74,13 @@ pub fn translate_for(
     let p = &compiled.program;
     analysis::validate_target(p, target)
         .map_err(|d| Failure(diag::render(&p.path, &p.source, &d)))?;
-    let constants = crate::model::cmodel::program_model(compiled, profile, target.fuses_steps()).map_err(|e| {
-        Failure(format!(
-            "error: {e}\n  help: give --machine a profile with those figures (bundled: {})\n",
-            crate::model::profile::bundled_names().join(", ")
-        ))
-    })?;
+    let constants = crate::model::cmodel::program_model(compiled, profile, target.fuses_steps())
+        .map_err(|e| {
+            Failure(format!(
+                "error: {e}\n  help: give --machine a profile with those figures (bundled: {})\n",
+                crate::model::profile::bundled_names().join(", ")
+            ))
+        })?;
     let model = back::common::PlannedFor {
         machine: profile.name.clone(),
         constants,

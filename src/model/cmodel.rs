@@ -133,7 +133,11 @@ pub fn initializer(w: &Workload, m: &Machine) -> String {
 /// The file-scope definition of `tpace_program_model` for a compiled program on
 /// `profile`, with a comment naming the profile; `fuses`: whether the target's
 /// kernels advance several steps each.
-pub fn program_model(compiled: &Compiled, profile: &Profile, fuses: bool) -> Result<String, String> {
+pub fn program_model(
+    compiled: &Compiled,
+    profile: &Profile,
+    fuses: bool,
+) -> Result<String, String> {
     let machine = Machine::from_profile(profile)?;
     let rank = compiled.program.pipeline.grid.rank();
     // The coefficients do not depend on the extents; the run supplies its own.

@@ -289,9 +289,8 @@ pub fn handover(w: &Workload, k: u64) -> u64 {
 /// `tpace_fuse_for`): the program's fused step count, except for naive and for
 /// mmtb chunks narrower than a strip's `skew + h_lo` rows.
 pub fn fuse_for(w: &Workload, c: Config) -> u64 {
-    let narrow = c.schedule == Schedule::Mmtb
-        && chunks::count(w.n, c.b) > 1
-        && c.b < w.skew + w.h_lo;
+    let narrow =
+        c.schedule == Schedule::Mmtb && chunks::count(w.n, c.b) > 1 && c.b < w.skew + w.h_lo;
     if w.fuse <= 1 || c.schedule == Schedule::Naive || narrow {
         1
     } else {
@@ -483,8 +482,9 @@ fn block(w: &Workload, c: Config, n_chunks: u64, kb: u64, last: bool) -> Block {
     let n = u128::from(w.n);
     let kb128 = u128::from(kb);
     let fuse = fuse_for(w, c);
-    let launches =
-        u128::from(n_chunks) * u128::from(kernel_groups(kb, fuse, last)) * u128::from(w.kernels_per_step);
+    let launches = u128::from(n_chunks)
+        * u128::from(kernel_groups(kb, fuse, last))
+        * u128::from(w.kernels_per_step);
     let (h2d_planes, d2d_bytes, computed_planes) = match c.schedule {
         Schedule::Incore => (n, 0, n * kb128),
         Schedule::Naive | Schedule::Mm => {

@@ -97,7 +97,11 @@ pub fn choose(w: &Workload, m: &Machine, cap: Option<u128>) -> Result<Choice, St
         cap,
     );
     match (fused, single) {
-        (Ok(f), Ok(s)) => Ok(if faster(&s.best, &f.best).is_lt() { s } else { f }),
+        (Ok(f), Ok(s)) => Ok(if faster(&s.best, &f.best).is_lt() {
+            s
+        } else {
+            f
+        }),
         (Ok(f), Err(_)) => Ok(f),
         (Err(_), s) => s,
     }

@@ -148,3 +148,50 @@ pub fn fusion(program: &Program, facts: &Facts, swap: Option<Swap>, skew: &Skew)
         .all(|(b, h)| i64::from(*b) > 2 * i64::from(MAX_STEPS) * h);
     fits.then_some(fusion)
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::driver::compile_source;
+
+    fn fusion_of(name: &str, src: &str) -> Option<super::Fusion> {
+        compile_source(name, src).expect("compiles").plan.fusion
+    }
+
+    #[test]
+    fn jacobi_and_heat3d_fuse_the_others_do_not() {
+        let j = fusion_of("jacobi2d.c", include_str!("../../examples/jacobi2d.c"))
+            .expect("jacobi fuses");
+        assert_eq!(
+            (j.reach_lo, j.reach_hi, j.inner_reach.clone()),
+            (1, 1, vec![1])
+        );
+        assert_eq!((j.default_steps, j.block.clone()), (4, vec![256]));
+        assert_eq!(j.keep(4), 248);
+        assert!((j.overhead(4) - 256.0 / 248.0).abs() < 1e-12);
+        let h =
+            fusion_of("heat3d.c", include_str!("../../examples/heat3d.c")).expect("heat3d fuses");
+        assert_eq!((h.default_steps, h.keep(2)), (2, 12 * 28));
+        // One dimension (no tile to share), reductions, several sweeps per step.
+        for (name, src) in [
+            ("heat1d.c", include_str!("../../examples/heat1d.c")),
+            ("himeno.c", include_str!("../../examples/himeno.c")),
+            ("cip2d.c", include_str!("../../examples/cip2d.c")),
+            ("fdtd2d.c", include_str!("../../examples/fdtd2d.c")),
+        ] {
+            assert_eq!(fusion_of(name, src), None, "{name}");
+        }
+    }
+
+    #[test]
+    fn a_diagonal_read_or_a_constant_array_keeps_one_step_per_kernel() {
+        let jacobi = include_str!("../../examples/jacobi2d.c");
+        let star = "(a[x - 1][y] + a[x + 1][y] + a[x][y - 1] + a[x][y + 1]) / 4.0";
+        assert!(jacobi.contains(star));
+        let diagonal = jacobi.replace(
+            star,
+            "(a[x - 1][y - 1] + a[x + 1][y] + a[x][y - 1] + a[x][y + 1]) / 4.0",
+        );
+        assert_eq!(fusion_of("diagonal.c", &diagonal), None);
+        assert!(fusion_of("jacobi2d.c", jacobi).is_some());
+    }
+}

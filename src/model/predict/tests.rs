@@ -287,3 +287,50 @@ fn zero_steps_cost_nothing() {
     assert_eq!((p.blocks, p.h2d_bytes, p.points), (0, 0, 0));
     assert_eq!(p.total_s, 0.0);
 }
+
+/// The runtime's grouping of fused steps: groups of `fuse` swapped steps, the
+/// rest (and the loop's last, unswapped step) one kernel each.
+#[test]
+fn fused_steps_group_as_the_runtime_groups_them() {
+    assert_eq!(kernel_groups(8, 1, false), 8);
+    assert_eq!(kernel_groups(8, 4, false), 2);
+    assert_eq!(kernel_groups(8, 4, true), 1 + 4); // 4 fused, 3 single, the last step
+    assert_eq!(kernel_groups(13, 4, false), 3 + 1);
+    assert_eq!(kernel_groups(3, 4, false), 3);
+    assert_eq!(kernel_groups(0, 4, true), 0);
+}
+
+/// Strips and fusion: off for naive and for mmtb chunks narrower than a strip,
+/// `k / fuse · (fuse - 1)` intermediate steps of `skew + h_lo` rows otherwise.
+#[test]
+fn fused_mmtb_strips_and_when_fusion_is_off() {
+    let mut w = jacobi(1000, 600, 64);
+    (w.skew, w.fuse, w.strip_elem_bytes) = (1, 4, 4);
+    let mmtb = cfg(Schedule::Mmtb, 9, 100, 3);
+    assert_eq!(fuse_for(&w, mmtb), 4);
+    assert_eq!(strip_planes(&w, mmtb), 9 / 4 * 3 * 2);
+    assert_eq!(fuse_for(&w, cfg(Schedule::Naive, 1, 100, 3)), 1);
+    assert_eq!(
+        fuse_for(&w, cfg(Schedule::Mmtb, 9, 1, 3)),
+        1,
+        "b < skew + h_lo"
+    );
+    assert_eq!(strip_planes(&w, cfg(Schedule::Mmtb, 9, 1, 3)), 0);
+    assert_eq!(
+        strip_planes(&w, cfg(Schedule::Mm, 9, 100, 3)),
+        0,
+        "mm hands nothing over"
+    );
+    assert_eq!(
+        strip_planes(&w, cfg(Schedule::Mmtb, 9, 1000, 3)),
+        0,
+        "one chunk"
+    );
+    // The strips add to the device memory: two per slot.
+    let plain = Workload {
+        fuse: 1,
+        ..w.clone()
+    };
+    let extra = device_bytes(&w, mmtb) - device_bytes(&plain, mmtb);
+    assert_eq!(extra, 3 * 2 * 12 * 600 * 4); // 3 slots, in and out, 12 planes of 600 floats
+}
