@@ -8,7 +8,7 @@ use super::{Compiled, Failure, today, translate_for, write_atomically};
 use crate::back::Target;
 use crate::model::expr::Macros;
 use crate::model::report::parse_bytes;
-use crate::model::search::choose;
+use crate::model::search::choose_at;
 use crate::model::{self, Config, Machine, Profile, Workload, predict, workload};
 use crate::plan::Schedule;
 use std::collections::BTreeMap;
@@ -703,7 +703,13 @@ pub fn tune(
         // Under a cap, fractions of the widest chunk that fits rather than of the grid.
         let within = mem_cap.and_then(|cap| {
             let w = Workload::from_compiled(compiled, &extents, steps.unwrap_or(1)).ok()?;
-            default_bs_within(&w, &schedules, &ks, &ss, cap)
+            default_bs_within(
+                &swept_workload(w, req.target, compiled),
+                &schedules,
+                &ks,
+                &ss,
+                cap,
+            )
         });
         within.unwrap_or_else(|| default_bs(extents[0]))
     } else {
@@ -744,7 +750,8 @@ pub fn tune(
     let machine = Machine::from_profile(&profile);
     let wl = steps
         .ok_or_else(|| "the step count is unknown (give --steps N)".to_string())
-        .and_then(|s| Workload::from_compiled(compiled, &extents, s));
+        .and_then(|s| Workload::from_compiled(compiled, &extents, s))
+        .map(|w| swept_workload(w, req.target, compiled));
     let model = match (&machine, &wl) {
         (Ok(m), Ok(w)) => Ok((m, w)),
         (Err(e), _) | (_, Err(e)) => Err(e.clone()),
@@ -847,7 +854,7 @@ pub fn tune(
                 (Some(c), Some(mb)) => Some(c.min(mb as u128)),
                 (c, mb) => c.or(mb.map(|mb| mb as u128)),
             };
-            match choose(w, m, cap) {
+            match choose_at(w, m, cap) {
                 Err(e) => {
                     let _ = writeln!(s, "model's pick: none ({e})");
                 }
@@ -952,6 +959,25 @@ pub fn tune(
         results,
         out: out_dir,
     })
+}
+
+/// The workload of the programs the sweep runs: one step per kernel for a target
+/// whose kernels do not fuse steps; for CUDA, the program's fused step count, or
+/// the one `TPACE_FUSE` in the environment sets (the runs inherit it).
+fn swept_workload(w: Workload, target: Target, compiled: &Compiled) -> Workload {
+    if !target.fuses_steps() {
+        return w.with_fusion(None, &compiled.program.pipeline.arrays);
+    }
+    let set = std::env::var("TPACE_FUSE")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    match set {
+        Some(f) if f >= 1 && w.fuse > 1 => Workload {
+            fuse: f.min(crate::plan::MAX_FUSED_STEPS.into()),
+            ..w
+        },
+        _ => w,
+    }
 }
 
 #[cfg(test)]

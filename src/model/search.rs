@@ -107,8 +107,9 @@ pub fn choose(w: &Workload, m: &Machine, cap: Option<u128>) -> Result<Choice, St
     }
 }
 
-/// [`choose`] for the workload's own number of steps per kernel.
-fn choose_at(w: &Workload, m: &Machine, cap: Option<u128>) -> Result<Choice, String> {
+/// [`choose`] for the workload's own number of steps per kernel only (what
+/// `tpace tune` compares with, since its runs all fuse alike).
+pub fn choose_at(w: &Workload, m: &Machine, cap: Option<u128>) -> Result<Choice, String> {
     let cap = cap.or(m.memory_bytes.map(|b| b as u128));
     // The four best plans of each schedule, fastest first.
     let mut tops: Vec<Vec<Prediction>> = vec![Vec::new(); Schedule::ALL.len()];
