@@ -232,44 +232,54 @@ fn the_model_counts_device_memory_as_the_runtime_allocates_it() {
     use tpace::model::predict::{Config, Schedule, device_bytes};
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/jacobi2d.c");
     let compiled = tpace::driver::compile_file(&path).expect("compiles");
-    let text = tpace::driver::translate(&compiled, Target::Openacc).expect("translates");
     let tc = Toolchain::detect();
     let dir = tempfile::tempdir().expect("scratch folder");
-    let built = build(&tc, &text, dir.path(), "j", Flavour::Openacc).expect("builds");
     let steps = 13;
-    let w = Workload::from_compiled(&compiled, &[1000, 600], steps).expect("workload");
-    for (schedule, name, k, b, streams) in [
-        (Schedule::Mmtb, "mmtb", 7, 250, 3),
-        (Schedule::Mmtb, "mmtb", 4, 100, 1),
-        (Schedule::Mm, "mm", 5, 300, 2),
-        (Schedule::Naive, "naive", 1, 128, 2),
-        (Schedule::Incore, "incore", 13, 1000, 1),
+    // OpenACC runs one step per kernel; CUDA fuses 4 (and mmtb's strips take memory).
+    for (target, flavour) in [
+        (Target::Openacc, Flavour::Openacc),
+        (Target::Cuda, Flavour::CudaEmulation),
     ] {
-        let params = Params {
-            schedule: Some(name.into()),
-            k: Some(k),
-            chunk: Some(b),
-            streams: Some(streams),
-        };
-        let run = execute(
-            &built.binary,
-            &[steps.to_string()],
-            &params.env(),
-            &dir.path().join("d.dump"),
-        )
-        .expect("runs");
-        let reported: u128 = run.report["device_bytes"].parse().expect("device_bytes");
-        let config = Config {
-            schedule,
-            k,
-            b,
-            streams,
-        };
-        assert_eq!(
-            device_bytes(&w, config),
-            reported,
-            "{name} k={k} b={b} streams={streams}"
-        );
+        let text = tpace::driver::translate(&compiled, target).expect("translates");
+        let built = build(&tc, &text, dir.path(), "j", flavour).expect("builds");
+        let mut w = Workload::from_compiled(&compiled, &[1000, 600], steps).expect("workload");
+        if !target.fuses_steps() {
+            w = w.with_fusion(None, &compiled.program.pipeline.arrays);
+        }
+        for (schedule, name, k, b, streams) in [
+            (Schedule::Mmtb, "mmtb", 7, 250, 3),
+            (Schedule::Mmtb, "mmtb", 4, 100, 1),
+            (Schedule::Mm, "mm", 5, 300, 2),
+            (Schedule::Naive, "naive", 1, 128, 2),
+            (Schedule::Incore, "incore", 13, 1000, 1),
+        ] {
+            let params = Params {
+                schedule: Some(name.into()),
+                k: Some(k),
+                chunk: Some(b),
+                streams: Some(streams),
+            };
+            let run = execute(
+                &built.binary,
+                &[steps.to_string()],
+                &params.env(),
+                &dir.path().join("d.dump"),
+            )
+            .expect("runs");
+            let reported: u128 = run.report["device_bytes"].parse().expect("device_bytes");
+            let config = Config {
+                schedule,
+                k,
+                b,
+                streams,
+            };
+            assert_eq!(
+                device_bytes(&w, config),
+                reported,
+                "{} {name} k={k} b={b} streams={streams}",
+                target.name()
+            );
+        }
     }
 }
 

@@ -4,10 +4,10 @@
 //! runtime (`tpace_fuse_setup`, `tpace_group_steps`) groups the steps and hands
 //! the intermediate steps' rows from chunk to chunk. This file only prints.
 
-use super::{kernel_name, scalar_args, scalar_params};
+use super::{kernel_name, per_point_locals, scalar_args, scalar_params};
 use crate::analysis::Facts;
 use crate::back::common::{mentions, rewritten_body_with, sweep_summary};
-use crate::ir::{AccessKind, Program, ScalarRole};
+use crate::ir::{AccessKind, Program};
 use crate::plan::{Fusion, MAX_FUSED_STEPS, Plan};
 use std::fmt::Write;
 
@@ -224,20 +224,7 @@ pub fn kernel(program: &Program, facts: &Facts, f: &Fusion) -> String {
             .unwrap();
         }
     }
-    for sc in sweep
-        .scalars
-        .iter()
-        .filter(|s| s.role == ScalarRole::PerPoint)
-    {
-        if let Some(ty) = &sc.ty {
-            writeln!(
-                w,
-                "{pad}{ty} {}; /* written at each point before use */",
-                sc.name
-            )
-            .unwrap();
-        }
-    }
+    w.push_str(&per_point_locals(sweep, &pad));
     writeln!(w, "{pad}{body}").unwrap();
     w.push_str(
         "                }\n\

@@ -217,20 +217,7 @@ fn kernels(program: &Program, facts: &Facts) -> String {
             .unwrap();
         }
         let pad = "    ".repeat(rank + 1);
-        for sc in sweep
-            .scalars
-            .iter()
-            .filter(|s| s.role == ScalarRole::PerPoint)
-        {
-            if let Some(ty) = &sc.ty {
-                writeln!(
-                    w,
-                    "{pad}{ty} {}; /* written at each point before use */",
-                    sc.name
-                )
-                .unwrap();
-            }
-        }
+        w.push_str(&per_point_locals(sweep, &pad));
         w.push_str(&reduce::point_begin(program, s, &pad));
         writeln!(w, "{pad}{body}").unwrap();
         if !reductions.is_empty() {
@@ -259,6 +246,26 @@ fn kernels(program: &Program, facts: &Facts) -> String {
         w.push_str("}\n");
     }
     w.push('\n');
+    w
+}
+
+/// Declarations of a sweep's per-point temporaries (Himeno's `s0`): kernel locals.
+fn per_point_locals(sweep: &Sweep, pad: &str) -> String {
+    let mut w = String::new();
+    for sc in sweep
+        .scalars
+        .iter()
+        .filter(|s| s.role == ScalarRole::PerPoint)
+    {
+        if let Some(ty) = &sc.ty {
+            writeln!(
+                w,
+                "{pad}{ty} {}; /* written at each point before use */",
+                sc.name
+            )
+            .unwrap();
+        }
+    }
     w
 }
 
