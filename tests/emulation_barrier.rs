@@ -237,10 +237,15 @@ int main(void)
 /// Compile `main` (with the emulation, the host helpers and the kernels ahead
 /// of it) as a generated program's emulated build is compiled, warnings as errors.
 fn build(dir: &Path, name: &str, main: &str) -> PathBuf {
+    build_with(dir, name, "", main)
+}
+
+/// [`build`] with `defines` ahead of everything.
+fn build_with(dir: &Path, name: &str, defines: &str, main: &str) -> PathBuf {
     let source = dir.join(format!("{name}.cpp"));
     let binary = dir.join(name);
     let text = format!(
-        "#include <cstdio>\n#include <cstdlib>\n#include <cstring>\n{EMULATION}\n{HOST}\n{KERNELS}\n{main}"
+        "{defines}#include <cstdio>\n#include <cstdlib>\n#include <cstring>\n{EMULATION}\n{HOST}\n{KERNELS}\n{main}"
     );
     std::fs::write(&source, text).expect("write the program");
     let cxx = std::env::var("CXX").unwrap_or_else(|_| "g++".into());
@@ -280,9 +285,19 @@ fn stdout(out: &Output) -> String {
 #[test]
 fn kernels_with_barriers_are_right_under_every_seed() {
     let dir = tempfile::tempdir().expect("scratch folder");
-    let binary = build(dir.path(), "good", MAIN_GOOD);
-    for seed in [0, 1, 2, 3, 7, 42, 1234567] {
-        let out = run(&binary, seed);
+    // The x86-64 switch where there is one, and the portable swapcontext path.
+    let fast = build(dir.path(), "good", MAIN_GOOD);
+    let portable = build_with(
+        dir.path(),
+        "good_ucontext",
+        "#define TPACE_EMU_UCONTEXT\n",
+        MAIN_GOOD,
+    );
+    for (binary, seed) in [0, 1, 2, 3, 7, 42, 1234567]
+        .into_iter()
+        .flat_map(|seed| [(&fast, seed), (&portable, seed)])
+    {
+        let out = run(binary, seed);
         assert!(
             out.status.success() && stdout(&out) == "ok\n",
             "seed {seed}: status {:?}\n{}{}",

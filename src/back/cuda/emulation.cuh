@@ -209,7 +209,7 @@ static inline void tpace_emu_launch(dim3 grid, dim3 block, cudaStream_t s, F ker
 namespace tpace_emu {
 struct fiber {
     void *sp;      /* x86-64: the stack pointer it resumes at */
-#if !defined(__x86_64__)
+#if !(defined(__x86_64__) && defined(__ELF__) && !defined(TPACE_EMU_UCONTEXT))
     ucontext_t ctx;
 #endif
     dim3 tid;
@@ -218,11 +218,12 @@ struct fiber {
 static const size_t fiber_stack = 256 << 10;
 static fiber *sync_current = NULL;                    /* the thread running; NULL outside TPACE_LAUNCH_SYNC */
 static const std::function<void()> *sync_body = NULL; /* the kernel call of the running launch */
-#if defined(__x86_64__)
+#if defined(__x86_64__) && defined(__ELF__) && !defined(TPACE_EMU_UCONTEXT)
 /* Switching threads at every barrier of every row is the emulation's hot spot:
  * swapcontext makes a system call each time (for the signal mask), this switch
  * only saves the callee-saved registers on the old stack and pops them from the
- * new one. A fresh stack "returns" into sync_entry. */
+ * new one. A fresh stack "returns" into sync_entry. (TPACE_EMU_UCONTEXT: the portable
+ * swapcontext path instead, as on other machines.) */
 static void *sync_main_sp = NULL; /* the block's scheduler, while a thread runs */
 extern "C" void tpace_emu_switch(void **save_sp, void *to_sp);
 __asm__(".text\n"
