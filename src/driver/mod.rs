@@ -190,6 +190,17 @@ pub fn summary(compiled: &Compiled) -> String {
             p.host.len()
         ));
     }
+    match &compiled.plan.fusion {
+        Some(fu) => out.push_str(&format!(
+            "  fused kernels (CUDA): sweep {} advances {} steps per kernel by default (TPACE_FUSE 1 to {})\n",
+            fu.sweep + 1,
+            fu.default_steps,
+            crate::plan::MAX_FUSED_STEPS
+        )),
+        None => out.push_str(
+            "  fused kernels: none (they need steps of one star-shaped sweep that reads only the array its copy refreshes, run as a swap, in 2 or 3 dimensions, without reductions or per-step values)\n",
+        ),
+    }
     out.push_str(&format!(
         "  per point and step: {} flops, {} bytes\n",
         f.flops_per_point, f.bytes_per_point
