@@ -546,6 +546,17 @@ static inline tpace_model_choice tpace_model_choose(const tpace_model *m, const 
     return best;
 }
 
+/* m itself, or a copy of it in *scratch that assumes `fuse` steps per kernel. */
+static inline const tpace_model *tpace_model_fusing(const tpace_model *m, tpace_u64 fuse, tpace_model *scratch)
+{
+    if (m == NULL || m->fuse == fuse)
+        return m;
+    if (m != scratch)
+        *scratch = *m;
+    scratch->fuse = fuse;
+    return scratch;
+}
+
 /* tpace_model_choose, and where the kernels can advance several steps each and
  * `fixed_fuse` is 0, the same with one step per kernel: the faster (then smaller) of
  * the two, the fused one on a tie (search.rs `choose`). */

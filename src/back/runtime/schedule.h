@@ -382,7 +382,8 @@ static inline void tpace_plan_init(tpace_rt *r, const tpace_shape *shape)
             p->strip_plane_bytes = p->s.plane * r->arrays[a].elem;
     /* Steps per kernel: TPACE_FUSE, else the program's default (one where it has no fused kernels). */
     int fuse_wanted = shape->fuse_max > 1 ? (int)tpace_env_long("TPACE_FUSE", shape->fuse_default, 1, shape->fuse_max) : 1;
-    const int fuse_set = shape->fuse_max > 1 && getenv("TPACE_FUSE") != NULL && *getenv("TPACE_FUSE") != '\0';
+    const char *fuse_env = getenv("TPACE_FUSE");
+    const int fuse_set = shape->fuse_max > 1 && fuse_env != NULL && *fuse_env != '\0';
     if (tpace_dev_reduces_on_device())
         for (int i = 0; i < r->nreductions; i++)
             p->reduction_bytes += (size_t)p->s.steps * r->reductions[i].elem;
@@ -394,13 +395,8 @@ static inline void tpace_plan_init(tpace_rt *r, const tpace_shape *shape)
     long env_b = tpace_env_long("TPACE_CHUNK", 0, 1, 1L << 40);
     long env_streams = tpace_env_long("TPACE_STREAMS", 0, 1, TPACE_MAX_SLOTS - 1);
     const int set[4] = {schedule >= 0, env_k > 0, env_b > 0, env_streams > 0};
-    const tpace_model *m = shape->model;
-    tpace_model fused_model; /* the model with the step count TPACE_FUSE asks for */
-    if (m && m->fuse != (tpace_u64)fuse_wanted) {
-        fused_model = *m;
-        fused_model.fuse = (tpace_u64)fuse_wanted;
-        m = &fused_model;
-    }
+    tpace_model fused_model; /* the model for another number of steps per kernel than the program's */
+    const tpace_model *m = tpace_model_fusing(shape->model, (tpace_u64)fuse_wanted, &fused_model);
     const tpace_model_run run = {(tpace_u64)p->s.n, (tpace_u64)p->s.plane, (tpace_u64)p->s.steps};
     long model_b = 0;
     int by_model = 0;
@@ -414,11 +410,7 @@ static inline void tpace_plan_init(tpace_rt *r, const tpace_shape *shape)
         if (c.found) {
             by_model = 1;
             fuse_wanted = (int)c.fuse;
-            if (m->fuse != c.fuse) { /* the model without fused kernels won: predict with it too */
-                fused_model = *m;
-                fused_model.fuse = c.fuse;
-                m = &fused_model;
-            }
+            m = tpace_model_fusing(m, c.fuse, &fused_model); /* the prediction below is for it too */
             schedule = tpace_schedule_of_model[c.best.schedule];
             env_k = (long)c.best.k;
             model_b = (long)c.best.b;
@@ -521,9 +513,9 @@ typedef struct tpace_fuse_args {
     long whi[TPACE_FUSE_MAX];
     long seg_lo, seg_hi, seg; /* rows the launch covers, seg of them per block */
     long level0;              /* the group's first step within the block */
-    long skew, strip_rows;    /* strips: the rows of step m of the block are the strip_rows rows below */
-    long edge_in, edge_out;   /* edge - (m - 1) * skew, in strip_in and in strip_out; the j-th */
-                              /* intermediate step of the block has the j-th strip_rows planes */
+    long skew, strip_rows;    /* strips: step m of the block keeps the strip_rows rows below */
+    long edge_in, edge_out;   /* edge - (m - 1) * skew; the j-th intermediate step of the block */
+                              /* fills planes [j * strip_rows, (j + 1) * strip_rows) of a strip */
     const void *strip_in;     /* the predecessor's rows of the intermediate steps (NULL: none) */
     void *strip_out;          /* this chunk's rows of them, for its successor (NULL: none) */
 } tpace_fuse_args;
