@@ -249,3 +249,85 @@ fn the_emulation_catches_broken_fused_kernels() {
         eprintln!("{name}: caught under seed {s}: {d}");
     }
 }
+
+/// The 3-D fused kernel (register-blocked tiles, heat3d): the intact program
+/// fuses two steps and matches; a missing barrier, a thread that reads its own
+/// column where the neighbour's belongs, and a row that skips the strip are
+/// each caught by the emulation.
+#[test]
+fn the_emulation_catches_broken_tiled_fused_kernels() {
+    let tc = Toolchain::detect();
+    let dir = tempfile::tempdir().expect("scratch folder");
+    let steps = 7;
+    let seq = example_reference("heat3d.c", &tc, dir.path(), steps);
+    let barrier = "tp_v[tp_l - 1][TP_RLO][tp_c];\n            __syncthreads();";
+    let intact = build_ok(
+        &tc,
+        &broken_example("heat3d.c", Target::Cuda, barrier, barrier),
+        dir.path(),
+        "intact",
+        Flavour::CudaEmulation,
+    );
+    let breaks = [
+        (
+            "barrier_missing",
+            barrier,
+            "tp_v[tp_l - 1][TP_RLO][tp_c];\n",
+        ),
+        (
+            "neighbour_column_from_own_registers",
+            "tp_w[tp_h] = tp_sh[tp_par][tp_l - 1][TPACE_MAX(tp_t1 * TP_C1 - TP_H1 + tp_h, 0)][tp_t2];",
+            "tp_w[tp_h] = tp_v[tp_l - 1][TP_RLO][0];",
+        ),
+        (
+            "strip_not_read",
+            "tp_sin != NULL && tp_q < tp_f.wlo",
+            "tp_sin == NULL && tp_q < tp_f.wlo",
+        ),
+    ];
+    let configs = [params("mmtb", 6, 9, 3), params("incore", 7, 1, 1)];
+    for p in &configs {
+        let ok = run_with(
+            &intact.binary,
+            steps,
+            p,
+            &seed(1),
+            &dir.path().join("i.dump"),
+        );
+        assert_eq!(
+            first_difference(&seq.dump, &ok.dump),
+            None,
+            "the intact program differs, {p:?}"
+        );
+        assert_eq!(
+            ok.report.get("fuse").map(String::as_str),
+            Some("2"),
+            "{}",
+            ok.stderr
+        );
+    }
+    for (name, from, to) in breaks {
+        let built = build_ok(
+            &tc,
+            &broken_example("heat3d.c", Target::Cuda, from, to),
+            dir.path(),
+            name,
+            Flavour::CudaEmulation,
+        );
+        let caught = configs.iter().find_map(|p| {
+            (1..=3).find_map(|s| {
+                let got = run_with(
+                    &built.binary,
+                    steps,
+                    p,
+                    &seed(s),
+                    &dir.path().join("b.dump"),
+                );
+                first_difference(&seq.dump, &got.dump).map(|d| (s, d))
+            })
+        });
+        let (s, d) =
+            caught.unwrap_or_else(|| panic!("{name}: the broken fused kernel went unnoticed"));
+        eprintln!("{name}: caught under seed {s}: {d}");
+    }
+}

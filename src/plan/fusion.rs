@@ -35,7 +35,12 @@ pub struct Fusion {
     /// Steps per kernel unless `TPACE_FUSE` says otherwise.
     pub default_steps: u32,
     /// Threads of a block per inner axis, innermost last (grid positions 1..).
+    /// In 3-D the innermost is one warp (32): reads along it are warp shuffles.
     pub block: Vec<u32>,
+    /// Columns each thread holds per inner axis (register blocking): along
+    /// axis 1 of a 3-D grid a thread computes several neighbouring columns, so
+    /// most reads along that axis come from its own registers.
+    pub per_thread: Vec<u32>,
 }
 
 impl Fusion {
@@ -44,12 +49,21 @@ impl Fusion {
         self.block.iter().product()
     }
 
-    /// Elements of a row (plane) one block keeps when it fuses `steps` steps.
-    pub fn keep(&self, steps: u32) -> u64 {
+    /// Columns of a block's tile per inner axis: threads times columns each.
+    pub fn tile(&self) -> Vec<u32> {
         self.block
             .iter()
+            .zip(&self.per_thread)
+            .map(|(b, c)| b * c)
+            .collect()
+    }
+
+    /// Elements of a row (plane) one block keeps when it fuses `steps` steps.
+    pub fn keep(&self, steps: u32) -> u64 {
+        self.tile()
+            .iter()
             .zip(&self.inner_reach)
-            .map(|(b, h)| (i64::from(*b) - 2 * i64::from(steps) * h).max(1) as u64)
+            .map(|(t, h)| (i64::from(*t) - 2 * i64::from(steps) * h).max(1) as u64)
             .product()
     }
 
@@ -57,13 +71,13 @@ impl Fusion {
     /// `steps` steps: the tile's halo columns, `steps · reach` on each side of
     /// every inner axis, are computed again by the neighbouring block.
     pub fn overhead(&self, steps: u32) -> f64 {
-        let useful: f64 = self
-            .block
+        let tile = self.tile();
+        let useful: f64 = tile
             .iter()
             .zip(&self.inner_reach)
-            .map(|(b, h)| (f64::from(*b) - 2.0 * f64::from(steps) * *h as f64).max(1.0))
+            .map(|(t, h)| (f64::from(*t) - 2.0 * f64::from(steps) * *h as f64).max(1.0))
             .product();
-        f64::from(self.threads()) / useful
+        tile.iter().map(|t| f64::from(*t)).product::<f64>() / useful
     }
 }
 
@@ -125,11 +139,13 @@ pub fn fusion(program: &Program, facts: &Facts, swap: Option<Swap>, skew: &Skew)
         return None;
     }
     // Measured on the H100 (bench/RESULTS.md, 2026-11-23): four steps on 256-wide
-    // rows for 2-D grids, two steps on 32 x 16 tiles for 3-D ones.
-    let (default_steps, block) = if rank == 2 {
-        (4, vec![256])
+    // rows for 2-D grids; for 3-D ones two steps on 32 x 32 tiles of 8 x 32 threads,
+    // each holding 4 columns along axis 1 (406 Glup/s, against 333 with 16 x 32
+    // threads of one column: bench/mmt/probe.cu).
+    let (default_steps, block, per_thread) = if rank == 2 {
+        (4, vec![256], vec![1])
     } else {
-        (2, vec![16, 32])
+        (2, vec![8, 32], vec![4, 1])
     };
     let fusion = Fusion {
         sweep: swap.writer,
@@ -139,13 +155,21 @@ pub fn fusion(program: &Program, facts: &Facts, swap: Option<Swap>, skew: &Skew)
         inner_reach,
         default_steps,
         block,
+        per_thread,
     };
-    // Every fused step count must leave each block some columns of its own.
+    // Every fused step count must leave each block some columns of its own, and a
+    // thread's neighbours along a register-blocked axis may only need the columns
+    // the thread beside it shares (its first or last `reach`).
     let fits = fusion
-        .block
+        .tile()
         .iter()
         .zip(&fusion.inner_reach)
-        .all(|(b, h)| i64::from(*b) > 2 * i64::from(MAX_STEPS) * h);
+        .all(|(t, h)| i64::from(*t) > 2 * i64::from(MAX_STEPS) * h)
+        && fusion
+            .per_thread
+            .iter()
+            .zip(&fusion.inner_reach)
+            .all(|(c, h)| *c == 1 || i64::from(*c) >= *h);
     fits.then_some(fusion)
 }
 
@@ -170,7 +194,12 @@ mod tests {
         assert!((j.overhead(4) - 256.0 / 248.0).abs() < 1e-12);
         let h =
             fusion_of("heat3d.c", include_str!("../../examples/heat3d.c")).expect("heat3d fuses");
-        assert_eq!((h.default_steps, h.keep(2)), (2, 12 * 28));
+        assert_eq!(
+            (h.default_steps, h.tile(), h.keep(2)),
+            (2, vec![32, 32], 28 * 28)
+        );
+        assert_eq!(h.threads(), 256);
+        assert!((h.overhead(2) - 1024.0 / 784.0).abs() < 1e-12);
         // One dimension (no tile to share), reductions, several sweeps per step.
         for (name, src) in [
             ("heat1d.c", include_str!("../../examples/heat1d.c")),

@@ -328,19 +328,34 @@ pub fn check_all(target: Target, flavour: Flavour, env: &[(String, String)]) {
 /// jacobi2d's translation for `target` with `from` replaced by `to` (which the
 /// embedded runtime must contain exactly once).
 pub fn broken_jacobi(target: Target, from: &str, to: &str) -> String {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/jacobi2d.c");
+    broken_example("jacobi2d.c", target, from, to)
+}
+
+/// The translation of `examples/{name}` for `target` with `from` replaced by `to`
+/// (which it must contain exactly once).
+pub fn broken_example(name: &str, target: Target, from: &str, to: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples")
+        .join(name);
     let text = driver::translate(&compile(&path), target).expect("translates");
     assert_eq!(
         text.matches(from).count(),
         1,
-        "the runtime no longer contains `{from}` exactly once: update this test"
+        "the translation of {name} no longer contains `{from}` exactly once: update this test"
     );
     text.replace(from, to)
 }
 
 /// The sequential jacobi2d, built in `dir` and run for `steps` steps.
 pub fn jacobi_reference(tc: &Toolchain, dir: &Path, steps: u64) -> Execution {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/jacobi2d.c");
+    example_reference("jacobi2d.c", tc, dir, steps)
+}
+
+/// The sequential run of `examples/{name}` for `steps` steps, built in `dir`.
+pub fn example_reference(name: &str, tc: &Toolchain, dir: &Path, steps: u64) -> Execution {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples")
+        .join(name);
     let compiled = compile(&path);
     let reference = build_ok(
         tc,

@@ -16,18 +16,9 @@ fn fused_name(s: usize) -> String {
     format!("{}_fused", kernel_name(s))
 }
 
-/// The thread index and block index components along inner grid position `pos`
-/// (the innermost axis is x, the next y).
-fn axis(rank: usize, pos: usize) -> &'static str {
-    if pos + 1 == rank { "x" } else { "y" }
-}
-
-/// The block index component that numbers the segments along the cut axis.
-fn segment_axis(rank: usize) -> &'static str {
-    if rank == 2 { "y" } else { "z" }
-}
-
-/// The fused kernel of the plan's fused sweep.
+/// The fused kernel of the plan's fused sweep: in 2-D a block is a row of
+/// threads that share the row a step computes through shared memory; in 3-D a
+/// tile of warps whose threads each hold several columns (register blocking).
 pub fn kernel(program: &Program, facts: &Facts, f: &Fusion) -> String {
     let p = &program.pipeline;
     let rank = p.grid.rank();
@@ -35,24 +26,28 @@ pub fn kernel(program: &Program, facts: &Facts, f: &Fusion) -> String {
     let elem = p.arrays[f.array].elem.c_name();
     let inner: Vec<usize> = (1..rank).collect();
     let mut w = String::new();
+    let sharing = if rank == 2 {
+        "\x20* registers and shares the row a step computes through shared memory for the reads along\n\
+         \x20* the other axes."
+    } else {
+        "\x20* registers, for each of the TP_C1 columns it holds along axis 1, and puts the row a step\n\
+         \x20* computes into shared memory: reads along axis 2, and along axis 1 past its first and last\n\
+         \x20* column, come from there, the other reads from its own registers."
+    };
     writeln!(
         w,
         "\n/* {summary}, fused: TP_T steps per launch (two-level blocking, MMTB paper §2.1).\n\
-         \x20* A block holds a tile of columns across the other axes ({threads} threads; TP_T * reach of\n\
-         \x20* them on each side are its neighbours' and only feed its own) and streams along the cut\n\
+         \x20* A block holds a tile of columns across the other axes ({tile} columns, {threads} threads; TP_T * reach\n\
+         \x20* of them on each side are its neighbours' and only feed its own) and streams along the cut\n\
          \x20* axis over its segment of rows. Row x of step l is computed as soon as row x + TP_RHI of\n\
          \x20* step l - 1 is: every thread keeps the last TP_RING rows of its column of every step in\n\
-         \x20* registers and shares the row a step computes through shared memory for the reads along\n\
-         \x20* the other axes. Rows below a step's window come from the predecessor's strip (mmtb);\n\
-         \x20* the last step's rows go to the output buffer, the other steps' rows near the chunk's top\n\
-         \x20* to the strip for the successor. Every thread reaches every barrier: no early return. */",
+         {sharing}\n\
+         \x20* Rows below a step's window come from the predecessor's strip (mmtb); the last step's\n\
+         \x20* rows go to the output buffer, the other steps' rows near the chunk's top to the strip\n\
+         \x20* for the successor. Every thread reaches every barrier: no early return. */",
         summary = sweep_summary(program, facts, f.sweep),
-        threads = f
-            .block
-            .iter()
-            .map(|b| b.to_string())
-            .collect::<Vec<_>>()
-            .join(" x "),
+        tile = join_x(&f.tile()),
+        threads = join_x(&f.block),
     )
     .unwrap();
     let mut args = vec![
@@ -67,10 +62,16 @@ pub fn kernel(program: &Program, facts: &Facts, f: &Fusion) -> String {
         args.push(format!("long tp_box_lo{pos}, long tp_box_hi{pos}"));
     }
     args.extend(scalar_params(program, sweep));
+    // 3-D tiles of two steps fit in 64 registers a thread, so four blocks share a
+    // multiprocessor (the measured shape ran so); more steps need more registers.
+    let bounds = if rank == 2 {
+        f.threads().to_string()
+    } else {
+        format!("{}, TP_T <= 2 ? 4 : 2", f.threads())
+    };
     writeln!(
         w,
-        "template <int TP_T>\n__global__ void __launch_bounds__({threads}) {name}({args})\n{{",
-        threads = f.threads(),
+        "template <int TP_T>\n__global__ void __launch_bounds__({bounds}) {name}({args})\n{{",
         name = fused_name(f.sweep),
         args = args.join(", "),
     )
@@ -82,174 +83,374 @@ pub fn kernel(program: &Program, facts: &Facts, f: &Fusion) -> String {
         f.reach_lo, f.reach_hi
     )
     .unwrap();
-    let consts: Vec<String> = inner
-        .iter()
-        .map(|pos| {
-            format!(
-                "TP_B{pos} = {}, TP_H{pos} = {}",
-                f.block[pos - 1],
-                f.inner_reach[pos - 1]
-            )
-        })
-        .collect();
+    if rank == 2 {
+        row_kernel_body(&mut w, program, f);
+    } else {
+        tile_kernel_body(&mut w, program, f);
+    }
+    w
+}
+
+/// `a x b` for the kernel's comments.
+fn join_x(v: &[u32]) -> String {
+    v.iter()
+        .map(|b| b.to_string())
+        .collect::<Vec<_>>()
+        .join(" x ")
+}
+
+/// `" + o"`, `" - o"` or nothing, for an index offset.
+fn offset_text(o: i64) -> String {
+    match o {
+        0 => String::new(),
+        o if o > 0 => format!(" + {o}"),
+        o => format!(" - {}", -o),
+    }
+}
+
+/// The rest of the 2-D fused kernel: a block is a row of `TP_B1` threads, one
+/// column each, and the row a step computes goes through shared memory.
+fn row_kernel_body(w: &mut String, program: &Program, f: &Fusion) {
+    let p = &program.pipeline;
+    let sweep = &p.body[f.sweep];
+    let elem = p.arrays[f.array].elem.c_name();
     writeln!(
         w,
         "    /* Threads and read reach along the other axes: a block keeps TP_B - 2 * TP_T * TP_H columns of each. */\n\
-         \x20   enum {{ {} }};",
-        consts.join(", ")
+         \x20   enum {{ TP_B1 = {}, TP_H1 = {} }};\n\
+         \x20   /* The row each step computes now, for the reads along the other axes (a copy for even and odd rows). */\n\
+         \x20   __shared__ {elem} tp_sh[2][TP_T][TP_B1 + 2 * TP_H1];\n\
+         \x20   const int tp_t1 = threadIdx.x;\n\
+         \x20   const long tp_i1 = tp_box_lo1 + (long)blockIdx.x * (TP_B1 - 2 * TP_T * TP_H1) + tp_t1 - TP_T * TP_H1;\n\
+         \x20   /* This thread's column: its element offset in a row, whether it is on the grid, in the sweep's box, and its block's own. */\n\
+         \x20   const long tp_plane = tp_n1;\n\
+         \x20   const long tp_col = tp_i1 - tp_lo1;\n\
+         \x20   const bool tp_on_grid = tp_i1 >= tp_lo1 && tp_i1 < tp_lo1 + tp_n1;\n\
+         \x20   const bool tp_in_box = tp_i1 >= tp_box_lo1 && tp_i1 < tp_box_hi1;\n\
+         \x20   const bool tp_mine = tp_in_box && tp_t1 >= TP_T * TP_H1 && tp_t1 < TP_B1 - TP_T * TP_H1;",
+        f.block[0], f.inner_reach[0],
     )
     .unwrap();
-    let shared_dims: String = inner
+    w.push_str(&segment_and_rings(elem, "", "y"));
+    writeln!(
+        w,
+        "    TPACE_NO_UNROLL\n\
+         \x20   for (long tp_x = tp_xs - TP_T * TP_RLO; tp_x < tp_xe + TP_T * TP_RHI; tp_x++, tp_par ^= 1) {{\n\
+         \x20       /* The group's input: row tp_x as the step before the group left it. */\n\
+         \x20       const bool tp_x_in = tp_x >= tp_f.rows_lo && tp_x < tp_f.rows_hi;\n\
+         \x20       const long tp_row = (tp_x - tp_f.base) * tp_plane; /* its element offset in the buffers */\n\
+         {input}\
+         \x20       /* Step l computes the row whose inputs are now complete, TP_RHI rows behind step l - 1. */\n\
+         \x20       TPACE_UNROLL\n\
+         \x20       for (int tp_l = 1; tp_l <= TP_T; tp_l++) {{\n\
+         {level}\
+         \x20           tp_sh[tp_par][tp_l - 1][tp_t1 + TP_H1] = tp_v[tp_l - 1][TP_RLO];\n\
+         \x20           __syncthreads();",
+        input = ring_input(elem, "", &" ".repeat(8)),
+        level = level_indices(&" ".repeat(12)),
+    )
+    .unwrap();
+    let body = rewritten_body_with(program, sweep, &|acc| {
+        if acc.kind == AccessKind::Write {
+            "tp_val".into()
+        } else if acc.offsets[0] != 0 || acc.offsets.iter().all(|o| *o == 0) {
+            format!("tp_v[tp_l - 1][TP_RLO{}]", offset_text(acc.offsets[0]))
+        } else {
+            format!(
+                "tp_sh[tp_par][tp_l - 1][tp_t1 + TP_H1{}]",
+                offset_text(acc.offsets[1])
+            )
+        }
+    });
+    w.push_str(&compute_point(
+        program,
+        sweep,
+        elem,
+        &body,
+        "tp_v[tp_l - 1][TP_RLO]",
+        "tp_i1",
+        &" ".repeat(12),
+    ));
+    w.push_str(&keep_point("", &" ".repeat(12)));
+    w.push_str("        }\n    }\n}\n");
+}
+
+/// The rest of the 3-D fused kernel: a block is `TP_B1` warps along axis 1,
+/// each thread holding `TP_C1` neighbouring columns of it, and one column per
+/// lane along axis 2. The row a step computes goes through shared memory once:
+/// reads along axis 2 and past a thread's first and last column along axis 1
+/// come from there, the others from the thread's own registers.
+fn tile_kernel_body(w: &mut String, program: &Program, f: &Fusion) {
+    let p = &program.pipeline;
+    let sweep = &p.body[f.sweep];
+    let elem = p.arrays[f.array].elem.c_name();
+    // Offsets of the reads along axis 2: each gets a lane index, clamped to the tile.
+    let mut lanes: Vec<i64> = sweep
+        .accesses
         .iter()
-        .map(|pos| format!("[TP_B{pos} + 2 * TP_H{pos}]"))
+        .filter(|a| a.kind != AccessKind::Write && a.offsets[2] != 0)
+        .map(|a| a.offsets[2])
         .collect();
+    lanes.sort_unstable();
+    lanes.dedup();
+    let lane_name = |o: i64| {
+        if o < 0 {
+            format!("tp_t2_m{}", -o)
+        } else {
+            format!("tp_t2_p{o}")
+        }
+    };
+    let lane_consts: String = lanes
+        .iter()
+        .map(|o| {
+            format!(
+                "{} = TPACE_MIN(TPACE_MAX(tp_t2{}, 0), TP_B2 - 1)",
+                lane_name(*o),
+                offset_text(*o)
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    let lane_line = if lanes.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "    /* The lanes whose columns this one reads along axis 2 (at the tile's sides, clamped: those columns are halo). */\n\
+             \x20   const int {lane_consts};\n"
+        )
+    };
     writeln!(
         w,
-        "    /* The row each step computes now, for the reads along the other axes (a copy for even and odd rows). */\n\
-         \x20   __shared__ {elem} tp_sh[2][TP_T]{shared_dims};"
+        "    /* Along axis 1, TP_B1 threads hold TP_C1 columns each; along axis 2, the 32 lanes of a warp one each.\n\
+         \x20    * Reads reach TP_H1 and TP_H2 columns: a block keeps TP_B1 * TP_C1 - 2 * TP_T * TP_H1 by\n\
+         \x20    * TP_B2 - 2 * TP_T * TP_H2 of them. */\n\
+         \x20   enum {{ TP_B1 = {b1}, TP_C1 = {c1}, TP_H1 = {h1}, TP_B2 = {b2}, TP_H2 = {h2} }};\n\
+         \x20   /* The tile's part of the row each step computes now (a copy for even and odd rows). */\n\
+         \x20   __shared__ {elem} tp_sh[2][TP_T][TP_B1 * TP_C1][TP_B2];\n\
+         \x20   const int tp_t1 = threadIdx.y, tp_t2 = threadIdx.x;\n\
+         {lane_line}\
+         \x20   /* This thread's first column along axis 1 and its column along axis 2. */\n\
+         \x20   const long tp_first1 = tp_box_lo1 + (long)blockIdx.y * (TP_B1 * TP_C1 - 2 * TP_T * TP_H1) + tp_t1 * TP_C1 - TP_T * TP_H1;\n\
+         \x20   const long tp_i2 = tp_box_lo2 + (long)blockIdx.x * (TP_B2 - 2 * TP_T * TP_H2) + tp_t2 - TP_T * TP_H2;\n\
+         \x20   const long tp_plane = tp_n1 * tp_n2;",
+        b1 = f.block[0],
+        c1 = f.per_thread[0],
+        h1 = f.inner_reach[0],
+        b2 = f.block[1],
+        h2 = f.inner_reach[1],
     )
     .unwrap();
-    for pos in &inner {
-        let a = axis(rank, *pos);
-        writeln!(
-            w,
-            "    const int tp_t{pos} = threadIdx.{a};\n\
-             \x20   const long tp_i{pos} = tp_box_lo{pos} + (long)blockIdx.{a} * (TP_B{pos} - 2 * TP_T * TP_H{pos}) + tp_t{pos} - TP_T * TP_H{pos};"
-        )
-        .unwrap();
-    }
-    let all = |f: &dyn Fn(usize) -> String| {
-        inner
-            .iter()
-            .map(|pos| f(*pos))
-            .collect::<Vec<_>>()
-            .join(" && ")
-    };
-    let col = if rank == 2 {
-        "tp_i1 - tp_lo1".to_string()
-    } else {
-        "(tp_i1 - tp_lo1) * tp_n2 + (tp_i2 - tp_lo2)".to_string()
-    };
-    let plane = if rank == 2 { "tp_n1" } else { "tp_n1 * tp_n2" };
+    w.push_str(
+        "    /* This thread's columns: bit c says whether column c is on the grid, in the sweep's box, and its block's own. */\n\
+         \x20   unsigned tp_cols_grid = 0, tp_cols_box = 0, tp_cols_mine = 0;\n\
+         \x20   const bool tp_t2_grid = tp_i2 >= tp_lo2 && tp_i2 < tp_lo2 + tp_n2, tp_t2_box = tp_i2 >= tp_box_lo2 && tp_i2 < tp_box_hi2;\n\
+         \x20   const bool tp_t2_mine = tp_t2 >= TP_T * TP_H2 && tp_t2 < TP_B2 - TP_T * TP_H2;\n\
+         \x20   TPACE_UNROLL\n\
+         \x20   for (int tp_c = 0; tp_c < TP_C1; tp_c++) {\n\
+         \x20       const long tp_i1 = tp_first1 + tp_c;\n\
+         \x20       const int tp_k1 = tp_t1 * TP_C1 + tp_c; /* the column's place in the tile */\n\
+         \x20       const bool tp_on_grid = tp_t2_grid && tp_i1 >= tp_lo1 && tp_i1 < tp_lo1 + tp_n1;\n\
+         \x20       const bool tp_in_box = tp_t2_box && tp_i1 >= tp_box_lo1 && tp_i1 < tp_box_hi1;\n\
+         \x20       const bool tp_mine = tp_in_box && tp_t2_mine && tp_k1 >= TP_T * TP_H1 && tp_k1 < TP_B1 * TP_C1 - TP_T * TP_H1;\n\
+         \x20       tp_cols_grid |= (unsigned)tp_on_grid << tp_c;\n\
+         \x20       tp_cols_box |= (unsigned)tp_in_box << tp_c;\n\
+         \x20       tp_cols_mine |= (unsigned)tp_mine << tp_c;\n\
+         \x20   }\n\
+         \x20   /* Element offset of this thread's first column in a row; the others follow tp_n2 apart. */\n\
+         \x20   const long tp_col0 = (tp_first1 - tp_lo1) * tp_n2 + (tp_i2 - tp_lo2);\n",
+    );
+    w.push_str(&segment_and_rings(elem, "[TP_C1]", "z"));
     writeln!(
         w,
-        "    /* This thread's column: its element offset in a row, whether it is on the grid, in the sweep's box, and its block's own. */\n\
-         \x20   const long tp_plane = {plane};\n\
-         \x20   const long tp_col = {col};\n\
-         \x20   const bool tp_on_grid = {on_grid};\n\
-         \x20   const bool tp_in_box = {in_box};\n\
-         \x20   const bool tp_mine = tp_in_box && {mine};\n\
-         \x20   const {elem} *tp_sin = (const {elem} *)tp_f.strip_in;\n\
+        "    TPACE_NO_UNROLL\n\
+         \x20   for (long tp_x = tp_xs - TP_T * TP_RLO; tp_x < tp_xe + TP_T * TP_RHI; tp_x++, tp_par ^= 1) {{\n\
+         \x20       /* The group's input: row tp_x as the step before the group left it. */\n\
+         \x20       const bool tp_x_in = tp_x >= tp_f.rows_lo && tp_x < tp_f.rows_hi;\n\
+         \x20       const long tp_row = (tp_x - tp_f.base) * tp_plane; /* its element offset in the buffers */\n\
+         \x20       TPACE_UNROLL\n\
+         \x20       for (int tp_c = 0; tp_c < TP_C1; tp_c++) {{\n\
+         \x20           const long tp_col = tp_col0 + tp_c * tp_n2;\n\
+         \x20           const bool tp_on_grid = (tp_cols_grid >> tp_c) & 1u;\n\
+         {input}\
+         \x20       }}\n\
+         \x20       /* Step l computes the row whose inputs are now complete, TP_RHI rows behind step l - 1. */\n\
+         \x20       TPACE_UNROLL\n\
+         \x20       for (int tp_l = 1; tp_l <= TP_T; tp_l++) {{\n\
+         {level}\
+         \x20           TPACE_UNROLL\n\
+         \x20           for (int tp_c = 0; tp_c < TP_C1; tp_c++)\n\
+         \x20               tp_sh[tp_par][tp_l - 1][tp_t1 * TP_C1 + tp_c][tp_t2] = tp_v[tp_l - 1][TP_RLO][tp_c];\n\
+         \x20           __syncthreads();\n\
+         \x20           /* Step l - 1's row along axis 1, from TP_H1 columns below this thread's to TP_H1 above:\n\
+         \x20            * its own from registers, its neighbours' from shared memory (clamped at the tile's sides). */\n\
+         \x20           {elem} tp_w[TP_H1 + TP_C1 + TP_H1];\n\
+         \x20           TPACE_UNROLL\n\
+         \x20           for (int tp_h = 0; tp_h < TP_H1; tp_h++) {{\n\
+         \x20               tp_w[tp_h] = tp_sh[tp_par][tp_l - 1][TPACE_MAX(tp_t1 * TP_C1 - TP_H1 + tp_h, 0)][tp_t2];\n\
+         \x20               tp_w[TP_H1 + TP_C1 + tp_h] = tp_sh[tp_par][tp_l - 1][TPACE_MIN(tp_t1 * TP_C1 + TP_C1 + tp_h, TP_B1 * TP_C1 - 1)][tp_t2];\n\
+         \x20           }}\n\
+         \x20           TPACE_UNROLL\n\
+         \x20           for (int tp_c = 0; tp_c < TP_C1; tp_c++)\n\
+         \x20               tp_w[TP_H1 + tp_c] = tp_v[tp_l - 1][TP_RLO][tp_c];\n\
+         \x20           TPACE_UNROLL\n\
+         \x20           for (int tp_c = 0; tp_c < TP_C1; tp_c++) {{\n\
+         \x20               const long tp_col = tp_col0 + tp_c * tp_n2;\n\
+         \x20               const bool tp_in_box = (tp_cols_box >> tp_c) & 1u, tp_mine = (tp_cols_mine >> tp_c) & 1u;",
+        input = ring_input(elem, "[tp_c]", &" ".repeat(12)),
+        level = level_indices(&" ".repeat(12)),
+    )
+    .unwrap();
+    let body = rewritten_body_with(program, sweep, &|acc| {
+        if acc.kind == AccessKind::Write {
+            "tp_val".into()
+        } else if acc.offsets[2] != 0 {
+            format!(
+                "tp_sh[tp_par][tp_l - 1][tp_t1 * TP_C1 + tp_c][{}]",
+                lane_name(acc.offsets[2])
+            )
+        } else if acc.offsets[1] != 0 {
+            format!("tp_w[TP_H1 + tp_c{}]", offset_text(acc.offsets[1]))
+        } else {
+            format!(
+                "tp_v[tp_l - 1][TP_RLO{}][tp_c]",
+                offset_text(acc.offsets[0])
+            )
+        }
+    });
+    w.push_str(&compute_point(
+        program,
+        sweep,
+        elem,
+        &body,
+        "tp_w[TP_H1 + tp_c]",
+        "tp_first1 + tp_c",
+        &" ".repeat(16),
+    ));
+    w.push_str(&keep_point("[tp_c]", &" ".repeat(16)));
+    w.push_str("            }\n        }\n    }\n}\n");
+}
+
+/// The strips, the block's segment of rows (blocks numbered along
+/// `seg_axis`), the rings, zeroed (per column when `ring_cols` is `[TP_C1]`),
+/// and the row parity, at 4 spaces of indent.
+fn segment_and_rings(elem: &str, ring_cols: &str, seg_axis: &str) -> String {
+    let zero = if ring_cols.is_empty() {
+        format!("            tp_v[tp_l][tp_r] = ({elem})0;\n")
+    } else {
+        format!(
+            "            TPACE_UNROLL\n\
+             \x20           for (int tp_c = 0; tp_c < TP_C1; tp_c++)\n\
+             \x20               tp_v[tp_l][tp_r][tp_c] = ({elem})0;\n"
+        )
+    };
+    format!(
+        "    const {elem} *tp_sin = (const {elem} *)tp_f.strip_in;\n\
          \x20   {elem} *tp_sout = ({elem} *)tp_f.strip_out;\n\
          \x20   /* This block's rows: [tp_xs, tp_xe) of every step. */\n\
-         \x20   const long tp_xs = tp_f.seg_lo + (long)blockIdx.{seg} * tp_f.seg;\n\
+         \x20   const long tp_xs = tp_f.seg_lo + (long)blockIdx.{seg_axis} * tp_f.seg;\n\
          \x20   const long tp_xe = TPACE_MIN(tp_xs + tp_f.seg, tp_f.seg_hi);\n\
-         \x20   {elem} tp_v[TP_T + 1][TP_RING];\n\
+         \x20   {elem} tp_v[TP_T + 1][TP_RING]{ring_cols};\n\
          \x20   TPACE_UNROLL\n\
          \x20   for (int tp_l = 0; tp_l <= TP_T; tp_l++) {{\n\
          \x20       TPACE_UNROLL\n\
          \x20       for (int tp_r = 0; tp_r < TP_RING; tp_r++)\n\
-         \x20           tp_v[tp_l][tp_r] = ({elem})0;\n\
+         {zero}\
          \x20   }}\n\
-         \x20   int tp_par = 0;\n\
-         \x20   TPACE_NO_UNROLL\n\
-         \x20   for (long tp_x = tp_xs - TP_T * TP_RLO; tp_x < tp_xe + TP_T * TP_RHI; tp_x++, tp_par ^= 1) {{\n\
-         \x20       /* The group's input: row tp_x as the step before the group left it. */\n\
-         \x20       TPACE_UNROLL\n\
-         \x20       for (int tp_r = 0; tp_r + 1 < TP_RING; tp_r++)\n\
-         \x20           tp_v[0][tp_r] = tp_v[0][tp_r + 1];\n\
-         \x20       tp_v[0][TP_RING - 1] = tp_on_grid && tp_x >= tp_f.rows_lo && tp_x < tp_f.rows_hi\n\
-         \x20                                  ? tp_in[(tp_x - tp_f.base) * tp_plane + tp_col] : ({elem})0;\n\
-         \x20       /* Step l computes the row whose inputs are now complete, TP_RHI rows behind step l - 1. */\n\
-         \x20       TPACE_UNROLL\n\
-         \x20       for (int tp_l = 1; tp_l <= TP_T; tp_l++) {{\n\
-         \x20           const long tp_q = tp_x - (long)tp_l * TP_RHI;\n\
-         \x20           const long tp_m = tp_f.level0 + tp_l; /* the step of the block this row reaches */\n\
-         \x20           const long tp_j = tp_f.level0 / TP_T * (TP_T - 1) + tp_l - 1; /* its strip, if intermediate */\n\
-         \x20           tp_sh[tp_par][tp_l - 1]{own_shared} = tp_v[tp_l - 1][TP_RLO];\n\
-         \x20           __syncthreads();\n\
-         \x20           {elem} tp_val = tp_v[tp_l - 1][TP_RLO]; /* outside the sweep's box a point keeps its value */\n\
-         \x20           if (tp_in_box && tp_q >= tp_f.box_lo && tp_q < tp_f.box_hi) {{\n\
-         \x20               const long tp_strip = tp_f.edge_in - (tp_m - 1) * tp_f.skew - tp_f.strip_rows;\n\
-         \x20               if (tp_l < TP_T && tp_sin != NULL && tp_q < tp_f.wlo[tp_l - 1] && tp_q >= tp_strip) {{\n\
-         \x20                   /* Below the step's window: the predecessor computed this row. */\n\
-         \x20                   tp_val = tp_sin[(tp_j * tp_f.strip_rows + tp_q - tp_strip) * tp_plane + tp_col];\n\
-         \x20               }} else {{",
-        on_grid = all(&|p| format!("tp_i{p} >= tp_lo{p} && tp_i{p} < tp_lo{p} + tp_n{p}")),
-        in_box = all(&|p| format!("tp_i{p} >= tp_box_lo{p} && tp_i{p} < tp_box_hi{p}")),
-        mine = all(&|p| format!(
-            "tp_t{p} >= TP_T * TP_H{p} && tp_t{p} < TP_B{p} - TP_T * TP_H{p}"
-        )),
-        seg = segment_axis(rank),
-        own_shared = inner
-            .iter()
-            .map(|p| format!("[tp_t{p} + TP_H{p}]"))
-            .collect::<String>(),
+         \x20   int tp_par = 0;\n"
     )
-    .unwrap();
-    let pad = " ".repeat(20);
-    let body = rewritten_body_with(program, sweep, &|acc| {
-        if acc.kind == AccessKind::Write {
-            return "tp_val".into();
-        }
-        let off = |o: i64| match o {
-            0 => String::new(),
-            o if o > 0 => format!(" + {o}"),
-            o => format!(" - {}", -o),
-        };
-        if acc.offsets[0] != 0 || acc.offsets.iter().all(|o| *o == 0) {
-            format!("tp_v[tp_l - 1][TP_RLO{}]", off(acc.offsets[0]))
-        } else {
-            let idx: String = inner
-                .iter()
-                .map(|p| format!("[tp_t{p} + TP_H{p}{}]", off(acc.offsets[*p])))
-                .collect();
-            format!("tp_sh[tp_par][tp_l - 1]{idx}")
-        }
-    });
-    for pos in 0..rank {
+}
+
+/// Shift the group's input ring (column index `col`, empty or `[tp_c]`) and
+/// load row `tp_x`.
+fn ring_input(elem: &str, col: &str, pad: &str) -> String {
+    format!(
+        "{pad}TPACE_UNROLL\n\
+         {pad}for (int tp_r = 0; tp_r + 1 < TP_RING; tp_r++)\n\
+         {pad}    tp_v[0][tp_r]{col} = tp_v[0][tp_r + 1]{col};\n\
+         {pad}tp_v[0][TP_RING - 1]{col} = tp_on_grid && tp_x_in ? tp_in[tp_row + tp_col] : ({elem})0;\n"
+    )
+}
+
+/// The row step `tp_l` computes now, the step it reaches, its strip, and what
+/// the row is at that step (the same for every column of the block).
+fn level_indices(pad: &str) -> String {
+    format!(
+        "{pad}const long tp_q = tp_x - (long)tp_l * TP_RHI;\n\
+         {pad}const long tp_m = tp_f.level0 + tp_l; /* the step of the block this row reaches */\n\
+         {pad}const long tp_j = tp_f.level0 / TP_T * (TP_T - 1) + tp_l - 1; /* its strip, if intermediate */\n\
+         {pad}/* Row tp_q at step l: in the sweep's box; below the step's window, where the predecessor's\n\
+         {pad} * strip has it (mmtb); kept, in this block's segment and the step's window; and near the\n\
+         {pad} * chunk's top, where the successor's strip takes it. */\n\
+         {pad}const bool tp_q_box = tp_q >= tp_f.box_lo && tp_q < tp_f.box_hi;\n\
+         {pad}const long tp_strip_in = tp_f.edge_in - (tp_m - 1) * tp_f.skew - tp_f.strip_rows;\n\
+         {pad}const bool tp_q_strip_in = tp_l < TP_T && tp_sin != NULL && tp_q < tp_f.wlo[tp_l - 1] && tp_q >= tp_strip_in;\n\
+         {pad}const bool tp_q_keep = tp_q_box && tp_q >= tp_xs && tp_q < tp_xe && tp_q >= tp_f.wlo[tp_l - 1] && tp_q < tp_f.whi[tp_l - 1];\n\
+         {pad}const long tp_strip_out = tp_f.edge_out - (tp_m - 1) * tp_f.skew - tp_f.strip_rows;\n\
+         {pad}const bool tp_q_strip_out = tp_l < TP_T && tp_sout != NULL && tp_q >= tp_strip_out && tp_q < tp_strip_out + tp_f.strip_rows;\n\
+"
+    )
+}
+
+/// `tp_val`: the point of row `tp_q` of step `tp_l`, from the predecessor's
+/// strip below the step's window, else computed by the sweep's `body`;
+/// outside the sweep's box it keeps `center`, its value before the step.
+/// `axis1` is the point's index along axis 1, for a body that uses it.
+fn compute_point(
+    program: &Program,
+    sweep: &crate::ir::Sweep,
+    elem: &str,
+    body: &str,
+    center: &str,
+    axis1: &str,
+    pad: &str,
+) -> String {
+    let mut w = format!(
+        "{pad}{elem} tp_val = {center}; /* outside the sweep's box a point keeps its value */\n\
+         {pad}if (tp_in_box && tp_q_box) {{\n\
+         {pad}    if (tp_q_strip_in) {{\n\
+         {pad}        /* Below the step's window: the predecessor computed this row. */\n\
+         {pad}        tp_val = tp_sin[(tp_j * tp_f.strip_rows + tp_q - tp_strip_in) * tp_plane + tp_col];\n\
+         {pad}    }} else {{\n"
+    );
+    let inner_pad = format!("{pad}        ");
+    for pos in 0..program.pipeline.grid.rank() {
         let l = sweep.loop_for(pos).expect("one loop per dimension");
-        if mentions(&body, &l.var) {
-            let value = if pos == 0 {
-                "tp_q".to_string()
-            } else {
-                format!("tp_i{pos}")
+        if mentions(body, &l.var) {
+            let value = match pos {
+                0 => "tp_q".to_string(),
+                1 => axis1.to_string(),
+                _ => format!("tp_i{pos}"),
             };
             writeln!(
                 w,
-                "{pad}{ty} {v} = ({ty}){value};",
+                "{inner_pad}{ty} {v} = ({ty}){value};",
                 ty = l.var_type,
                 v = l.var
             )
             .unwrap();
         }
     }
-    w.push_str(&per_point_locals(sweep, &pad));
-    writeln!(w, "{pad}{body}").unwrap();
-    w.push_str(
-        "                }\n\
-         \x20           }\n\
-         \x20           TPACE_UNROLL\n\
-         \x20           for (int tp_r = 0; tp_r + 1 < TP_RING; tp_r++)\n\
-         \x20               tp_v[tp_l][tp_r] = tp_v[tp_l][tp_r + 1];\n\
-         \x20           tp_v[tp_l][TP_RING - 1] = tp_val;\n\
-         \x20           /* Rows of this block's segment in the step's window and the sweep's box are written:\n\
-         \x20            * the last step's to the output buffer, the others' near the chunk's top to the strip. */\n\
-         \x20           const bool tp_keep = tp_mine && tp_q >= tp_xs && tp_q < tp_xe && tp_q >= tp_f.box_lo &&\n\
-         \x20                                tp_q < tp_f.box_hi && tp_q >= tp_f.wlo[tp_l - 1] && tp_q < tp_f.whi[tp_l - 1];\n\
-         \x20           if (tp_l == TP_T) {\n\
-         \x20               if (tp_keep)\n\
-         \x20                   tp_out[(tp_q - tp_f.base) * tp_plane + tp_col] = tp_val;\n\
-         \x20           } else if (tp_keep && tp_sout != NULL) {\n\
-         \x20               const long tp_strip = tp_f.edge_out - (tp_m - 1) * tp_f.skew - tp_f.strip_rows;\n\
-         \x20               if (tp_q >= tp_strip && tp_q < tp_strip + tp_f.strip_rows)\n\
-         \x20                   tp_sout[(tp_j * tp_f.strip_rows + tp_q - tp_strip) * tp_plane + tp_col] = tp_val;\n\
-         \x20           }\n\
-         \x20       }\n\
-         \x20   }\n\
-         }\n",
-    );
+    w.push_str(&per_point_locals(sweep, &inner_pad));
+    writeln!(w, "{inner_pad}{body}\n{pad}    }}\n{pad}}}").unwrap();
     w
+}
+
+/// Push `tp_val` into step `tp_l`'s ring (column index `col`) and write it where
+/// it is kept: the last step's rows to the output buffer, the others' near the
+/// chunk's top to the strip.
+fn keep_point(col: &str, pad: &str) -> String {
+    format!(
+        "{pad}TPACE_UNROLL\n\
+         {pad}for (int tp_r = 0; tp_r + 1 < TP_RING; tp_r++)\n\
+         {pad}    tp_v[tp_l][tp_r]{col} = tp_v[tp_l][tp_r + 1]{col};\n\
+         {pad}tp_v[tp_l][TP_RING - 1]{col} = tp_val;\n\
+         {pad}if (tp_mine && tp_q_keep) {{\n\
+         {pad}    if (tp_l == TP_T)\n\
+         {pad}        tp_out[(tp_q - tp_f.base) * tp_plane + tp_col] = tp_val;\n\
+         {pad}    else if (tp_q_strip_out)\n\
+         {pad}        tp_sout[(tp_j * tp_f.strip_rows + tp_q - tp_strip_out) * tp_plane + tp_col] = tp_val;\n\
+         {pad}}}\n"
+    )
 }
 
 /// The launch of the fused kernel for steps [tp_i, tp_i + tp_len), at 16 spaces of
@@ -284,7 +485,7 @@ pub fn launch(program: &Program, facts: &Facts, plan: &Plan, f: &Fusion) -> Stri
         writeln!(
             w,
             "                const long tp_tiles{pos} = (TPACE_MAX(tp_box_hi{pos} - tp_box_lo{pos}, 1L) + {b} - 2L * tp_len * {h} - 1) / ({b} - 2L * tp_len * {h});",
-            b = f.block[pos - 1],
+            b = f.tile()[pos - 1],
             h = f.inner_reach[pos - 1],
         )
         .unwrap();
