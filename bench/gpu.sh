@@ -95,11 +95,12 @@ run() {
         "$(field chunks "$line")" "$(field fuse "$line")" "$steps" "$(field seconds "$line")" "$(field glups "$line")" "$*"
 }
 
-perf() { # label binary steps budget "mmtb k list" "mm k list" [unfused mmtb k]
-    # Fused kernels where the program has them (the default), and with one step per kernel
-    # (TPACE_FUSE=1) in-core and for mmtb at one k, to show what the two-level blocking buys.
+perf() { # label binary steps budget "mmtb k list" "mm k list" [unfused mmtb k] [in-core fuse]
+    # Fused kernels where the program has them (the default; in-core, TPACE_FUSE=$8 when
+    # given), and with one step per kernel (TPACE_FUSE=1) in-core and for mmtb at one k,
+    # to show what the two-level blocking buys.
     local label=$1 bin=$2 steps=$3 budget=$4
-    run "$label incore" "$bin" "$steps" TPACE_SCHEDULE=incore
+    run "$label incore" "$bin" "$steps" TPACE_SCHEDULE=incore ${8:+TPACE_FUSE=$8}
     run "$label incore" "$bin" "$steps" TPACE_SCHEDULE=incore TPACE_FUSE=1
     for k in $5; do
         run "$label mmtb" "$bin" "$steps" TPACE_SCHEDULE=mmtb TPACE_K=$k TPACE_STREAMS=3 TPACE_DEVICE_MEM=$budget
@@ -237,7 +238,7 @@ fi
 if [[ $parts == *heat* ]]; then
     echo "== heat-3D float, 1152 x 1536 x 1728 (2 arrays, 24.5 GB), budget 8G ==" | tee -a "$table"
     nvcc $nvflags -DNX=1152 -DNY=1536 -DNZ=1728 -x cu bench/gen/heat3d/translated.cpp -o "$work/heat.big"
-    perf "heat3d 1152x1536x1728" "$work/heat.big" ${HEAT_STEPS:-128} 8G "${HEAT_MMTB_K:-16 32 64}" "${HEAT_MM_K:-8 16 32}" 32
+    perf "heat3d 1152x1536x1728" "$work/heat.big" ${HEAT_STEPS:-128} 8G "${HEAT_MMTB_K:-16 32 64}" "${HEAT_MM_K:-8 16 32}" 32 2
     extra "heat3d 1152x1536x1728" "$work/heat.big" ${HEAT_STEPS:-128} 8G "${HEAT_EXTRA:-}"
 fi
 if [[ $parts == *huge* ]]; then
