@@ -169,6 +169,7 @@ fn row_kernel_body(w: &mut String, program: &Program, f: &Fusion) {
         &body,
         "tp_v[tp_l - 1][TP_RLO]",
         "tp_i1",
+        false,
         &" ".repeat(12),
     ));
     w.push_str(&keep_point("", &" ".repeat(12)));
@@ -302,7 +303,7 @@ fn tile_kernel_body(w: &mut String, program: &Program, f: &Fusion) {
     .unwrap();
     let body = rewritten_body_with(program, sweep, &|acc| {
         if acc.kind == AccessKind::Write {
-            "tp_val".into()
+            "tp_new".into()
         } else if acc.offsets[2] != 0 {
             format!(
                 "tp_sh[tp_par][tp_l - 1][tp_t1 * TP_C1 + tp_c][{}]",
@@ -324,6 +325,7 @@ fn tile_kernel_body(w: &mut String, program: &Program, f: &Fusion) {
         &body,
         "tp_w[TP_H1 + tp_c]",
         "tp_first1 + tp_c",
+        true,
         &" ".repeat(16),
     ));
     w.push_str(&keep_point("[tp_c]", &" ".repeat(16)));
@@ -379,22 +381,23 @@ fn level_indices(pad: &str) -> String {
          {pad}const long tp_m = tp_f.level0 + tp_l; /* the step of the block this row reaches */\n\
          {pad}const long tp_j = tp_f.level0 / TP_T * (TP_T - 1) + tp_l - 1; /* its strip, if intermediate */\n\
          {pad}/* Row tp_q at step l: in the sweep's box; below the step's window, where the predecessor's\n\
-         {pad} * strip has it (mmtb); kept, in this block's segment and the step's window; and near the\n\
-         {pad} * chunk's top, where the successor's strip takes it. */\n\
+         {pad} * strip has it (mmtb); and kept, in this block's segment and the step's window. */\n\
          {pad}const bool tp_q_box = tp_q >= tp_f.box_lo && tp_q < tp_f.box_hi;\n\
          {pad}const long tp_strip_in = tp_f.edge_in - (tp_m - 1) * tp_f.skew - tp_f.strip_rows;\n\
          {pad}const bool tp_q_strip_in = tp_l < TP_T && tp_sin != NULL && tp_q < tp_f.wlo[tp_l - 1] && tp_q >= tp_strip_in;\n\
-         {pad}const bool tp_q_keep = tp_q_box && tp_q >= tp_xs && tp_q < tp_xe && tp_q >= tp_f.wlo[tp_l - 1] && tp_q < tp_f.whi[tp_l - 1];\n\
-         {pad}const long tp_strip_out = tp_f.edge_out - (tp_m - 1) * tp_f.skew - tp_f.strip_rows;\n\
-         {pad}const bool tp_q_strip_out = tp_l < TP_T && tp_sout != NULL && tp_q >= tp_strip_out && tp_q < tp_strip_out + tp_f.strip_rows;\n\
-"
+         {pad}const bool tp_q_keep = tp_q_box && tp_q >= tp_xs && tp_q < tp_xe && tp_q >= tp_f.wlo[tp_l - 1] && tp_q < tp_f.whi[tp_l - 1];\n"
     )
 }
 
 /// `tp_val`: the point of row `tp_q` of step `tp_l`, from the predecessor's
 /// strip below the step's window, else computed by the sweep's `body`;
 /// outside the sweep's box it keeps `center`, its value before the step.
-/// `axis1` is the point's index along axis 1, for a body that uses it.
+/// `axis1` is the point's index along axis 1, for a body that uses it. With
+/// `select`, every column computes and the box selects (the body writes
+/// `tp_new`): a tile whose threads hold several columns then has no branch per
+/// column; otherwise (one column a thread) the body writes `tp_val` inside the
+/// branch.
+#[allow(clippy::too_many_arguments)]
 fn compute_point(
     program: &Program,
     sweep: &crate::ir::Sweep,
@@ -402,16 +405,37 @@ fn compute_point(
     body: &str,
     center: &str,
     axis1: &str,
+    select: bool,
     pad: &str,
 ) -> String {
     let mut w = format!(
-        "{pad}{elem} tp_val = {center}; /* outside the sweep's box a point keeps its value */\n\
-         {pad}if (tp_in_box && tp_q_box) {{\n\
-         {pad}    if (tp_q_strip_in) {{\n\
-         {pad}        /* Below the step's window: the predecessor computed this row. */\n\
-         {pad}        tp_val = tp_sin[(tp_j * tp_f.strip_rows + tp_q - tp_strip_in) * tp_plane + tp_col];\n\
-         {pad}    }} else {{\n"
+        "{pad}{elem} tp_val = {center}; /* outside the sweep's box a point keeps its value */\n"
     );
+    if select {
+        writeln!(
+            w,
+            "{pad}if (tp_q_strip_in) {{\n\
+             {pad}    /* Below the step's window (a row of the whole block): the predecessor computed it. */\n\
+             {pad}    if (tp_in_box && tp_q_box)\n\
+             {pad}        tp_val = tp_sin[(tp_j * tp_f.strip_rows + tp_q - tp_strip_in) * tp_plane + tp_col];\n\
+             {pad}}} else {{\n\
+             {pad}    /* Every column computes (its reads are registers and shared memory) and the sweep's\n\
+             {pad}     * box selects: no branch per column. */\n\
+             {pad}    {elem} tp_new = tp_val;\n\
+             {pad}    {{"
+        )
+        .unwrap();
+    } else {
+        writeln!(
+            w,
+            "{pad}if (tp_in_box && tp_q_box) {{\n\
+             {pad}    if (tp_q_strip_in) {{\n\
+             {pad}        /* Below the step's window: the predecessor computed this row. */\n\
+             {pad}        tp_val = tp_sin[(tp_j * tp_f.strip_rows + tp_q - tp_strip_in) * tp_plane + tp_col];\n\
+             {pad}    }} else {{"
+        )
+        .unwrap();
+    }
     let inner_pad = format!("{pad}        ");
     for pos in 0..program.pipeline.grid.rank() {
         let l = sweep.loop_for(pos).expect("one loop per dimension");
@@ -431,7 +455,15 @@ fn compute_point(
         }
     }
     w.push_str(&per_point_locals(sweep, &inner_pad));
-    writeln!(w, "{inner_pad}{body}\n{pad}    }}\n{pad}}}").unwrap();
+    writeln!(w, "{inner_pad}{body}\n{pad}    }}").unwrap();
+    if select {
+        writeln!(
+            w,
+            "{pad}    tp_val = tp_in_box && tp_q_box ? tp_new : tp_val;"
+        )
+        .unwrap();
+    }
+    writeln!(w, "{pad}}}").unwrap();
     w
 }
 
@@ -447,8 +479,12 @@ fn keep_point(col: &str, pad: &str) -> String {
          {pad}if (tp_mine && tp_q_keep) {{\n\
          {pad}    if (tp_l == TP_T)\n\
          {pad}        tp_out[(tp_q - tp_f.base) * tp_plane + tp_col] = tp_val;\n\
-         {pad}    else if (tp_q_strip_out)\n\
-         {pad}        tp_sout[(tp_j * tp_f.strip_rows + tp_q - tp_strip_out) * tp_plane + tp_col] = tp_val;\n\
+         {pad}    else if (tp_sout != NULL) {{\n\
+         {pad}        /* Near the chunk's top the successor's strip takes the row. */\n\
+         {pad}        const long tp_strip_out = tp_f.edge_out - (tp_m - 1) * tp_f.skew - tp_f.strip_rows;\n\
+         {pad}        if (tp_q >= tp_strip_out && tp_q < tp_strip_out + tp_f.strip_rows)\n\
+         {pad}            tp_sout[(tp_j * tp_f.strip_rows + tp_q - tp_strip_out) * tp_plane + tp_col] = tp_val;\n\
+         {pad}    }}\n\
          {pad}}}\n"
     )
 }
