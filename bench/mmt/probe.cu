@@ -3,7 +3,9 @@
  * memory run, against one step per kernel, on grids resident in device memory?
  * Jacobi-2D (the example's expression) and heat-3D (7 points), float.
  * Every multi-step result is checked bit for bit against T one-step kernels.
- * Build: nvcc -O3 -arch=sm_90 --fmad=false probe.cu -o probe */
+ * Build: nvcc -O3 -arch=sm_90 --fmad=false probe.cu -o probe
+ * Run: ./probe (both stencils) or ./probe heat (heat-3D only: its register-blocked
+ * tiles, on a resident grid and on one mmtb chunk's worth of planes). */
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
