@@ -12,7 +12,7 @@ use std::process::Command;
 use tpace::back::Target;
 use tpace::driver;
 use tpace::driver::dump::first_difference;
-use tpace::driver::run::{Flavour, Toolchain};
+use tpace::driver::run::{Flavour, Params, Toolchain};
 
 fn seed(s: u64) -> Vec<(String, String)> {
     vec![("TPACE_EMU_SEED".into(), s.to_string())]
@@ -153,57 +153,34 @@ fn the_shuffled_streams_catch_a_missing_wait() {
     }
 }
 
-/// Fused kernels (several steps per launch) on the emulation: the intact program
-/// fuses 4 steps and is right under every seed; a missing barrier, a strip not
-/// handed over or not read, intermediate steps sharing one strip, and a buffer
-/// swap per step instead of per group each give a wrong answer.
-#[test]
-fn the_emulation_catches_broken_fused_kernels() {
+/// One fused-kernel break: its name, the text replaced, and the replacement.
+type Break = (&'static str, &'static str, &'static str);
+
+/// Builds `examples/{example}` for the CUDA emulation intact and with each of
+/// `breaks`; the intact program must match the sequential one under every
+/// setting of `configs` and seeds 1 ..= `seeds`, advancing `fuse` steps per
+/// kernel, and every broken one must differ under some setting and seed.
+fn check_fused_breaks(
+    example: &str,
+    steps: u64,
+    fuse: &str,
+    configs: &[Params],
+    seeds: u64,
+    intact_text: &str,
+    breaks: &[Break],
+) {
     let tc = Toolchain::detect();
     let dir = tempfile::tempdir().expect("scratch folder");
-    let steps = 9;
-    let seq = jacobi_reference(&tc, dir.path(), steps);
+    let seq = example_reference(example, &tc, dir.path(), steps);
     let intact = build_ok(
         &tc,
-        &broken_jacobi(
-            Target::Cuda,
-            "__syncthreads();\n            float tp_val",
-            "__syncthreads();\n            float tp_val",
-        ),
+        &broken_example(example, Target::Cuda, intact_text, intact_text),
         dir.path(),
         "intact",
         Flavour::CudaEmulation,
     );
-    let breaks = [
-        (
-            "barrier_missing",
-            "__syncthreads();\n            float tp_val",
-            "float tp_val",
-        ),
-        (
-            "strip_not_handed_over",
-            "        if (arr->strip_out[prev->slot] != NULL)\n",
-            "        if (0)\n",
-        ),
-        (
-            "strip_not_read",
-            "tp_sin != NULL && tp_q < tp_f.wlo",
-            "tp_sin == NULL && tp_q < tp_f.wlo",
-        ),
-        (
-            "one_strip_for_every_intermediate_step",
-            "tp_j = tp_f.level0 / TP_T * (TP_T - 1) + tp_l - 1;",
-            "tp_j = tp_f.level0 / TP_T * (TP_T - 1);",
-        ),
-        (
-            "swap_per_step_not_per_group",
-            "        return (i + p->fuse - 1) / p->fuse;\n",
-            "        return i;\n",
-        ),
-    ];
-    let configs = [params("mmtb", 8, 7, 3), params("incore", 9, 1, 1)];
-    for p in &configs {
-        for s in 1..=4 {
+    for p in configs {
+        for s in 1..=seeds {
             let ok = run_with(
                 &intact.binary,
                 steps,
@@ -218,7 +195,7 @@ fn the_emulation_catches_broken_fused_kernels() {
             );
             assert_eq!(
                 ok.report.get("fuse").map(String::as_str),
-                Some("4"),
+                Some(fuse),
                 "{}",
                 ok.stderr
             );
@@ -227,13 +204,13 @@ fn the_emulation_catches_broken_fused_kernels() {
     for (name, from, to) in breaks {
         let built = build_ok(
             &tc,
-            &broken_jacobi(Target::Cuda, from, to),
+            &broken_example(example, Target::Cuda, from, to),
             dir.path(),
             name,
             Flavour::CudaEmulation,
         );
         let caught = configs.iter().find_map(|p| {
-            (1..=4).find_map(|s| {
+            (1..=seeds).find_map(|s| {
                 let got = run_with(
                     &built.binary,
                     steps,
@@ -250,84 +227,77 @@ fn the_emulation_catches_broken_fused_kernels() {
     }
 }
 
-/// The 3-D fused kernel (register-blocked tiles, heat3d): the intact program
-/// fuses two steps and matches; a missing barrier, a thread that reads its own
-/// column where the neighbour's belongs, and a row that skips the strip are
-/// each caught by the emulation.
+/// The 2-D fused kernel (Jacobi-2D, 4 steps per launch): a missing barrier, the
+/// strips not handed over, not read or shared by every step, and a swap per
+/// step instead of per group are each caught by the emulation.
+#[test]
+fn the_emulation_catches_broken_fused_kernels() {
+    check_fused_breaks(
+        "jacobi2d.c",
+        9,
+        "4",
+        &[params("mmtb", 8, 7, 3), params("incore", 9, 1, 1)],
+        4,
+        "__syncthreads();\n            float tp_val",
+        &[
+            (
+                "barrier_missing",
+                "__syncthreads();\n            float tp_val",
+                "float tp_val",
+            ),
+            (
+                "strip_not_handed_over",
+                "        if (arr->strip_out[prev->slot] != NULL)\n",
+                "        if (0)\n",
+            ),
+            (
+                "strip_not_read",
+                "tp_sin != NULL && tp_q < tp_f.wlo",
+                "tp_sin == NULL && tp_q < tp_f.wlo",
+            ),
+            (
+                "one_strip_for_every_intermediate_step",
+                "tp_j = tp_f.level0 / TP_T * (TP_T - 1) + tp_l - 1;",
+                "tp_j = tp_f.level0 / TP_T * (TP_T - 1);",
+            ),
+            (
+                "swap_per_step_not_per_group",
+                "        return (i + p->fuse - 1) / p->fuse;\n",
+                "        return i;\n",
+            ),
+        ],
+    );
+}
+
+/// The 3-D fused kernel (register-blocked tiles, heat3d, 2 steps per launch): a
+/// missing barrier, a thread that reads its own column where the neighbour's
+/// belongs, and a row that skips the strip are each caught by the emulation.
 #[test]
 fn the_emulation_catches_broken_tiled_fused_kernels() {
-    let tc = Toolchain::detect();
-    let dir = tempfile::tempdir().expect("scratch folder");
-    let steps = 7;
-    let seq = example_reference("heat3d.c", &tc, dir.path(), steps);
     let barrier = "tp_v[tp_l - 1][TP_RLO][tp_c];\n            __syncthreads();";
-    let intact = build_ok(
-        &tc,
-        &broken_example("heat3d.c", Target::Cuda, barrier, barrier),
-        dir.path(),
-        "intact",
-        Flavour::CudaEmulation,
+    check_fused_breaks(
+        "heat3d.c",
+        7,
+        "2",
+        &[params("mmtb", 6, 9, 3), params("incore", 7, 1, 1)],
+        3,
+        barrier,
+        &[
+            (
+                "barrier_missing",
+                barrier,
+                "tp_v[tp_l - 1][TP_RLO][tp_c];\n",
+            ),
+            (
+                "neighbour_column_from_own_registers",
+                "tp_w[tp_h] = tp_sh[tp_par][tp_l - 1][TPACE_MAX(tp_t1 * TP_C1 - TP_H1 + tp_h, 0)][tp_t2];",
+                "tp_w[tp_h] = tp_v[tp_l - 1][TP_RLO][0];",
+            ),
+            (
+                "strip_not_read",
+                "tp_sin != NULL && tp_q < tp_f.wlo",
+                "tp_sin == NULL && tp_q < tp_f.wlo",
+            ),
+        ],
     );
-    let breaks = [
-        (
-            "barrier_missing",
-            barrier,
-            "tp_v[tp_l - 1][TP_RLO][tp_c];\n",
-        ),
-        (
-            "neighbour_column_from_own_registers",
-            "tp_w[tp_h] = tp_sh[tp_par][tp_l - 1][TPACE_MAX(tp_t1 * TP_C1 - TP_H1 + tp_h, 0)][tp_t2];",
-            "tp_w[tp_h] = tp_v[tp_l - 1][TP_RLO][0];",
-        ),
-        (
-            "strip_not_read",
-            "tp_sin != NULL && tp_q < tp_f.wlo",
-            "tp_sin == NULL && tp_q < tp_f.wlo",
-        ),
-    ];
-    let configs = [params("mmtb", 6, 9, 3), params("incore", 7, 1, 1)];
-    for p in &configs {
-        let ok = run_with(
-            &intact.binary,
-            steps,
-            p,
-            &seed(1),
-            &dir.path().join("i.dump"),
-        );
-        assert_eq!(
-            first_difference(&seq.dump, &ok.dump),
-            None,
-            "the intact program differs, {p:?}"
-        );
-        assert_eq!(
-            ok.report.get("fuse").map(String::as_str),
-            Some("2"),
-            "{}",
-            ok.stderr
-        );
-    }
-    for (name, from, to) in breaks {
-        let built = build_ok(
-            &tc,
-            &broken_example("heat3d.c", Target::Cuda, from, to),
-            dir.path(),
-            name,
-            Flavour::CudaEmulation,
-        );
-        let caught = configs.iter().find_map(|p| {
-            (1..=3).find_map(|s| {
-                let got = run_with(
-                    &built.binary,
-                    steps,
-                    p,
-                    &seed(s),
-                    &dir.path().join("b.dump"),
-                );
-                first_difference(&seq.dump, &got.dump).map(|d| (s, d))
-            })
-        });
-        let (s, d) =
-            caught.unwrap_or_else(|| panic!("{name}: the broken fused kernel went unnoticed"));
-        eprintln!("{name}: caught under seed {s}: {d}");
-    }
 }

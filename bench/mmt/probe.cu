@@ -322,6 +322,27 @@ static void init(std::vector<float> &h, size_t n)
         h[i] = (float)((i * 37 + (i >> 10) * 11) % 101) / 7.0f;
 }
 
+/* The device grids of one suite: the start a0, two work buffers, and two for the
+ * one-step reference run (both starting as a0); freed at the end of the suite. */
+struct Grids {
+    float *a0, *a, *b, *r1, *r2;
+    explicit Grids(size_t n)
+    {
+        std::vector<float> h(n);
+        init(h, n);
+        for (float **p : {&a0, &a, &b, &r1, &r2})
+            CHECK(cudaMalloc(p, n * 4));
+        CHECK(cudaMemcpy(a0, h.data(), n * 4, cudaMemcpyHostToDevice));
+        CHECK(cudaMemcpy(r1, a0, n * 4, cudaMemcpyDeviceToDevice));
+        CHECK(cudaMemcpy(r2, a0, n * 4, cudaMemcpyDeviceToDevice));
+    }
+    ~Grids()
+    {
+        for (float *p : {a0, a, b, r1, r2})
+            CHECK(cudaFree(p));
+    }
+};
+
 static int same(const float *d1, const float *d2, size_t n)
 {
     std::vector<float> a(n), b(n);
@@ -393,17 +414,8 @@ static void heat_rbs_case(long NX, long NY, long NZ, int steps, long seg, float 
 static void heat_suite(long NX, long NY, long NZ, int steps, long seg)
 {
     size_t n = (size_t)NX * NY * NZ;
-    std::vector<float> h(n);
-    init(h, n);
-    float *a0, *a, *b, *r1, *r2;
-    CHECK(cudaMalloc(&a0, n * 4));
-    CHECK(cudaMalloc(&a, n * 4));
-    CHECK(cudaMalloc(&b, n * 4));
-    CHECK(cudaMalloc(&r1, n * 4));
-    CHECK(cudaMalloc(&r2, n * 4));
-    CHECK(cudaMemcpy(a0, h.data(), n * 4, cudaMemcpyHostToDevice));
-    CHECK(cudaMemcpy(r1, a0, n * 4, cudaMemcpyDeviceToDevice));
-    CHECK(cudaMemcpy(r2, a0, n * 4, cudaMemcpyDeviceToDevice));
+    Grids g(n);
+    float *a0 = g.a0, *a = g.a, *b = g.b, *r1 = g.r1, *r2 = g.r2;
     float ms;
     dim3 grid((unsigned)((NZ + 31) / 32), (unsigned)((NY + 7) / 8), (unsigned)NX);
     float *ref = run(r1, r2, steps, 1, [&](float *i, float *o) { heat_step<<<grid, dim3(32, 8)>>>(i, o, NX, NY, NZ, 0.4f, 0.1f); }, &ms);
@@ -434,17 +446,8 @@ int main(int argc, char **argv)
     if (!heat_only) {
         const long X = 16384, Y = 61440;
         size_t n = (size_t)X * Y;
-        std::vector<float> h(n);
-        init(h, n);
-        float *a0, *a, *b, *r1, *r2;
-        CHECK(cudaMalloc(&a0, n * 4));
-        CHECK(cudaMalloc(&a, n * 4));
-        CHECK(cudaMalloc(&b, n * 4));
-        CHECK(cudaMalloc(&r1, n * 4));
-        CHECK(cudaMalloc(&r2, n * 4));
-        CHECK(cudaMemcpy(a0, h.data(), n * 4, cudaMemcpyHostToDevice));
-        CHECK(cudaMemcpy(r1, a0, n * 4, cudaMemcpyDeviceToDevice));
-        CHECK(cudaMemcpy(r2, a0, n * 4, cudaMemcpyDeviceToDevice));
+        Grids g(n);
+        float *a0 = g.a0, *a = g.a, *b = g.b, *r1 = g.r1, *r2 = g.r2;
         float ms;
         dim3 grid((unsigned)((Y + 255) / 256), (unsigned)X);
         float *ref = run(r1, r2, steps, 1, [&](float *i, float *o) { jacobi_step<<<grid, 256>>>(i, o, X, Y); }, &ms);
@@ -457,7 +460,6 @@ int main(int argc, char **argv)
         jacobi_case<4, 256>(X, Y, steps, 512, a0, a, b, ref, n);
         jacobi_case<4, 512>(X, Y, steps, 512, a0, a, b, ref, n);
         jacobi_case<8, 512>(X, Y, steps, 512, a0, a, b, ref, n);
-        CHECK(cudaFree(a0)); CHECK(cudaFree(a)); CHECK(cudaFree(b)); CHECK(cudaFree(r1)); CHECK(cudaFree(r2));
     }
     heat_suite(512, 768, 1024, steps, 128);
     /* An mmtb chunk of heat-3D under the 8 GB budget: 40 planes of 1536 x 1728. */
