@@ -35,7 +35,7 @@ pub struct Fusion {
     /// Steps per kernel unless `TPACE_FUSE` says otherwise.
     pub default_steps: u32,
     /// Threads of a block per inner axis, innermost last (grid positions 1..).
-    /// In 3-D the innermost is one warp (32): reads along it are warp shuffles.
+    /// In 3-D the innermost is one warp (32 threads) wide.
     pub block: Vec<u32>,
     /// Columns each thread holds per inner axis (register blocking): along
     /// axis 1 of a 3-D grid a thread computes several neighbouring columns, so
@@ -140,8 +140,8 @@ pub fn fusion(program: &Program, facts: &Facts, swap: Option<Swap>, skew: &Skew)
     }
     // Measured on the H100 (bench/RESULTS.md, 2026-11-23): four steps on 256-wide
     // rows for 2-D grids; for 3-D ones two steps on 32 x 32 tiles of 8 x 32 threads,
-    // each holding 4 columns along axis 1 (406 Glup/s, against 333 with 16 x 32
-    // threads of one column: bench/mmt/probe.cu).
+    // each holding 4 columns along axis 1 (398 Glup/s in bench/mmt/probe.cu, against
+    // 333 with 16 x 32 threads of one column).
     let (default_steps, block, per_thread) = if rank == 2 {
         (4, vec![256], vec![1])
     } else {
