@@ -212,6 +212,15 @@ mod tests {
     }
 
     #[test]
+    fn the_runtime_sizes_its_fused_kernel_arguments_for_max_steps() {
+        // tpace_fuse_args holds one window per fused step: the runtime's bound must
+        // be the one the translator instantiates kernels and TPACE_FUSE up to.
+        let runtime = include_str!("../back/runtime/schedule.h");
+        let define = format!("#define TPACE_FUSE_MAX {}\n", super::MAX_STEPS);
+        assert_eq!(runtime.matches(&define).count(), 1, "{define}");
+    }
+
+    #[test]
     fn a_diagonal_read_or_a_constant_array_keeps_one_step_per_kernel() {
         let jacobi = include_str!("../../examples/jacobi2d.c");
         let star = "(a[x - 1][y] + a[x + 1][y] + a[x][y - 1] + a[x][y + 1]) / 4.0";

@@ -998,17 +998,13 @@ static inline void tpace_end(tpace_rt *r)
     tpace_reductions_download(r);
     r->plan.seconds = tpace_now() - r->start;
     for (int a = 0; a < r->narrays; a++) {
-        for (int s = 0; s < TPACE_MAX_SLOTS; s++)
-            if (r->arrays[a].slot[s])
-                tpace_dev_free(r, r->arrays[a].slot[s]);
-        for (int s = 0; s < TPACE_MAX_SLOTS; s++)
-            if (r->arrays[a].shadow[s])
-                tpace_dev_free(r, r->arrays[a].shadow[s]);
         for (int s = 0; s < TPACE_MAX_SLOTS; s++) {
-            if (r->arrays[a].strip_in[s])
-                tpace_dev_free(r, r->arrays[a].strip_in[s]);
-            if (r->arrays[a].strip_out[s])
-                tpace_dev_free(r, r->arrays[a].strip_out[s]);
+            /* A slot's chunk buffer, its swap buffer and its fused-kernel strips. */
+            void *bufs[4] = {r->arrays[a].slot[s], r->arrays[a].shadow[s], r->arrays[a].strip_in[s],
+                             r->arrays[a].strip_out[s]};
+            for (int b = 0; b < 4; b++)
+                if (bufs[b])
+                    tpace_dev_free(r, bufs[b]);
         }
         if (r->arrays[a].carry)
             tpace_dev_free(r, r->arrays[a].carry);
