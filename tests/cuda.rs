@@ -301,3 +301,61 @@ fn the_emulation_catches_broken_tiled_fused_kernels() {
         ],
     );
 }
+
+/// The swap's temporary lives only on the host and gets its final values from the
+/// copy's destination (`TPACE_FOLDED`): a download skipped, a box one column too
+/// narrow, one row per plane instead of all, or a stale buffer are each caught, on
+/// a 3-D grid (one 2-D copy per plane) and a 2-D one (one 2-D copy per chunk).
+#[test]
+fn the_emulation_catches_a_broken_folded_temporary() {
+    let download = "tpace_download_folded(r, ch, arr, from, to);";
+    let runtime_breaks = [
+        ("fold_not_downloaded", download, "(void)0;"),
+        (
+            "one_row_per_copy",
+            "const size_t rows = d >= 2 ? (size_t)(hi[along] - lo[along]) : 1;",
+            "const size_t rows = 1;",
+        ),
+        (
+            "stale_buffer",
+            "const void *buf = tpace_final_buffer(r, ch, arr->fold_of);",
+            "const void *buf = tpace_swap_buffer(r, ch, arr->fold_of, ch->kb - 1);",
+        ),
+    ];
+    let heat_box = "tp_fold_hi[3] = {(long)(NX - 1), (long)(NY - 1), (long)(NZ - 1)};";
+    let mut heat = runtime_breaks.to_vec();
+    heat.push((
+        "box_too_narrow",
+        heat_box,
+        "tp_fold_hi[3] = {(long)(NX - 1), (long)(NY - 1), (long)(NZ - 2)};",
+    ));
+    check_fused_breaks(
+        "heat3d.c",
+        7,
+        "2",
+        &[
+            params("mmtb", 6, 9, 3),
+            params("mm", 4, 20, 2),
+            params("incore", 7, 1, 1),
+        ],
+        1,
+        download,
+        &heat,
+    );
+    let jacobi_box = "tp_fold_hi[2] = {(long)(X - 1), (long)(Y - 1)};";
+    let mut jacobi = runtime_breaks.to_vec();
+    jacobi.push((
+        "box_too_narrow",
+        jacobi_box,
+        "tp_fold_hi[2] = {(long)(X - 1), (long)(Y - 2)};",
+    ));
+    check_fused_breaks(
+        "jacobi2d.c",
+        9,
+        "4",
+        &[params("mmtb", 8, 7, 3), params("incore", 9, 1, 1)],
+        1,
+        download,
+        &jacobi,
+    );
+}

@@ -47,7 +47,7 @@ fn the_comparison_catches_a_broken_runtime() {
         ),
         (
             "mmtb_no_handover",
-            "if (arr->transfer == TPACE_UNUSED || from >= own_lo)",
+            "if (!tpace_on_device(arr) || from >= own_lo)",
             "if (1)",
             "mmtb",
         ),
@@ -71,9 +71,15 @@ fn the_comparison_catches_a_broken_runtime() {
         ),
         (
             "swap_wrong_final_buffer",
-            "return tpace_swap_buffer(r, ch, a, ch->last_block ? ch->kb - 1 : ch->kb);",
             "return tpace_swap_buffer(r, ch, a, ch->kb);",
+            "return tpace_swap_buffer(r, ch, a, ch->kb - 1);",
             "mmtb",
+        ),
+        (
+            "folded_temporary_not_downloaded",
+            "tpace_download_folded(r, ch, arr, from, to);",
+            "(void)0;",
+            "mm",
         ),
         (
             "mmtb_no_skew",
@@ -295,7 +301,7 @@ fn a_device_memory_budget_is_kept_or_refused_in_words() {
     ];
     let msg = refused(&[&wide[..], &[("TPACE_CHUNK", "500".into())]].concat());
     assert!(
-        msg.contains("7.33 MB of device memory but 1 MB are available"),
+        msg.contains("4.89 MB of device memory but 1 MB are available"),
         "{msg}"
     );
     let b = suggested(&msg, "TPACE_CHUNK");

@@ -182,6 +182,9 @@ pub fn executor_setup(
             Transfer::UpDown => "read and written",
             Transfer::Up => "only read",
             Transfer::LastBlock => "pure temporary: moved in the last block only",
+            Transfer::Folded => {
+                "the copy's temporary: never on the device, its final values come from the copy's destination"
+            }
             Transfer::Unused => "not used by any sweep",
         };
         w.push_str(&format!(
@@ -198,6 +201,7 @@ pub fn executor_setup(
             "    tp_arrays[{}].swap = 1; /* the copy into it runs as a buffer swap */\n",
             swap.dst
         ));
+        w.push_str(&fold_setup(program, swap));
     }
     if let Some(f) = fusion {
         w.push_str(&format!(
@@ -221,6 +225,9 @@ pub fn executor_setup(
             "planes along the cut axis",
         ),
         ("plane", plane_elements(program), "elements per plane"),
+        ("rank", p.grid.rank().to_string(), "dimensions"),
+        ("dim_lo", "tp_dim_lo".into(), ""),
+        ("dim_n", "tp_dim_n".into(), ""),
         (
             "reach_lo",
             plan.step_reach.minus.to_string(),
@@ -273,6 +280,19 @@ pub fn executor_setup(
     w.push_str(
         "    /* The grid and the stencil's reach along the cut axis (outermost dimension). */\n",
     );
+    let dims = &p.grid.dims;
+    let list = |f: &dyn Fn(&crate::ir::Extent) -> &str| -> String {
+        dims.iter()
+            .map(|d| format!("(long)({})", f(d)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    w.push_str(&format!(
+        "    const long tp_dim_lo[{rank}] = {{{}}}, tp_dim_n[{rank}] = {{{}}}; /* per dimension, outermost first */\n",
+        list(&|d| d.lo.as_str()),
+        list(&|d| d.n.as_str()),
+        rank = dims.len()
+    ));
     w.push_str("    tpace_shape tp_shape;\n    memset(&tp_shape, 0, sizeof tp_shape);\n");
     for (field, value, why) in fields {
         let comment = if why.is_empty() {
@@ -311,6 +331,36 @@ pub fn executor_setup(
         ));
     }
     w
+}
+
+/// Declarations that tell the runtime where a swap's folded temporary gets its
+/// final values: the copy's destination and the copy's box (its loop bounds).
+fn fold_setup(program: &Program, swap: crate::plan::Swap) -> String {
+    let p = &program.pipeline;
+    let copy = &p.body[swap.copy];
+    let bound = |hi: bool| -> String {
+        (0..p.grid.rank())
+            .map(|pos| {
+                let l = copy
+                    .loop_for(pos)
+                    .expect("a copy sweep has a loop per dimension");
+                format!("(long)({})", if hi { &l.hi } else { &l.lo })
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    format!(
+        "    /* {tmp} ends equal to {dst} on the copy's box: [tp_fold_lo[d], tp_fold_hi[d]) in dimension d. */\n\
+         \x20   const long tp_fold_lo[{rank}] = {{{lo}}}, tp_fold_hi[{rank}] = {{{hi}}};\n\
+         \x20   tp_arrays[{t}].fold_of = {d}; tp_arrays[{t}].fold_lo = tp_fold_lo; tp_arrays[{t}].fold_hi = tp_fold_hi;\n",
+        tmp = p.arrays[swap.tmp].display_name(),
+        dst = p.arrays[swap.dst].display_name(),
+        rank = p.grid.rank(),
+        lo = bound(false),
+        hi = bound(true),
+        t = swap.tmp,
+        d = swap.dst,
+    )
 }
 
 /// Largest window trail of any sweep (the executor's `max_tau`).
@@ -566,12 +616,10 @@ pub fn chunk_loop(
         let (dst, tmp) = (&p.arrays[s.dst], &p.arrays[s.tmp]);
         w.push_str(&format!(
             "            /* The copy {tmp} -> {dst} runs as a swap: {dst} has two buffers that trade roles every\n\
-             \x20            * step, sweep {w} writes the next one instead of {tmp}, and the copy is skipped; the loop's\n\
-             \x20            * last step runs both sweeps as written so that {tmp} ends as the sequential program leaves it. */\n\
-             \x20           const int tp_swap = tpace_swap_step(&tp_ch, tp_i);\n\
+             \x20            * step, sweep {w} writes the next one instead of {tmp}, and the copy is skipped ({tmp}\n\
+             \x20            * gets its final values from {dst}'s buffers after the last step). */\n\
              \x20           {ty} *{dd} = ({ty} *)tpace_swap_buffer(&tp, &tp_ch, {di}, tp_i);\n\
-             \x20           {tty} *{td} = tp_swap ? ({tty} *)tpace_swap_buffer(&tp, &tp_ch, {di}, tp_i + tp_len)\n\
-             \x20                                 : ({tty} *)tp_arrays[{ti}].slot[tp_ch.slot];\n",
+             \x20           {tty} *{td} = ({tty} *)tpace_swap_buffer(&tp, &tp_ch, {di}, tp_i + tp_len);\n",
             dst = dst.display_name(),
             tmp = tmp.display_name(),
             w = s.writer + 1,
@@ -580,7 +628,6 @@ pub fn chunk_loop(
             dd = dev_name(&dst.ident()),
             td = dev_name(&tmp.ident()),
             di = s.dst,
-            ti = s.tmp,
         ));
     }
     let mut pad = "";
@@ -591,15 +638,9 @@ pub fn chunk_loop(
         pad = "    ";
     }
     let mut steps = String::new();
-    for s in 0..p.body.len() {
-        let text = sweep(s);
-        if swap.is_some_and(|x| x.copy == s) {
-            steps.push_str("            if (!tp_swap) {\n");
-            steps.push_str(&indented(&text, "    "));
-            steps.push_str("            }\n");
-        } else {
-            steps.push_str(&text);
-        }
+    // The copy a swap replaces is not run at all.
+    for s in (0..p.body.len()).filter(|s| swap.is_none_or(|x| x.copy != *s)) {
+        steps.push_str(&sweep(s));
     }
     w.push_str(&indented(&steps, pad));
     if fused_launch.is_some() {

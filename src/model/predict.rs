@@ -330,15 +330,13 @@ pub fn strip_planes(w: &Workload, c: Config) -> u64 {
 }
 
 /// Kernel groups of a block of `kb` steps with `fuse` steps per fused kernel
-/// (the runtime's `tpace_flips` at the block's end): the swapped steps go in
-/// groups of `fuse`, the rest (and the loop's last step) one at a time.
-pub fn kernel_groups(kb: u64, fuse: u64, last: bool) -> u64 {
+/// (the runtime's `tpace_flips` at the block's end): the steps go in groups of
+/// `fuse`, the few left over one at a time.
+pub fn kernel_groups(kb: u64, fuse: u64) -> u64 {
     if fuse <= 1 {
         return kb;
     }
-    let swapped = kb - u64::from(last && kb > 0);
-    let fused_end = swapped / fuse * fuse;
-    fused_end / fuse + (kb - fused_end)
+    kb / fuse + kb % fuse
 }
 
 /// Device memory a (normalised) plan allocates, in bytes.
@@ -482,9 +480,8 @@ fn block(w: &Workload, c: Config, n_chunks: u64, kb: u64, last: bool) -> Block {
     let n = u128::from(w.n);
     let kb128 = u128::from(kb);
     let fuse = fuse_for(w, c);
-    let launches = u128::from(n_chunks)
-        * u128::from(kernel_groups(kb, fuse, last))
-        * u128::from(w.kernels_per_step);
+    let launches =
+        u128::from(n_chunks) * u128::from(kernel_groups(kb, fuse)) * u128::from(w.kernels_per_step);
     let (h2d_planes, d2d_bytes, computed_planes) = match c.schedule {
         Schedule::Incore => (n, 0, n * kb128),
         Schedule::Naive | Schedule::Mm => {

@@ -120,6 +120,7 @@ fn header(
                 Movement::InOut => "in+out",
                 Movement::In => "in",
                 Movement::Temporary => "temporary",
+                Movement::Folded => "folded into the swap's other buffer, out once",
                 Movement::Unused => "unused",
             };
             format!("{} ({} B, {how})", a.name, a.elem_bytes)

@@ -18,6 +18,10 @@ pub enum Movement {
     /// last block (in and out, for its final values), like the planner's
     /// [`Transfer::LastBlock`].
     Temporary,
+    /// The temporary of a copy run as a swap ([`Transfer::Folded`]): no device
+    /// space; out in the last block (its final values come from the copy's
+    /// destination; counted as whole planes).
+    Folded,
     /// Never touched: no device space, no transfer.
     Unused,
 }
@@ -30,12 +34,12 @@ impl Movement {
 
     /// Moved device to host in a block.
     pub fn moves_out(self, last: bool) -> bool {
-        self == Movement::InOut || (last && self == Movement::Temporary)
+        self == Movement::InOut || (last && matches!(self, Movement::Temporary | Movement::Folded))
     }
 
     /// Occupies device memory.
     pub fn on_device(self) -> bool {
-        self != Movement::Unused
+        !matches!(self, Movement::Unused | Movement::Folded)
     }
 }
 
@@ -132,6 +136,7 @@ impl Workload {
                     Transfer::UpDown => Movement::InOut,
                     Transfer::Up => Movement::In,
                     Transfer::LastBlock => Movement::Temporary,
+                    Transfer::Folded => Movement::Folded,
                     Transfer::Unused => Movement::Unused,
                 },
             })
@@ -268,7 +273,7 @@ mod tests {
         assert_eq!(w.flops_per_point, 4.0);
         assert_eq!(w.bytes_per_point, 8.0);
         let moves: Vec<Movement> = w.arrays.iter().map(|a| a.movement).collect();
-        assert_eq!(moves, vec![Movement::Temporary, Movement::InOut]);
+        assert_eq!(moves, vec![Movement::Folded, Movement::InOut]);
         assert!(w.arrays.iter().all(|a| a.elem_bytes == 4));
     }
 

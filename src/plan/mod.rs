@@ -55,6 +55,11 @@ pub enum Transfer {
     Up,
     /// Pure temporary: moved only in the last block, for its final values.
     LastBlock,
+    /// The temporary of a copy sweep run as a swap ([`Swap::tmp`]): never on the
+    /// device. Its final values on the copy's box are the copy's destination's, so
+    /// the last block downloads that box of the destination's buffer into it; the
+    /// rest of it no sweep writes.
+    Folded,
     /// Listed but never touched by a sweep.
     Unused,
 }
@@ -66,6 +71,7 @@ impl Transfer {
             Transfer::UpDown => "TPACE_UPDOWN",
             Transfer::Up => "TPACE_UP",
             Transfer::LastBlock => "TPACE_LAST_BLOCK",
+            Transfer::Folded => "TPACE_FOLDED",
             Transfer::Unused => "TPACE_UNUSED",
         }
     }
@@ -132,7 +138,9 @@ pub fn plan(program: &Program, facts: &Facts) -> Plan {
         .arrays
         .iter()
         .zip(&facts.arrays)
-        .map(|(a, f)| match (a.intent, f.read, f.written) {
+        .enumerate()
+        .map(|(i, (a, f))| match (a.intent, f.read, f.written) {
+            _ if swap.is_some_and(|s| s.tmp == i) => Transfer::Folded,
             (_, false, false) => Transfer::Unused,
             (Intent::InOut, _, true) if f.pure_temporary => Transfer::LastBlock,
             (Intent::InOut, _, true) => Transfer::UpDown,
@@ -178,10 +186,16 @@ fn cut_axis_reach(sweep: &crate::ir::Sweep, facts: &Facts) -> (Halo, Halo) {
     (changing, constant)
 }
 
+/// Most dimensions of a grid whose copy sweep may run as a swap (the runtime's
+/// `TPACE_MAX_RANK`).
+pub const MAX_SWAP_RANK: usize = 8;
+
 /// A copy sweep `dst = tmp` that runs as a buffer swap: the sweep that writes
 /// `tmp` writes `dst`'s second device buffer instead, the copy is skipped, and the
-/// two buffers trade roles every step. Only the loop's very last step runs both
-/// sweeps as written, so that `tmp` ends as the sequential program leaves it.
+/// two buffers trade roles every step. `tmp` itself never lives on the device
+/// ([`Transfer::Folded`]): after the last step it equals `dst` on the copy's box
+/// (the copy made them equal) and keeps its values elsewhere (no sweep writes
+/// there), so its final values come from `dst`'s buffer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Swap {
     /// The sweep that computes `tmp`.
@@ -198,9 +212,14 @@ pub struct Swap {
 /// the swapped program to equal the sequential one: the copy is the step's last
 /// sweep; `tmp` is a pure temporary written by exactly one earlier sweep over the
 /// same box as the copy and read by nothing but the copy; `dst` is written only
-/// by the copy; no sweep between the writer and the copy touches either array.
+/// by the copy; no sweep between the writer and the copy touches either array; the
+/// grid has at most [`MAX_SWAP_RANK`] dimensions.
 pub fn find_swap(program: &Program, facts: &Facts) -> Option<Swap> {
     let p = &program.pipeline;
+    // The runtime downloads the folded temporary's box with index arrays of this size.
+    if p.grid.rank() > MAX_SWAP_RANK {
+        return None;
+    }
     let last = p.body.len().checked_sub(1)?;
     let (dst, tmp) = facts.sweeps[last].copy?;
     if !facts.arrays[tmp].pure_temporary {
@@ -246,4 +265,16 @@ pub fn find_swap(program: &Program, facts: &Facts) -> Option<Swap> {
         dst,
         tmp,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_runtime_sizes_its_folded_box_for_max_swap_rank() {
+        // tpace_download_folded indexes the copy's box with arrays of this size:
+        // the translator must not swap (and fold) on a grid of more dimensions.
+        let runtime = include_str!("../back/runtime/schedule.h");
+        let define = format!("#define TPACE_MAX_RANK {}\n", super::MAX_SWAP_RANK);
+        assert_eq!(runtime.matches(&define).count(), 1, "{define}");
+    }
 }

@@ -110,11 +110,12 @@ fn lag(earlier: &[Use], later: &[Use]) -> Option<i64> {
 
 /// The smallest skews that keep sequential semantics (see the module docs).
 ///
-/// With a `swap`, every step but the loop's last writes the copy's destination
-/// into its second buffer instead of running the copy: across a step boundary the
-/// writer, not the copy, is what writes the destination, and the temporary is not
-/// written at all. The copy runs only in the last step, after which no step
-/// follows, so within a step the constraints are those of the program as written.
+/// With a `swap`, every step writes the copy's destination into its second
+/// buffer instead of running the copy: across a step boundary the writer, not the
+/// copy, is what writes the destination, and the temporary is not written at all.
+/// Within a step the constraints stay those of the program as written: the copy
+/// never runs, so its trail only makes the executor's `max_tau` (where one chunk's
+/// finished planes end and the next one's begin) more cautious than it must be.
 pub fn skew(program: &Program, swap: Option<Swap>) -> Skew {
     let u = uses(program);
     let sweeps = u.len();
@@ -213,7 +214,7 @@ mod tests {
             tmp: 1,
         });
         let s = skew(&p, swap);
-        // The copy still trails the writer in the last step; between steps the
+        // Within a step the copy trails the writer as written; between steps the
         // writer alternates buffers, so only its own reach of one plane counts.
         assert_eq!(s.sweep, [0, 1]);
         assert_eq!(s.per_step, 1);

@@ -175,6 +175,15 @@ static inline cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t byt
     tpace_emu::enqueue(s, [=]() { memcpy(dst, src, bytes); }, -1);
     return cudaSuccess;
 }
+static inline cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
+                                            size_t rows, cudaMemcpyKind, cudaStream_t s)
+{
+    tpace_emu::enqueue(s, [=]() {
+        for (size_t i = 0; i < rows; i++)
+            memcpy((char *)dst + i * dpitch, (const char *)src + i * spitch, width);
+    }, -1);
+    return cudaSuccess;
+}
 static inline cudaError_t cudaDeviceSynchronize(void)
 {
     tpace_emu::drain(NULL);

@@ -32,7 +32,7 @@ pub const BUILD_FLAGS: &str = "-O3 -arch=native --fmad=false";
 pub fn emit(program: &Program, facts: &Facts, plan: &Plan, model: &PlannedFor) -> String {
     let mut edits = splice_pipeline_edits(program, &pipeline_block(program, facts, plan));
     let at = program.pipeline.function.start;
-    let mut text = kernels(program, facts);
+    let mut text = kernels(program, facts, plan);
     if let Some(f) = &plan.fusion {
         text.push_str(&fused::kernel(program, facts, f));
     }
@@ -63,8 +63,8 @@ fn sweep_arrays(facts: &Facts, s: usize) -> (BTreeSet<usize>, &BTreeSet<usize>) 
     (f.reads.union(&f.writes).copied().collect(), &f.writes)
 }
 
-/// `__global__` kernels for every sweep, with the index macro they share.
-fn kernels(program: &Program, facts: &Facts) -> String {
+/// `__global__` kernels for every sweep but the copy a swap replaces.
+fn kernels(program: &Program, facts: &Facts, plan: &Plan) -> String {
     let p = &program.pipeline;
     let rank = p.grid.rank();
     let mut w = String::new();
@@ -77,6 +77,9 @@ fn kernels(program: &Program, facts: &Facts) -> String {
     .unwrap();
     let axes = ["x", "y", "z"];
     for (s, sweep) in p.body.iter().enumerate() {
+        if plan.swap.is_some_and(|x| x.copy == s) {
+            continue;
+        }
         let (used, written) = sweep_arrays(facts, s);
         let mut args: Vec<String> = used
             .iter()

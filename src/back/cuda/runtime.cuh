@@ -68,6 +68,12 @@ static void tpace_dev_download(tpace_rt *r, void *host, const void *dev, size_t 
     TPACE_CUDA(r, cudaMemcpyAsync(host, dev, bytes, cudaMemcpyDeviceToHost, tpace_stream(r, q)));
 }
 
+static void tpace_dev_download_2d(tpace_rt *r, void *host, const void *dev, size_t width, size_t rows, size_t pitch,
+                                  int q)
+{
+    TPACE_CUDA(r, cudaMemcpy2DAsync(host, pitch, dev, pitch, width, rows, cudaMemcpyDeviceToHost, tpace_stream(r, q)));
+}
+
 static void tpace_dev_copy(tpace_rt *r, void *dst, const void *src, size_t bytes, int q)
 {
     TPACE_CUDA(r, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, tpace_stream(r, q)));

@@ -205,13 +205,11 @@ static inline tpace_u64 tpace_mc_strip_planes(const tpace_model *m, tpace_model_
 }
 
 /* Kernel groups of a block of kb steps (predict.rs kernel_groups). */
-static inline tpace_u64 tpace_mc_kernel_groups(tpace_u64 kb, tpace_u64 fuse, int last)
+static inline tpace_u64 tpace_mc_kernel_groups(tpace_u64 kb, tpace_u64 fuse)
 {
     if (fuse <= 1)
         return kb;
-    tpace_u64 swapped = kb - (last && kb > 0 ? 1 : 0);
-    tpace_u64 fused_end = swapped / fuse * fuse;
-    return fused_end / fuse + (kb - fused_end);
+    return kb / fuse + kb % fuse;
 }
 
 /* Fused kernels: rows of the cut axis each block streams over when `tiles` blocks
@@ -269,7 +267,7 @@ static inline tpace_mc_block tpace_mc_block_of(const tpace_model *m, const tpace
     tpace_u128 n = w->n, kb128 = kb;
     tpace_mc_block r;
     tpace_u64 fuse = tpace_mc_fuse_for(m, c, n_chunks);
-    r.launches = (tpace_u128)n_chunks * tpace_mc_kernel_groups(kb, fuse, last) * m->kernels_per_step;
+    r.launches = (tpace_u128)n_chunks * tpace_mc_kernel_groups(kb, fuse) * m->kernels_per_step;
     tpace_u128 h2d_planes, computed;
     r.d2d = 0;
     if (c.schedule == TPACE_MODEL_INCORE) {

@@ -8,6 +8,8 @@
 #include <math.h>
 
 #define TPACE_MAX_SLOTS 64
+/* Most dimensions of a grid with a folded temporary (the translator's MAX_SWAP_RANK). */
+#define TPACE_MAX_RANK 8
 
 /* Schedules (DESIGN.md §3).
  * naive:  every step, every chunk goes to the device and back.
@@ -24,7 +26,11 @@ enum tpace_transfer {
     TPACE_UPDOWN = 0,     /* read and written: in and out every block of k steps */
     TPACE_UP = 1,         /* only read: in every block */
     TPACE_LAST_BLOCK = 2, /* pure temporary: moved only in the last block, for its final values */
-    TPACE_UNUSED = 3      /* listed but never touched by a sweep */
+    TPACE_UNUSED = 3,     /* listed but never touched by a sweep */
+    TPACE_FOLDED = 4      /* the temporary of a copy run as a swap: never on the device; after the
+                           * last step it equals the copy's destination on the copy's box (and no
+                           * sweep writes it elsewhere), so the last block downloads that box of the
+                           * destination's buffers into it */
 };
 
 /* Runtime functions that only some programs call (those with reductions). */
@@ -55,6 +61,9 @@ typedef struct tpace_shape {
     long below;          /* mmtb: planes below its window a chunk reads at the block's first step */
     long above;          /* mmtb: planes above a chunk it reads before anything writes them */
     long steps;          /* time steps of the loop */
+    int rank;            /* dimensions of the grid */
+    const long *dim_lo;  /* per dimension, outermost (the cut axis) first: first index */
+    const long *dim_n;   /* ... and extent (dim_lo[0] = lo, dim_n[0] = n) */
     int default_k;       /* defaults when the model has no plan that fits */
     long default_chunks;
     int default_streams;
@@ -76,7 +85,16 @@ typedef struct tpace_array {
     int fused;                    /* 1: the array fused kernels advance several steps at a time */
     void *strip_in[TPACE_MAX_SLOTS];  /* fused mmtb: intermediate steps' rows below the chunk, from its predecessor */
     void *strip_out[TPACE_MAX_SLOTS]; /* ... and below its top edge, for its successor */
+    int fold_of;                  /* TPACE_FOLDED: the array whose buffers hold its final values */
+    const long *fold_lo;          /* TPACE_FOLDED: the copy's box, [fold_lo[d], fold_hi[d]) in */
+    const long *fold_hi;          /* dimension d (cut axis first) */
 } tpace_array;
+
+/* Whether an array has device buffers (a folded temporary and an unused array have none). */
+static inline int tpace_on_device(const tpace_array *a)
+{
+    return a->transfer != TPACE_UNUSED && a->transfer != TPACE_FOLDED;
+}
 
 /* The out-of-core plan: shape, chosen parameters and the memory they need. */
 typedef struct tpace_plan {
@@ -130,6 +148,9 @@ static void *tpace_dev_alloc(tpace_rt *r, size_t bytes);  /* NULL when device me
 static void tpace_dev_free(tpace_rt *r, void *p);
 static void tpace_dev_upload(tpace_rt *r, void *dev, const void *host, size_t bytes, int q);
 static void tpace_dev_download(tpace_rt *r, void *host, const void *dev, size_t bytes, int q);
+/* `rows` rows of `width` bytes, `pitch` bytes apart on both sides, device to host. */
+static void tpace_dev_download_2d(tpace_rt *r, void *host, const void *dev, size_t width, size_t rows, size_t pitch,
+                                  int q);
 static void tpace_dev_copy(tpace_rt *r, void *dst, const void *src, size_t bytes, int q);
 static void tpace_dev_wait(tpace_rt *r, int from_q, int to_q); /* to_q waits for the work on from_q so far */
 static void tpace_dev_mark(tpace_rt *r, int q, int id);        /* remember the work on q so far as mark id */
@@ -375,7 +396,7 @@ static inline void tpace_plan_init(tpace_rt *r, const tpace_shape *shape)
     if (p->s.n < 1)
         tpace_fail(p, "the cut dimension of the grid is empty (size clause extent < 1)");
     for (int a = 0; a < r->narrays; a++)
-        if (r->arrays[a].transfer != TPACE_UNUSED)
+        if (tpace_on_device(&r->arrays[a]))
             p->plane_bytes += p->s.plane * r->arrays[a].elem * (r->arrays[a].swap ? 2 : 1);
     for (int a = 0; a < r->narrays; a++)
         if (r->arrays[a].fused)
@@ -678,19 +699,11 @@ static inline size_t tpace_planes_bytes(const tpace_rt *r, const tpace_array *a,
     return (size_t)planes * r->plan.s.plane * a->elem;
 }
 
-/* Swap: whether step i of the chunk's block runs swapped (all but the loop's last step). */
-TPACE_MAYBE_UNUSED static inline int tpace_swap_step(const tpace_chunk *ch, int i)
-{
-    return !(ch->last_block && i == ch->kb - 1);
-}
-
-/* Fused kernels: the block's swapped steps [0, end) run in groups of p->fuse steps,
- * one kernel each; the steps after `end` (fewer than p->fuse, and the loop's last
- * step, which is not swapped) run one kernel per step. */
+/* Fused kernels: the block's steps [0, end) run in groups of p->fuse steps, one
+ * kernel each; the steps after `end` (fewer than p->fuse) run one kernel per step. */
 static inline int tpace_fused_end(const tpace_plan *p, const tpace_chunk *ch)
 {
-    const int swapped = ch->kb - (ch->last_block ? 1 : 0);
-    return p->fuse > 1 ? swapped / p->fuse * p->fuse : 0;
+    return p->fuse > 1 ? ch->kb / p->fuse * p->fuse : 0;
 }
 
 /* Steps the kernel(s) launched at step i of the block advance: p->fuse inside the
@@ -711,8 +724,8 @@ static inline int tpace_flips(const tpace_plan *p, const tpace_chunk *ch, int i)
 }
 
 /* Swap: the buffer that holds the array at the start of step i of a block: shadow
- * after an odd number of swaps (every step but the loop's very last swaps the two;
- * a fused group of steps swaps them once). */
+ * after an odd number of swaps (every step swaps the two; a fused group of steps
+ * swaps them once). */
 static inline void *tpace_swap_buffer(const tpace_rt *r, const tpace_chunk *ch, int a, int i)
 {
     const tpace_array *arr = &r->arrays[a];
@@ -722,7 +735,7 @@ static inline void *tpace_swap_buffer(const tpace_rt *r, const tpace_chunk *ch, 
 /* The buffer that holds the array once the chunk's block is done. */
 static inline void *tpace_final_buffer(const tpace_rt *r, const tpace_chunk *ch, int a)
 {
-    return tpace_swap_buffer(r, ch, a, ch->last_block ? ch->kb - 1 : ch->kb);
+    return tpace_swap_buffer(r, ch, a, ch->kb);
 }
 
 static inline int tpace_moves_in(const tpace_array *a, int last_block)
@@ -754,6 +767,56 @@ static inline void tpace_upload_planes(tpace_rt *r, const tpace_chunk *ch, long 
     }
 }
 
+/* A folded temporary's final values in planes [from, to): the copy's box of those
+ * planes, from the final buffer of the array it was copied into, as 2-D copies (rows
+ * of the innermost dimension, pitched along the next one out) for every index of the
+ * dimensions outside those two. */
+static inline void tpace_download_folded(tpace_rt *r, const tpace_chunk *ch, const tpace_array *arr, long from, long to)
+{
+    const tpace_plan *p = &r->plan;
+    const int d = p->s.rank;
+    long lo[TPACE_MAX_RANK], hi[TPACE_MAX_RANK], idx[TPACE_MAX_RANK];
+    size_t stride[TPACE_MAX_RANK]; /* elements between consecutive indices of each dimension */
+    if (d < 1 || d > TPACE_MAX_RANK)
+        tpace_fail(p, "a folded temporary needs a grid of 1 to TPACE_MAX_RANK dimensions");
+    for (int k = d - 1; k >= 0; k--) {
+        lo[k] = arr->fold_lo[k];
+        hi[k] = arr->fold_hi[k];
+        stride[k] = k == d - 1 ? 1 : stride[k + 1] * (size_t)p->s.dim_n[k + 1];
+    }
+    lo[0] = TPACE_MAX(lo[0], from);
+    hi[0] = TPACE_MIN(hi[0], to);
+    for (int k = 0; k < d; k++)
+        if (lo[k] >= hi[k])
+            return;
+    const void *buf = tpace_final_buffer(r, ch, arr->fold_of);
+    const size_t e = arr->elem;
+    const size_t width = (size_t)(hi[d - 1] - lo[d - 1]) * e;
+    /* The dimension the rows step along (for a 1-D grid, the cut axis: one row). */
+    const int along = d >= 2 ? d - 2 : 0;
+    const size_t rows = d >= 2 ? (size_t)(hi[along] - lo[along]) : 1;
+    const size_t pitch = stride[along] * e;
+    for (int k = 0; k < d; k++)
+        idx[k] = lo[k];
+    for (;;) {
+        size_t host_at = 0, dev_at = 0; /* element offsets of the first row */
+        for (int k = 0; k < d; k++) {
+            host_at += (size_t)(idx[k] - (k == 0 ? p->s.lo : p->s.dim_lo[k])) * stride[k];
+            dev_at += (size_t)(idx[k] - (k == 0 ? ch->base : p->s.dim_lo[k])) * stride[k];
+        }
+        tpace_dev_download_2d(r, (char *)arr->host + host_at * e, (const char *)buf + dev_at * e, width, rows, pitch,
+                              ch->slot);
+        /* The next index of the dimensions outside the 2-D copy (odometer, innermost first). */
+        int k = along - 1;
+        while (k >= 0 && ++idx[k] == hi[k]) {
+            idx[k] = lo[k];
+            k--;
+        }
+        if (k < 0)
+            return;
+    }
+}
+
 /* Download planes [from, to) of every array that moves out, from chunk ch's buffers. */
 static inline void tpace_download_planes(tpace_rt *r, const tpace_chunk *ch, long from, long to)
 {
@@ -761,6 +824,8 @@ static inline void tpace_download_planes(tpace_rt *r, const tpace_chunk *ch, lon
         return;
     for (int a = 0; a < r->narrays; a++) {
         tpace_array *arr = &r->arrays[a];
+        if (arr->transfer == TPACE_FOLDED && ch->last_block)
+            tpace_download_folded(r, ch, arr, from, to);
         if (tpace_moves_out(arr, ch->last_block))
             tpace_dev_download(r, tpace_host_plane(r, arr, from),
                                tpace_buf_plane(r, arr, tpace_final_buffer(r, ch, a), ch->base, from),
@@ -830,7 +895,7 @@ static inline void tpace_mmtb_in(tpace_rt *r, const tpace_chunk *ch, const tpace
     const long from = TPACE_MAX(own_lo - tpace_mmtb_below(p, ch->kb), p->s.lo);
     for (int a = 0; a < r->narrays; a++) {
         tpace_array *arr = &r->arrays[a];
-        if (arr->transfer == TPACE_UNUSED || from >= own_lo)
+        if (!tpace_on_device(arr) || from >= own_lo)
             continue;
         tpace_dev_copy(r, tpace_buf_plane(r, arr, arr->slot[ch->slot], ch->base, from),
                        tpace_buf_plane(r, arr, arr->slot[prev->slot], prev->base, from),
@@ -886,7 +951,7 @@ static inline void tpace_begin_reducing(tpace_rt *r, const tpace_shape *shape, t
         memset(arr->strip_in, 0, sizeof arr->strip_in);
         memset(arr->strip_out, 0, sizeof arr->strip_out);
         arr->carry = NULL;
-        if (arr->transfer == TPACE_UNUSED || p->s.steps == 0)
+        if (!tpace_on_device(arr) || p->s.steps == 0)
             continue;
         size_t plane_bytes = p->s.plane * arr->elem;
         long carry_planes = p->schedule == TPACE_NAIVE || p->schedule == TPACE_MM ? p->s.reach_lo * p->k : 0;

@@ -288,16 +288,15 @@ fn zero_steps_cost_nothing() {
     assert_eq!(p.total_s, 0.0);
 }
 
-/// The runtime's grouping of fused steps: groups of `fuse` swapped steps, the
-/// rest (and the loop's last, unswapped step) one kernel each.
+/// The runtime's grouping of fused steps: groups of `fuse` steps, the rest one
+/// kernel each.
 #[test]
 fn fused_steps_group_as_the_runtime_groups_them() {
-    assert_eq!(kernel_groups(8, 1, false), 8);
-    assert_eq!(kernel_groups(8, 4, false), 2);
-    assert_eq!(kernel_groups(8, 4, true), 1 + 4); // 4 fused, 3 single, the last step
-    assert_eq!(kernel_groups(13, 4, false), 3 + 1);
-    assert_eq!(kernel_groups(3, 4, false), 3);
-    assert_eq!(kernel_groups(0, 4, true), 0);
+    assert_eq!(kernel_groups(8, 1), 8);
+    assert_eq!(kernel_groups(8, 4), 2);
+    assert_eq!(kernel_groups(13, 4), 3 + 1); // 3 fused, 1 single
+    assert_eq!(kernel_groups(3, 4), 3);
+    assert_eq!(kernel_groups(0, 4), 0);
 }
 
 /// Strips and fusion: off for naive and for mmtb chunks narrower than a strip,
