@@ -2,8 +2,9 @@
 //! fastest predicted plan that fits the device memory, and the runners-up.
 //!
 //! The grid is small on purpose (a few thousand plans) so that choosing
-//! takes milliseconds for any extent: k is every value to 32 and then
-//! steps of about a quarter up to the step count; b is n / C for C = 1..16
+//! takes milliseconds for any extent: k is every value to 32, then steps of
+//! about a quarter up to the step count, and the step count split evenly into
+//! 1 to 16 blocks (so that 64 is tried for 128 steps); b is n / C for C = 1..16
 //! and then chunk counts growing by about a quarter up to n; streams are 1
 //! to 4.
 
@@ -41,6 +42,8 @@ pub fn k_candidates(steps: u64) -> Vec<u64> {
         ks.push((k.round() as u64).min(top));
     }
     ks.push(top);
+    // Blocks of equal length: k = 62 would leave a third block of 4 steps for 128.
+    ks.extend((1..=16).map(|blocks| top.div_ceil(blocks)));
     ks.sort_unstable();
     ks.dedup();
     ks
@@ -190,6 +193,9 @@ mod tests {
         assert_eq!(*ks.last().unwrap(), 2048);
         assert!(ks.windows(2).all(|w| w[0] < w[1]));
         assert_eq!(k_candidates(0), vec![1]);
+        // The step count split evenly: 128 steps in 2 blocks of 64, 3 of 43.
+        assert!(k_candidates(128).contains(&64) && k_candidates(128).contains(&43));
+        assert!(k_candidates(2048).contains(&1024) && k_candidates(2048).contains(&128));
         let bs = b_candidates(48_000);
         assert_eq!(*bs.last().unwrap(), 48_000);
         assert!(bs.contains(&24_000) && bs.contains(&3_000));

@@ -423,7 +423,8 @@ static inline int tpace_mc_sort_dedup(tpace_u64 *v, int len)
     return out;
 }
 
-/* k: every value to 32, then steps of about a quarter up to the step count. */
+/* k: every value to 32, steps of about a quarter up to the step count, and the step count
+ * split evenly into 1 to 16 blocks. */
 static inline int tpace_mc_k_candidates(tpace_u64 steps, tpace_u64 *ks)
 {
     tpace_u64 top = steps < 1 ? 1 : steps;
@@ -437,6 +438,9 @@ static inline int tpace_mc_k_candidates(tpace_u64 steps, tpace_u64 *ks)
         ks[len++] = r < top ? r : top;
     }
     ks[len++] = top;
+    /* Blocks of equal length: k = 62 would leave a third block of 4 steps for 128. */
+    for (tpace_u64 blocks = 1; blocks <= 16 && len < TPACE_MC_MAX_CANDIDATES; blocks++)
+        ks[len++] = (top + blocks - 1) / blocks;
     return tpace_mc_sort_dedup(ks, len);
 }
 
