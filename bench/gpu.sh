@@ -7,7 +7,7 @@
 # out-of-core under a TPACE_DEVICE_MEM budget with naive, mm and mmtb over k);
 # and runs `tpace tune` sweeps against the model's pick.
 # Prints a table last; logs go to $OUT (or /tmp/tpace-bench).
-# BENCH_PARTS picks what runs: check, run, jacobi, heat, huge, himeno, cip, tune,
+# BENCH_PARTS picks what runs: check, run, jacobi, heat, huge, beyond, himeno, cip, tune,
 # fast, profile (default: check run himeno cip).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -111,15 +111,17 @@ perf() { # label binary steps budget "mmtb k list" "mm k list" [unfused mmtb k] 
     for k in $6; do
         run "$label mm" "$bin" "$steps" TPACE_SCHEDULE=mm TPACE_K=$k TPACE_STREAMS=3 TPACE_DEVICE_MEM=$budget
     done
-    run "$label naive" "$bin" 2 TPACE_SCHEDULE=naive TPACE_STREAMS=3 TPACE_DEVICE_MEM=$budget
+    # naive runs as many steps as the others (NAIVE_STEPS to shorten it): over a few steps
+    # the last block's extra transfers (a folded temporary comes back) would weigh more.
+    run "$label naive" "$bin" "${NAIVE_STEPS:-$steps}" TPACE_SCHEDULE=naive TPACE_STREAMS=3 TPACE_DEVICE_MEM=$budget
     run "$label default" "$bin" "$steps" TPACE_DEVICE_MEM=$budget
 }
 
-extra() { # label binary steps budget "schedule:k:chunk[:fuse] ...": runs with the chunk width set too
-    local label=$1 bin=$2 steps=$3 budget=$4 spec s k b f
+extra() { # label binary steps budget "schedule:k:chunk[:fuse[:streams]] ...": runs with the chunk width set too
+    local label=$1 bin=$2 steps=$3 budget=$4 spec s k b f n
     for spec in $5; do
-        IFS=: read -r s k b f <<<"$spec"
-        run "$label $s" "$bin" "$steps" TPACE_SCHEDULE=$s TPACE_K=$k TPACE_CHUNK=$b TPACE_STREAMS=3 \
+        IFS=: read -r s k b f n <<<"$spec"
+        run "$label $s" "$bin" "$steps" TPACE_SCHEDULE=$s TPACE_K=$k TPACE_CHUNK=$b TPACE_STREAMS=${n:-3} \
             TPACE_DEVICE_MEM=$budget ${f:+TPACE_FUSE=$f}
     done
 }
@@ -245,6 +247,11 @@ if [[ $parts == *huge* ]]; then
     echo "== Jacobi-2D float, 86016 x 122880 (2 arrays, 84.6 GB > the GPU's 80 GB), no budget set ==" | tee -a "$table"
     nvcc $nvflags -DX=86016 -DY=122880 -x cu bench/gen/jacobi2d/translated.cpp -o "$work/jacobi.huge"
     run "jacobi2d 86016x122880 default" "$work/jacobi.huge" ${HUGE_STEPS:-128} TPACE_K=64
+fi
+if [[ $parts == *beyond* ]]; then
+    echo "== heat-3D float, 2304 x 2048 x 2304 (2 arrays, 87.0 GB > the GPU's 80 GB), no budget set ==" | tee -a "$table"
+    nvcc $nvflags -DNX=2304 -DNY=2048 -DNZ=2304 -x cu bench/gen/heat3d/translated.cpp -o "$work/heat.beyond"
+    run "heat3d 2304x2048x2304 default" "$work/heat.beyond" ${BEYOND_STEPS:-128}
 fi
 echo "== table =="
 cat "$table"
