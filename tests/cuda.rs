@@ -271,10 +271,12 @@ fn the_emulation_catches_broken_fused_kernels() {
 
 /// The 3-D fused kernel (register-blocked tiles, heat3d, 2 steps per launch): a
 /// missing barrier, a thread that reads its own column where the neighbour's
-/// belongs, and a row that skips the strip are each caught by the emulation.
+/// belongs, a row that skips the strip, a strip left unwritten, a row outside the
+/// sweep's box computed anyway and steady rows that reach into the successor's
+/// strip are each caught by the emulation.
 #[test]
 fn the_emulation_catches_broken_tiled_fused_kernels() {
-    let barrier = "tp_v[tp_l - 1][TP_RLO][tp_c];\n            __syncthreads();";
+    let barrier = "tp_v[tp_l - 1][TP_RLO][tp_c];\n                __syncthreads();";
     check_fused_breaks(
         "heat3d.c",
         7,
@@ -297,6 +299,21 @@ fn the_emulation_catches_broken_tiled_fused_kernels() {
                 "strip_not_read",
                 "tp_sin != NULL && tp_q < tp_f.wlo",
                 "tp_sin == NULL && tp_q < tp_f.wlo",
+            ),
+            (
+                "strip_not_written",
+                "tp_sout[tp_srow + tp_col[tp_c]] = tp_val[tp_c];",
+                ";",
+            ),
+            (
+                "row_outside_the_box_computed",
+                "} else if (tp_q_box) {",
+                "} else if (1) {",
+            ),
+            (
+                "steady_rows_into_the_successors_strip",
+                "tp_hi = TPACE_MIN(tp_hi, tp_f.edge_out",
+                "tp_hi = TPACE_MAX(tp_hi, tp_f.edge_out",
             ),
         ],
     );

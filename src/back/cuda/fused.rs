@@ -65,13 +65,13 @@ pub fn kernel(program: &Program, facts: &Facts, f: &Fusion) -> String {
     // 3-D tiles of two steps fit in 64 registers a thread, so four blocks share a
     // multiprocessor (the measured shape ran so); more steps need more registers.
     let bounds = if rank == 2 {
-        f.threads().to_string()
+        format!("__launch_bounds__({})", f.threads())
     } else {
-        format!("{}, TP_T <= 2 ? 4 : 2", f.threads())
+        format!("TPACE_FUSED_BOUNDS({}, TP_T <= 2 ? 4 : 2)", f.threads())
     };
     writeln!(
         w,
-        "template <int TP_T>\n__global__ void __launch_bounds__({bounds}) {name}({args})\n{{",
+        "template <int TP_T>\n__global__ void {bounds} {name}({args})\n{{",
         name = fused_name(f.sweep),
         args = args.join(", "),
     )
@@ -132,6 +132,8 @@ fn row_kernel_body(w: &mut String, program: &Program, f: &Fusion) {
     )
     .unwrap();
     w.push_str(&segment_and_rings(elem, "", "y"));
+    // One run of rows: with the steady run of the 3-D kernel, this kernel's
+    // values for the other runs no longer fit its registers (34 become 67).
     writeln!(
         w,
         "    TPACE_NO_UNROLL\n\
@@ -146,8 +148,8 @@ fn row_kernel_body(w: &mut String, program: &Program, f: &Fusion) {
          {level}\
          \x20           tp_sh[tp_par][tp_l - 1][tp_t1 + TP_H1] = tp_v[tp_l - 1][TP_RLO];\n\
          \x20           __syncthreads();",
-        input = ring_input(elem, "", &" ".repeat(8)),
-        level = level_indices(&" ".repeat(12)),
+        input = ring_input(elem, "", "tp_col", &" ".repeat(8)),
+        level = level_indices(&" ".repeat(12), false),
     )
     .unwrap();
     let body = rewritten_body_with(program, sweep, &|acc| {
@@ -168,11 +170,9 @@ fn row_kernel_body(w: &mut String, program: &Program, f: &Fusion) {
         elem,
         &body,
         "tp_v[tp_l - 1][TP_RLO]",
-        "tp_i1",
-        false,
         &" ".repeat(12),
     ));
-    w.push_str(&keep_point("", &" ".repeat(12)));
+    w.push_str(&keep_point(false, &" ".repeat(12)));
     w.push_str("        }\n    }\n}\n");
 }
 
@@ -180,7 +180,11 @@ fn row_kernel_body(w: &mut String, program: &Program, f: &Fusion) {
 /// each thread holding `TP_C1` neighbouring columns of it, and one column per
 /// lane along axis 2. The row a step computes goes through shared memory once:
 /// reads along axis 2 and past a thread's first and last column along axis 1
-/// come from there, the others from the thread's own registers.
+/// come from there, the others from the thread's own registers. What a thread
+/// needs of its columns (offsets, masks, lanes) is computed once, before the
+/// row loop, and kept there (`TPACE_KEEP`); per row only the row's predicates
+/// are new, and each step's row takes one of three paths (from the strip,
+/// computed, or kept as it was) for all columns at once.
 fn tile_kernel_body(w: &mut String, program: &Program, f: &Fusion) {
     let p = &program.pipeline;
     let sweep = &p.body[f.sweep];
@@ -201,23 +205,31 @@ fn tile_kernel_body(w: &mut String, program: &Program, f: &Fusion) {
             format!("tp_t2_p{o}")
         }
     };
+    // A lane below this one can only fall off the tile's low side, one above only its high side.
     let lane_consts: String = lanes
         .iter()
         .map(|o| {
-            format!(
-                "{} = TPACE_MIN(TPACE_MAX(tp_t2{}, 0), TP_B2 - 1)",
-                lane_name(*o),
-                offset_text(*o)
-            )
+            let clamped = if *o < 0 {
+                format!("TPACE_MAX(tp_t2 - {}, 0)", -o)
+            } else {
+                format!("TPACE_MIN(tp_t2 + {o}, TP_B2 - 1)")
+            };
+            format!("{} = {clamped}", lane_name(*o))
         })
         .collect::<Vec<_>>()
         .join(", ");
+    let lane_keeps: String = lanes
+        .iter()
+        .map(|o| format!("TPACE_KEEP32({});", lane_name(*o)))
+        .collect::<Vec<_>>()
+        .join(" ");
     let lane_line = if lanes.is_empty() {
         String::new()
     } else {
         format!(
             "    /* The lanes whose columns this one reads along axis 2 (at the tile's sides, clamped: those columns are halo). */\n\
-             \x20   const int {lane_consts};\n"
+             \x20   int {lane_consts};\n\
+             \x20   {lane_keeps} /* in registers for the row loop */\n"
         )
     };
     writeln!(
@@ -242,8 +254,10 @@ fn tile_kernel_body(w: &mut String, program: &Program, f: &Fusion) {
     )
     .unwrap();
     w.push_str(
-        "    /* This thread's columns: bit c says whether column c is on the grid, in the sweep's box, and its block's own. */\n\
+        "    /* This thread's columns: bit c says whether column c is on the grid, in the sweep's box, and its block's own;\n\
+         \x20    * tp_col[c] is column c's element offset in a row (the columns follow tp_n2 apart). */\n\
          \x20   unsigned tp_cols_grid = 0, tp_cols_box = 0, tp_cols_mine = 0;\n\
+         \x20   long tp_col[TP_C1];\n\
          \x20   const bool tp_t2_grid = tp_i2 >= tp_lo2 && tp_i2 < tp_lo2 + tp_n2, tp_t2_box = tp_i2 >= tp_box_lo2 && tp_i2 < tp_box_hi2;\n\
          \x20   const bool tp_t2_mine = tp_t2 >= TP_T * TP_H2 && tp_t2 < TP_B2 - TP_T * TP_H2;\n\
          \x20   TPACE_UNROLL\n\
@@ -256,21 +270,24 @@ fn tile_kernel_body(w: &mut String, program: &Program, f: &Fusion) {
          \x20       tp_cols_grid |= (unsigned)tp_on_grid << tp_c;\n\
          \x20       tp_cols_box |= (unsigned)tp_in_box << tp_c;\n\
          \x20       tp_cols_mine |= (unsigned)tp_mine << tp_c;\n\
+         \x20       tp_col[tp_c] = (tp_i1 - tp_lo1) * tp_n2 + (tp_i2 - tp_lo2);\n\
+         \x20       TPACE_KEEP(tp_col[tp_c]);\n\
          \x20   }\n\
-         \x20   /* Element offset of this thread's first column in a row; the others follow tp_n2 apart. */\n\
-         \x20   const long tp_col0 = (tp_first1 - tp_lo1) * tp_n2 + (tp_i2 - tp_lo2);\n",
+         \x20   TPACE_KEEP32(tp_cols_grid); TPACE_KEEP32(tp_cols_box); TPACE_KEEP32(tp_cols_mine); /* in registers for the row loop */\n",
     );
     w.push_str(&segment_and_rings(elem, "[TP_C1]", "z"));
+    w.push_str(
+        "    /* Element offset of row tp_x in the buffers (it moves a plane a row). */\n\
+         \x20   long tp_row = (tp_xs - TP_T * TP_RLO - tp_f.base) * tp_plane;\n",
+    );
+    // The body of the row loop, at the indent of a loop of its own (see `row_runs`).
+    let loop_start = w.len();
     writeln!(
         w,
-        "    TPACE_NO_UNROLL\n\
-         \x20   for (long tp_x = tp_xs - TP_T * TP_RLO; tp_x < tp_xe + TP_T * TP_RHI; tp_x++, tp_par ^= 1) {{\n\
-         \x20       /* The group's input: row tp_x as the step before the group left it. */\n\
-         \x20       const bool tp_x_in = tp_x >= tp_f.rows_lo && tp_x < tp_f.rows_hi;\n\
-         \x20       const long tp_row = (tp_x - tp_f.base) * tp_plane; /* its element offset in the buffers */\n\
+        "        /* The group's input: row tp_x as the step before the group left it. */\n\
+         \x20       const bool tp_x_in = tp_steady || (tp_x >= tp_f.rows_lo && tp_x < tp_f.rows_hi);\n\
          \x20       TPACE_UNROLL\n\
          \x20       for (int tp_c = 0; tp_c < TP_C1; tp_c++) {{\n\
-         \x20           const long tp_col = tp_col0 + tp_c * tp_n2;\n\
          \x20           const bool tp_on_grid = (tp_cols_grid >> tp_c) & 1u;\n\
          {input}\
          \x20       }}\n\
@@ -293,12 +310,23 @@ fn tile_kernel_body(w: &mut String, program: &Program, f: &Fusion) {
          \x20           TPACE_UNROLL\n\
          \x20           for (int tp_c = 0; tp_c < TP_C1; tp_c++)\n\
          \x20               tp_w[TP_H1 + tp_c] = tp_v[tp_l - 1][TP_RLO][tp_c];\n\
-         \x20           TPACE_UNROLL\n\
-         \x20           for (int tp_c = 0; tp_c < TP_C1; tp_c++) {{\n\
-         \x20               const long tp_col = tp_col0 + tp_c * tp_n2;\n\
-         \x20               const bool tp_in_box = (tp_cols_box >> tp_c) & 1u, tp_mine = (tp_cols_mine >> tp_c) & 1u;",
-        input = ring_input(elem, "[tp_c]", &" ".repeat(12)),
-        level = level_indices(&" ".repeat(12)),
+         \x20           /* Row tp_q of step l, column by column; outside the sweep's box a point keeps its value. */\n\
+         \x20           {elem} tp_val[TP_C1];\n\
+         \x20           if (tp_q_strip_in) {{\n\
+         \x20               /* Below the step's window (a row of the whole block): the predecessor computed it. */\n\
+         \x20               const long tp_srow = (tp_j * tp_f.strip_rows + tp_q - tp_strip_in) * tp_plane;\n\
+         \x20               TPACE_UNROLL\n\
+         \x20               for (int tp_c = 0; tp_c < TP_C1; tp_c++)\n\
+         \x20                   tp_val[tp_c] = tp_q_box && ((tp_cols_box >> tp_c) & 1u) ? tp_sin[tp_srow + tp_col[tp_c]] : tp_w[TP_H1 + tp_c];\n\
+         \x20           }} else if (tp_q_box) {{\n\
+         \x20               /* Every column computes (its reads are registers and shared memory) and the sweep's\n\
+         \x20                * box selects: no branch per column. */\n\
+         \x20               TPACE_UNROLL\n\
+         \x20               for (int tp_c = 0; tp_c < TP_C1; tp_c++) {{\n\
+         \x20                   {elem} tp_new = tp_w[TP_H1 + tp_c];\n\
+         \x20                   {{",
+        input = ring_input(elem, "[tp_c]", "tp_col[tp_c]", &" ".repeat(12)),
+        level = level_indices(&" ".repeat(12), true),
     )
     .unwrap();
     let body = rewritten_body_with(program, sweep, &|acc| {
@@ -318,18 +346,89 @@ fn tile_kernel_body(w: &mut String, program: &Program, f: &Fusion) {
             )
         }
     });
-    w.push_str(&compute_point(
+    let inner_pad = " ".repeat(24);
+    w.push_str(&point_locals(
         program,
         sweep,
-        elem,
         &body,
-        "tp_w[TP_H1 + tp_c]",
         "tp_first1 + tp_c",
-        true,
-        &" ".repeat(16),
+        &inner_pad,
     ));
-    w.push_str(&keep_point("[tp_c]", &" ".repeat(16)));
-    w.push_str("            }\n        }\n    }\n}\n");
+    writeln!(
+        w,
+        "{inner_pad}{body}\n\
+         \x20                   }}\n\
+         \x20                   tp_val[tp_c] = (tp_cols_box >> tp_c) & 1u ? tp_new : tp_w[TP_H1 + tp_c];\n\
+         \x20               }}\n\
+         \x20           }} else {{\n\
+         \x20               /* A row outside the sweep's box keeps its values. */\n\
+         \x20               TPACE_UNROLL\n\
+         \x20               for (int tp_c = 0; tp_c < TP_C1; tp_c++)\n\
+         \x20                   tp_val[tp_c] = tp_w[TP_H1 + tp_c];\n\
+         \x20           }}"
+    )
+    .unwrap();
+    w.push_str(&keep_point(true, &" ".repeat(12)));
+    w.push_str("        }\n");
+    let body = w.split_off(loop_start);
+    w.push_str(&row_runs(&body, ", tp_row += tp_plane"));
+    w.push_str("}\n");
+}
+
+/// The row loop around `body` (the text of one row, at 8 spaces of indent;
+/// `step` adds to the loop's step), at 4 spaces of indent. The rows run in
+/// three runs: before the steady rows, the steady rows, after them. A steady
+/// row (`tp_steady`) is in the buffers and, at every step, in the sweep's box,
+/// clear of both strips and, at the last step, kept: its tests are known, and
+/// the steady run (most of a block's rows) skips them. The run loop is
+/// unrolled, so the steady run is its own copy of the row.
+fn row_runs(body: &str, step: &str) -> String {
+    let body: String = body
+        .lines()
+        .map(|l| {
+            if l.is_empty() {
+                "\n".to_string()
+            } else {
+                format!("    {l}\n")
+            }
+        })
+        .collect();
+    format!(
+        "    /* Steady rows [tp_s_lo, tp_s_hi): row tp_x in the buffers and, at every step l, row tp_x - l * TP_RHI\n\
+         \x20    * in the sweep's box, at or above the step's window where the predecessor's strip gives rows, below\n\
+         \x20    * the rows the successor's strip takes, and, at the last step, kept. */\n\
+         \x20   const long tp_x_end = tp_xe + TP_T * TP_RHI;\n\
+         \x20   long tp_s_lo = TPACE_MAX(tp_f.rows_lo, tp_xs - TP_T * TP_RLO), tp_s_hi = TPACE_MIN(tp_f.rows_hi, tp_x_end);\n\
+         \x20   TPACE_UNROLL\n\
+         \x20   for (int tp_l = 1; tp_l <= TP_T; tp_l++) {{\n\
+         \x20       long tp_lo = tp_f.box_lo, tp_hi = tp_f.box_hi; /* step l's steady rows */\n\
+         \x20       if (tp_l < TP_T) {{\n\
+         \x20           if (tp_sin != NULL)\n\
+         \x20               tp_lo = TPACE_MAX(tp_lo, tp_f.wlo[tp_l - 1]);\n\
+         \x20           if (tp_sout != NULL)\n\
+         \x20               tp_hi = TPACE_MIN(tp_hi, tp_f.edge_out - (tp_f.level0 + tp_l - 1) * tp_f.skew - tp_f.strip_rows);\n\
+         \x20       }} else {{\n\
+         \x20           tp_lo = TPACE_MAX(TPACE_MAX(tp_lo, tp_xs), tp_f.wlo[tp_l - 1]);\n\
+         \x20           tp_hi = TPACE_MIN(TPACE_MIN(tp_hi, tp_xe), tp_f.whi[tp_l - 1]);\n\
+         \x20       }}\n\
+         \x20       tp_s_lo = TPACE_MAX(tp_s_lo, tp_lo + (long)tp_l * TP_RHI);\n\
+         \x20       tp_s_hi = TPACE_MIN(tp_s_hi, tp_hi + (long)tp_l * TP_RHI);\n\
+         \x20   }}\n\
+         \x20   tp_s_lo = TPACE_MIN(tp_s_lo, tp_x_end);\n\
+         \x20   tp_s_hi = TPACE_MAX(tp_s_hi, tp_s_lo);\n\
+         \x20   /* The rows in three runs: before the steady ones, the steady ones, after them (unrolled: the\n\
+         \x20    * steady run is a copy of the row loop without the tests). */\n\
+         \x20   long tp_x = tp_xs - TP_T * TP_RLO;\n\
+         \x20   TPACE_UNROLL\n\
+         \x20   for (int tp_run = 0; tp_run < 3; tp_run++) {{\n\
+         \x20       const bool tp_steady = tp_run == 1;\n\
+         \x20       const long tp_run_end = tp_run == 0 ? tp_s_lo : tp_run == 1 ? tp_s_hi : tp_x_end;\n\
+         \x20       TPACE_NO_UNROLL\n\
+         \x20       for (; tp_x < tp_run_end; tp_x++, tp_par ^= 1{step}) {{\n\
+         {body}\
+         \x20       }}\n\
+         \x20   }}\n"
+    )
 }
 
 /// The strips, the block's segment of rows (blocks numbered along
@@ -363,80 +462,65 @@ fn segment_and_rings(elem: &str, ring_cols: &str, seg_axis: &str) -> String {
 }
 
 /// Shift the group's input ring (column index `col`, empty or `[tp_c]`) and
-/// load row `tp_x`.
-fn ring_input(elem: &str, col: &str, pad: &str) -> String {
+/// load row `tp_x` of the column at element offset `col_offset` in a row.
+fn ring_input(elem: &str, col: &str, col_offset: &str, pad: &str) -> String {
     format!(
         "{pad}TPACE_UNROLL\n\
          {pad}for (int tp_r = 0; tp_r + 1 < TP_RING; tp_r++)\n\
          {pad}    tp_v[0][tp_r]{col} = tp_v[0][tp_r + 1]{col};\n\
-         {pad}tp_v[0][TP_RING - 1]{col} = tp_on_grid && tp_x_in ? tp_in[tp_row + tp_col] : ({elem})0;\n"
+         {pad}tp_v[0][TP_RING - 1]{col} = tp_on_grid && tp_x_in ? tp_in[tp_row + {col_offset}] : ({elem})0;\n"
     )
 }
 
 /// The row step `tp_l` computes now, the step it reaches, its strip, and what
-/// the row is at that step (the same for every column of the block).
-fn level_indices(pad: &str) -> String {
+/// the row is at that step (the same for every column of the block). With
+/// `steady`, the loop has the flag `tp_steady` (see `row_runs`), and a steady
+/// row's tests are known without being made.
+fn level_indices(pad: &str, steady: bool) -> String {
+    let (box_test, strip_in_test, keep_test) = if steady {
+        (
+            "tp_steady || (tp_q >= tp_f.box_lo && tp_q < tp_f.box_hi)",
+            "!tp_steady && tp_l < TP_T",
+            "tp_steady ? tp_l == TP_T : tp_q_box",
+        )
+    } else {
+        (
+            "tp_q >= tp_f.box_lo && tp_q < tp_f.box_hi",
+            "tp_l < TP_T",
+            "tp_q_box",
+        )
+    };
+    let steady_note = if steady {
+        format!(
+            "\n{pad} * A steady row is known to be in the box, not from the strip, and kept at the last step only."
+        )
+    } else {
+        String::new()
+    };
     format!(
         "{pad}const long tp_q = tp_x - (long)tp_l * TP_RHI;\n\
          {pad}const long tp_m = tp_f.level0 + tp_l; /* the step of the block this row reaches */\n\
          {pad}const long tp_j = tp_f.level0 / TP_T * (TP_T - 1) + tp_l - 1; /* its strip, if intermediate */\n\
          {pad}/* Row tp_q at step l: in the sweep's box; below the step's window, where the predecessor's\n\
-         {pad} * strip has it (mmtb); and kept, in this block's segment and the step's window. */\n\
-         {pad}const bool tp_q_box = tp_q >= tp_f.box_lo && tp_q < tp_f.box_hi;\n\
+         {pad} * strip has it (mmtb); and kept, in this block's segment and the step's window.{steady_note} */\n\
+         {pad}const bool tp_q_box = {box_test};\n\
          {pad}const long tp_strip_in = tp_f.edge_in - (tp_m - 1) * tp_f.skew - tp_f.strip_rows;\n\
-         {pad}const bool tp_q_strip_in = tp_l < TP_T && tp_sin != NULL && tp_q < tp_f.wlo[tp_l - 1] && tp_q >= tp_strip_in;\n\
-         {pad}const bool tp_q_keep = tp_q_box && tp_q >= tp_xs && tp_q < tp_xe && tp_q >= tp_f.wlo[tp_l - 1] && tp_q < tp_f.whi[tp_l - 1];\n"
+         {pad}const bool tp_q_strip_in = {strip_in_test} && tp_sin != NULL && tp_q < tp_f.wlo[tp_l - 1] && tp_q >= tp_strip_in;\n\
+         {pad}const bool tp_q_keep = {keep_test} && tp_q >= tp_xs && tp_q < tp_xe && tp_q >= tp_f.wlo[tp_l - 1] && tp_q < tp_f.whi[tp_l - 1];\n"
     )
 }
 
-/// `tp_val`: the point of row `tp_q` of step `tp_l`, from the predecessor's
-/// strip below the step's window, else computed by the sweep's `body`;
-/// outside the sweep's box it keeps `center`, its value before the step.
-/// `axis1` is the point's index along axis 1, for a body that uses it. With
-/// `select`, every column computes and the box selects (the body writes
-/// `tp_new`): a tile whose threads hold several columns then has no branch per
-/// column; otherwise (one column a thread) the body writes `tp_val` inside the
-/// branch.
-#[allow(clippy::too_many_arguments)]
-fn compute_point(
+/// Declarations of the sweep's loop variables that `body` mentions (the
+/// point's row `tp_q`, `axis1` along axis 1, `tp_i2` along axis 2) and of its
+/// per-point locals, each at `pad`.
+fn point_locals(
     program: &Program,
     sweep: &crate::ir::Sweep,
-    elem: &str,
     body: &str,
-    center: &str,
     axis1: &str,
-    select: bool,
     pad: &str,
 ) -> String {
-    let mut w = format!(
-        "{pad}{elem} tp_val = {center}; /* outside the sweep's box a point keeps its value */\n"
-    );
-    if select {
-        writeln!(
-            w,
-            "{pad}if (tp_q_strip_in) {{\n\
-             {pad}    /* Below the step's window (a row of the whole block): the predecessor computed it. */\n\
-             {pad}    if (tp_in_box && tp_q_box)\n\
-             {pad}        tp_val = tp_sin[(tp_j * tp_f.strip_rows + tp_q - tp_strip_in) * tp_plane + tp_col];\n\
-             {pad}}} else {{\n\
-             {pad}    /* Every column computes (its reads are registers and shared memory) and the sweep's\n\
-             {pad}     * box selects: no branch per column. */\n\
-             {pad}    {elem} tp_new = tp_val;\n\
-             {pad}    {{"
-        )
-        .unwrap();
-    } else {
-        writeln!(
-            w,
-            "{pad}if (tp_in_box && tp_q_box) {{\n\
-             {pad}    if (tp_q_strip_in) {{\n\
-             {pad}        /* Below the step's window: the predecessor computed this row. */\n\
-             {pad}        tp_val = tp_sin[(tp_j * tp_f.strip_rows + tp_q - tp_strip_in) * tp_plane + tp_col];\n\
-             {pad}    }} else {{"
-        )
-        .unwrap();
-    }
-    let inner_pad = format!("{pad}        ");
+    let mut w = String::new();
     for pos in 0..program.pipeline.grid.rank() {
         let l = sweep.loop_for(pos).expect("one loop per dimension");
         if mentions(body, &l.var) {
@@ -447,45 +531,102 @@ fn compute_point(
             };
             writeln!(
                 w,
-                "{inner_pad}{ty} {v} = ({ty}){value};",
+                "{pad}{ty} {v} = ({ty}){value};",
                 ty = l.var_type,
                 v = l.var
             )
             .unwrap();
         }
     }
-    w.push_str(&per_point_locals(sweep, &inner_pad));
-    writeln!(w, "{inner_pad}{body}\n{pad}    }}").unwrap();
-    if select {
-        writeln!(
-            w,
-            "{pad}    tp_val = tp_in_box && tp_q_box ? tp_new : tp_val;"
-        )
-        .unwrap();
-    }
-    writeln!(w, "{pad}}}").unwrap();
+    w.push_str(&per_point_locals(sweep, pad));
     w
 }
 
-/// Push `tp_val` into step `tp_l`'s ring (column index `col`) and write it where
-/// it is kept: the last step's rows to the output buffer, the others' near the
-/// chunk's top to the strip.
-fn keep_point(col: &str, pad: &str) -> String {
+/// `tp_val`, a 2-D kernel's point of row `tp_q` of step `tp_l`: in the sweep's
+/// box, from the predecessor's strip below the step's window, else computed by
+/// the sweep's `body` (which writes `tp_val`); outside the box it keeps
+/// `center`, its value before the step.
+fn compute_point(
+    program: &Program,
+    sweep: &crate::ir::Sweep,
+    elem: &str,
+    body: &str,
+    center: &str,
+    pad: &str,
+) -> String {
+    let mut w = format!(
+        "{pad}{elem} tp_val = {center}; /* outside the sweep's box a point keeps its value */\n"
+    );
+    writeln!(
+        w,
+        "{pad}if (tp_in_box && tp_q_box) {{\n\
+         {pad}    if (tp_q_strip_in) {{\n\
+         {pad}        /* Below the step's window: the predecessor computed this row. */\n\
+         {pad}        tp_val = tp_sin[(tp_j * tp_f.strip_rows + tp_q - tp_strip_in) * tp_plane + tp_col];\n\
+         {pad}    }} else {{"
+    )
+    .unwrap();
+    let inner_pad = format!("{pad}        ");
+    w.push_str(&point_locals(program, sweep, body, "tp_i1", &inner_pad));
+    writeln!(w, "{inner_pad}{body}\n{pad}    }}\n{pad}}}").unwrap();
+    w
+}
+
+/// Push `tp_val` into step `tp_l`'s ring and write it where it is kept: the
+/// last step's rows to the output buffer, the others' near the chunk's top to
+/// the strip. With `cols` (a 3-D tile), `tp_val` and the ring have a column
+/// index and the columns the block keeps are `tp_cols_mine`'s bits; otherwise
+/// the thread's one column is its block's own where `tp_mine`.
+fn keep_point(cols: bool, pad: &str) -> String {
+    // `to[row + column offset] = tp_val` for the block's own columns, at `pad`.
+    let store = |to: &str, row: &str, pad: &str| {
+        if cols {
+            format!(
+                "{pad}TPACE_UNROLL\n\
+                 {pad}for (int tp_c = 0; tp_c < TP_C1; tp_c++)\n\
+                 {pad}    if ((tp_cols_mine >> tp_c) & 1u)\n\
+                 {pad}        {to}[{row} + tp_col[tp_c]] = tp_val[tp_c];\n"
+            )
+        } else {
+            format!("{pad}if (tp_mine)\n{pad}    {to}[{row} + tp_col] = tp_val;\n")
+        }
+    };
+    let push = if cols {
+        format!(
+            "{pad}TPACE_UNROLL\n\
+             {pad}for (int tp_c = 0; tp_c < TP_C1; tp_c++) {{\n\
+             {pad}    TPACE_UNROLL\n\
+             {pad}    for (int tp_r = 0; tp_r + 1 < TP_RING; tp_r++)\n\
+             {pad}        tp_v[tp_l][tp_r][tp_c] = tp_v[tp_l][tp_r + 1][tp_c];\n\
+             {pad}    tp_v[tp_l][TP_RING - 1][tp_c] = tp_val[tp_c];\n\
+             {pad}}}\n"
+        )
+    } else {
+        format!(
+            "{pad}TPACE_UNROLL\n\
+             {pad}for (int tp_r = 0; tp_r + 1 < TP_RING; tp_r++)\n\
+             {pad}    tp_v[tp_l][tp_r] = tp_v[tp_l][tp_r + 1];\n\
+             {pad}tp_v[tp_l][TP_RING - 1] = tp_val;\n"
+        )
+    };
     format!(
-        "{pad}TPACE_UNROLL\n\
-         {pad}for (int tp_r = 0; tp_r + 1 < TP_RING; tp_r++)\n\
-         {pad}    tp_v[tp_l][tp_r]{col} = tp_v[tp_l][tp_r + 1]{col};\n\
-         {pad}tp_v[tp_l][TP_RING - 1]{col} = tp_val;\n\
-         {pad}if (tp_mine && tp_q_keep) {{\n\
-         {pad}    if (tp_l == TP_T)\n\
-         {pad}        tp_out[(tp_q - tp_f.base) * tp_plane + tp_col] = tp_val;\n\
-         {pad}    else if (tp_sout != NULL) {{\n\
-         {pad}        /* Near the chunk's top the successor's strip takes the row. */\n\
+        "{push}\
+         {pad}/* Where the row is kept: the last step's rows go to the output buffer, the others' near\n\
+         {pad} * the chunk's top to the strip for the successor. */\n\
+         {pad}if (tp_q_keep) {{\n\
+         {pad}    if (tp_l == TP_T) {{\n\
+         {pad}        const long tp_orow = (tp_q - tp_f.base) * tp_plane;\n\
+         {out}\
+         {pad}    }} else if (tp_sout != NULL) {{\n\
          {pad}        const long tp_strip_out = tp_f.edge_out - (tp_m - 1) * tp_f.skew - tp_f.strip_rows;\n\
-         {pad}        if (tp_q >= tp_strip_out && tp_q < tp_strip_out + tp_f.strip_rows)\n\
-         {pad}            tp_sout[(tp_j * tp_f.strip_rows + tp_q - tp_strip_out) * tp_plane + tp_col] = tp_val;\n\
+         {pad}        if (tp_q >= tp_strip_out && tp_q < tp_strip_out + tp_f.strip_rows) {{\n\
+         {pad}            const long tp_srow = (tp_j * tp_f.strip_rows + tp_q - tp_strip_out) * tp_plane;\n\
+         {sout}\
+         {pad}        }}\n\
          {pad}    }}\n\
-         {pad}}}\n"
+         {pad}}}\n",
+        out = store("tp_out", "tp_orow", &format!("{pad}        ")),
+        sout = store("tp_sout", "tp_srow", &format!("{pad}            ")),
     )
 }
 

@@ -255,6 +255,34 @@ template <int OP, typename T> static inline void tpace_block_reduce(T v, T ident
 #define TPACE_UNROLL
 #endif
 
+/* Fused kernels: TPACE_KEEP(x) (a long) and TPACE_KEEP32(x) (an int or unsigned)
+ * hide x from nvcc's optimiser behind an empty asm, so that x, computed once before
+ * the row loop, stays in a register. nvcc otherwise recomputes such per-thread values
+ * (64-bit column offsets, column masks, clamped lanes) from the kernel's arguments at
+ * every use inside the loop, to ease register pressure, and then spills more than
+ * it saves (heat-3D's tile kernel, two steps: 1840 SASS instructions and 120 bytes of
+ * spilled registers without, 1358 and 8 with). The asm emits no instruction. */
+#ifdef __CUDACC__
+#define TPACE_KEEP(x) asm("" : "+l"(x))
+#define TPACE_KEEP32(x) asm("" : "+r"(x))
+#else
+#define TPACE_KEEP(x) ((void)0)
+#define TPACE_KEEP32(x) ((void)0)
+#endif
+
+/* Launch bounds of a fused kernel of `threads` threads a block that wants `blocks`
+ * blocks on a multiprocessor. Where nvcc has __maxnreg__ (12.4 on), the registers a
+ * thread are capped with it instead of with __launch_bounds__ (nvcc takes one or the
+ * other): under __launch_bounds__'s minimum block count nvcc's front end recomputes
+ * loop-invariant index arithmetic inside the row loops even where the kernel fits the
+ * registers anyway (heat-3D, two steps: 207 SASS instructions in the steady rows' loop
+ * and 399 in the first run's, against 184 and 301). 65536 registers a multiprocessor. */
+#if defined(__CUDACC__) && (__CUDACC_VER_MAJOR__ > 12 || (__CUDACC_VER_MAJOR__ == 12 && __CUDACC_VER_MINOR__ >= 4))
+#define TPACE_FUSED_BOUNDS(threads, blocks) __maxnreg__(65536 / ((threads) * (blocks)))
+#else
+#define TPACE_FUSED_BOUNDS(threads, blocks) __launch_bounds__(threads, blocks)
+#endif
+
 /* Launch shape for a sweep: x over the innermost dimension (coalesced; the grid
  * covers it whole), y over the next, z over the third. Along the outermost
  * dimension (the cut axis) each block walks a contiguous segment of *seg rows,
