@@ -178,6 +178,8 @@ static inline cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t byt
 static inline cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
                                             size_t rows, cudaMemcpyKind, cudaStream_t s)
 {
+    if (width > dpitch || width > spitch) /* as CUDA refuses it */
+        return cudaErrorInvalidValue;
     tpace_emu::enqueue(s, [=]() {
         for (size_t i = 0; i < rows; i++)
             memcpy((char *)dst + i * dpitch, (const char *)src + i * spitch, width);

@@ -795,7 +795,7 @@ static inline void tpace_download_folded(tpace_rt *r, const tpace_chunk *ch, con
     /* The dimension the rows step along (for a 1-D grid, the cut axis: one row). */
     const int along = d >= 2 ? d - 2 : 0;
     const size_t rows = d >= 2 ? (size_t)(hi[along] - lo[along]) : 1;
-    const size_t pitch = stride[along] * e;
+    const size_t pitch = d >= 2 ? stride[along] * e : width; /* a pitch is never below the width */
     for (int k = 0; k < d; k++)
         idx[k] = lo[k];
     for (;;) {
