@@ -265,6 +265,11 @@ fn the_emulation_catches_broken_fused_kernels() {
                 "        return (i + p->fuse - 1) / p->fuse;\n",
                 "        return i;\n",
             ),
+            (
+                "a_needed_row_not_computed",
+                "tp_q < tp_xs - (long)(TP_T - tp_l) * TP_RLO)",
+                "tp_q <= tp_xs - (long)(TP_T - tp_l) * TP_RLO)",
+            ),
         ],
     );
 }
@@ -314,6 +319,11 @@ fn the_emulation_catches_broken_tiled_fused_kernels() {
                 "steady_rows_into_the_successors_strip",
                 "tp_hi = TPACE_MIN(tp_hi, tp_f.edge_out",
                 "tp_hi = TPACE_MAX(tp_hi, tp_f.edge_out",
+            ),
+            (
+                "a_needed_row_not_computed",
+                "tp_q < tp_xs - (long)(TP_T - tp_l) * TP_RLO)",
+                "tp_q <= tp_xs - (long)(TP_T - tp_l) * TP_RLO)",
             ),
         ],
     );

@@ -311,13 +311,15 @@ pub fn fuse_segment(rows: u64, tiles: u64, fuse: u64, reach: u64) -> u64 {
     rows.div_ceil(want).max(4 * fuse * reach).min(1024)
 }
 
-/// Points a fused kernel computes per point it keeps along the cut axis: each
-/// segment streams `fuse · (h_lo + h_hi)` rows more than it keeps.
+/// Points a fused kernel computes per point it keeps along the cut axis: step
+/// l of `fuse` computes the rows the later steps read beyond the segment, `(fuse
+/// - l) · (h_lo + h_hi)` more than it keeps, so over the steps a segment of `seg`
+/// rows computes `reach · fuse (fuse - 1) / 2` rows more than its `fuse · seg`.
 pub fn fuse_row_overhead(w: &Workload, rows: u64, fuse: u64) -> f64 {
     let keep = w.fuse_keep[fuse as usize].max(1);
     let reach = w.h_lo + w.h_hi;
     let seg = fuse_segment(rows, w.plane.div_ceil(keep), fuse, reach);
-    (seg + fuse * reach) as f64 / seg as f64
+    (2 * seg + reach * (fuse - 1)) as f64 / (2 * seg) as f64
 }
 
 /// Planes of each fused-mmtb hand-over strip (the runtime's `tpace_strip_planes_for`).

@@ -477,17 +477,19 @@ fn ring_input(elem: &str, col: &str, col_offset: &str, pad: &str) -> String {
 /// `steady`, the loop has the flag `tp_steady` (see `row_runs`), and a steady
 /// row's tests are known without being made.
 fn level_indices(pad: &str, steady: bool) -> String {
-    let (box_test, strip_in_test, keep_test) = if steady {
+    let (box_test, strip_in_test, keep_test, need_test) = if steady {
         (
             "tp_steady || (tp_q >= tp_f.box_lo && tp_q < tp_f.box_hi)",
             "!tp_steady && tp_l < TP_T",
             "tp_steady ? tp_l == TP_T : tp_q_box",
+            "!tp_steady && ",
         )
     } else {
         (
             "tp_q >= tp_f.box_lo && tp_q < tp_f.box_hi",
             "tp_l < TP_T",
             "tp_q_box",
+            "",
         )
     };
     let steady_note = if steady {
@@ -506,7 +508,11 @@ fn level_indices(pad: &str, steady: bool) -> String {
          {pad}const bool tp_q_box = {box_test};\n\
          {pad}const long tp_strip_in = tp_f.edge_in - (tp_m - 1) * tp_f.skew - tp_f.strip_rows;\n\
          {pad}const bool tp_q_strip_in = {strip_in_test} && tp_sin != NULL && tp_q < tp_f.wlo[tp_l - 1] && tp_q >= tp_strip_in;\n\
-         {pad}const bool tp_q_keep = {keep_test} && tp_q >= tp_xs && tp_q < tp_xe && tp_q >= tp_f.wlo[tp_l - 1] && tp_q < tp_f.whi[tp_l - 1];\n"
+         {pad}const bool tp_q_keep = {keep_test} && tp_q >= tp_xs && tp_q < tp_xe && tp_q >= tp_f.wlo[tp_l - 1] && tp_q < tp_f.whi[tp_l - 1];\n\
+         {pad}/* A row below what the segment's rows of the later steps read is not computed (the same for the\n\
+         {pad} * whole block, barrier included): the ring then starts with the first row that is. */\n\
+         {pad}if ({need_test}tp_q < tp_xs - (long)(TP_T - tp_l) * TP_RLO)\n\
+         {pad}    continue;\n"
     )
 }
 

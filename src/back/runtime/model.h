@@ -293,13 +293,14 @@ static inline tpace_mc_block tpace_mc_block_of(const tpace_model *m, const tpace
 }
 
 /* Points a fused kernel computes per point it keeps along the cut axis: each segment of
- * rows streams steps x reach more (predict.rs fuse_row_overhead). */
+ * rows computes reach x steps (steps - 1) / 2 rows more than steps x its rows (predict.rs
+ * fuse_row_overhead). */
 static inline double tpace_mc_fuse_row_overhead(const tpace_model *m, tpace_u64 plane, tpace_u64 rows, tpace_u64 fuse)
 {
     tpace_u64 keep = m->fuse_keep[fuse] < 1 ? 1 : m->fuse_keep[fuse];
     tpace_u64 reach = m->h_lo + m->h_hi;
     tpace_u64 seg = tpace_mc_fuse_segment(rows, (plane + keep - 1) / keep, fuse, reach);
-    return (double)(seg + fuse * reach) / (double)seg;
+    return (double)(2 * seg + reach * (fuse - 1)) / (double)(2 * seg);
 }
 
 static inline double tpace_mc_point_cost(const tpace_model *m, tpace_u64 fuse, tpace_u64 plane, tpace_u64 rows)
