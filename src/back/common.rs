@@ -651,7 +651,7 @@ pub fn chunk_loop(
 }
 
 /// `text` with `pad` before every non-empty line.
-fn indented(text: &str, pad: &str) -> String {
+pub fn indented(text: &str, pad: &str) -> String {
     let mut out = String::new();
     for line in text.lines() {
         if !line.is_empty() {

@@ -6,7 +6,7 @@
 
 use super::{kernel_name, per_point_locals, scalar_args, scalar_params};
 use crate::analysis::Facts;
-use crate::back::common::{mentions, rewritten_body_with, sweep_summary};
+use crate::back::common::{indented, mentions, rewritten_body_with, sweep_summary};
 use crate::ir::{AccessKind, Program};
 use crate::plan::{Fusion, MAX_FUSED_STEPS, Plan};
 use std::fmt::Write;
@@ -383,16 +383,7 @@ fn tile_kernel_body(w: &mut String, program: &Program, f: &Fusion) {
 /// the steady run (most of a block's rows) skips them. The run loop is
 /// unrolled, so the steady run is its own copy of the row.
 fn row_runs(body: &str, step: &str) -> String {
-    let body: String = body
-        .lines()
-        .map(|l| {
-            if l.is_empty() {
-                "\n".to_string()
-            } else {
-                format!("    {l}\n")
-            }
-        })
-        .collect();
+    let body = indented(body, "    ");
     format!(
         "    /* Steady rows [tp_s_lo, tp_s_hi): row tp_x in the buffers and, at every step l, row tp_x - l * TP_RHI\n\
          \x20    * in the sweep's box, at or above the step's window where the predecessor's strip gives rows, below\n\
