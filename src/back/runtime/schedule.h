@@ -801,7 +801,7 @@ static inline void tpace_download_folded(tpace_rt *r, const tpace_chunk *ch, con
     for (;;) {
         size_t host_at = 0, dev_at = 0; /* element offsets of the first row */
         for (int k = 0; k < d; k++) {
-            host_at += (size_t)(idx[k] - (k == 0 ? p->s.lo : p->s.dim_lo[k])) * stride[k];
+            host_at += (size_t)(idx[k] - p->s.dim_lo[k]) * stride[k]; /* dim_lo[0] is the cut axis' lo */
             dev_at += (size_t)(idx[k] - (k == 0 ? ch->base : p->s.dim_lo[k])) * stride[k];
         }
         tpace_dev_download_2d(r, (char *)arr->host + host_at * e, (const char *)buf + dev_at * e, width, rows, pitch,
