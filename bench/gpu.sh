@@ -8,7 +8,8 @@
 # and runs `tpace tune` sweeps against the model's pick.
 # Prints a table last; logs go to $OUT (or /tmp/tpace-bench).
 # BENCH_PARTS picks what runs: check, run, jacobi, heat, huge, beyond, himeno, cip, tune,
-# fast, profile (default: check run himeno cip).
+# fast, profile (default: check run himeno cip). TRACE=1 records every timed run's
+# timeline (TPACE_TRACE) under $OUT/traces.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 # $OUT gets the table and the tune folders; every other log goes to $work/logs.
@@ -81,18 +82,29 @@ if [[ $parts == *run* ]]; then
 fi
 
 # ---- 2. performance on large grids ----
-# run NAME BINARY STEPS [ENV...]: one timed run, one table row.
+# run NAME BINARY STEPS [ENV...]: one timed run, one table row. With TRACE=1 every run
+# also writes its timeline (TPACE_TRACE) to $OUT/traces/N-NAME.tsv, and the table gets
+# the trace's summary under the row (busy times of kernels, uploads, downloads).
+runs=0
 run() {
     local name=$1 bin=$2 steps=$3
     shift 3
-    local line
-    line=$(env "$@" "$bin" "$steps" 2>&1 >"$out/$name.stdout" | tee "$out/$name.stderr" | grep '^tpace: ' | tail -1)
+    local line trace=()
+    runs=$((runs + 1))
+    if [[ ${TRACE:-0} == 1 ]]; then
+        mkdir -p "$res/traces"
+        trace=(TPACE_TRACE="$res/traces/$runs-${name// /-}.tsv")
+    fi
+    line=$(env "$@" "${trace[@]}" "$bin" "$steps" 2>&1 >"$out/$name.stdout" | tee "$out/$name.stderr" | grep '^tpace: ' | grep -v ': trace: ' | tail -1)
     if [[ -z $line ]]; then
         row "$name" "?" "" "" "" "" "" "$steps" "" "" "FAILED: $(tail -1 "$out/$name.stderr")"
         return
     fi
     row "$name" "$(field schedule "$line")" "$(field k "$line")" "$(field b "$line")" "$(field streams "$line")" \
         "$(field chunks "$line")" "$(field fuse "$line")" "$steps" "$(field seconds "$line")" "$(field glups "$line")" "$*"
+    if [[ ${TRACE:-0} == 1 ]]; then
+        grep ': trace: ' "$out/$name.stderr" | sed 's/^tpace: [^ ]* trace: /    trace: /' | tee -a "$table"
+    fi
 }
 
 perf() { # label binary steps budget "mmtb k list" "mm k list" [unfused mmtb k] [in-core fuse]

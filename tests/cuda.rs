@@ -330,23 +330,25 @@ fn the_emulation_catches_broken_tiled_fused_kernels() {
 }
 
 /// The swap's temporary lives only on the host and gets its final values from the
-/// copy's destination (`TPACE_FOLDED`): a download skipped, a box one column too
-/// narrow, one row per plane instead of all, or a stale buffer are each caught, on
-/// a 3-D grid (one 2-D copy per plane) and a 2-D one (one 2-D copy per chunk).
+/// copy's destination (`TPACE_FOLDED`), one contiguous download per chunk from the
+/// box's first cell to its last: a download skipped, a box one column too narrow, a
+/// span one cell short, or a stale buffer are each caught, on a 3-D grid and a 2-D
+/// one; on the 2-D one (whose temporary's faces differ from the destination's), so
+/// are faces not put back after the downloads.
 #[test]
 fn the_emulation_catches_a_broken_folded_temporary() {
     let download = "tpace_download_folded(r, ch, arr, from, to);";
     let runtime_breaks = [
-        ("fold_not_downloaded", download, "(void)0;"),
+        ("fold_not_downloaded", download, "0;"),
         (
-            "one_row_per_copy",
-            "const size_t rows = d >= 2 ? (size_t)(hi[along] - lo[along]) : 1;",
-            "const size_t rows = 1;",
+            "span_one_cell_short",
+            "*end = tpace_host_offset(p, last, stride) + 1;",
+            "*end = tpace_host_offset(p, last, stride);",
         ),
         (
             "stale_buffer",
-            "const void *buf = tpace_final_buffer(r, ch, arr->fold_of);",
-            "const void *buf = tpace_swap_buffer(r, ch, arr->fold_of, ch->kb - 1);",
+            "const char *buf = (const char *)tpace_final_buffer(r, ch, arr->fold_of);",
+            "const char *buf = (const char *)tpace_swap_buffer(r, ch, arr->fold_of, ch->kb - 1);",
         ),
     ];
     let heat_box = "tp_fold_hi[3] = {(long)(NX - 1), (long)(NY - 1), (long)(NZ - 1)};";
@@ -376,6 +378,11 @@ fn the_emulation_catches_a_broken_folded_temporary() {
         jacobi_box,
         "tp_fold_hi[2] = {(long)(X - 1), (long)(Y - 2)};",
     ));
+    jacobi.push((
+        "faces_not_put_back",
+        "tpace_fold_gaps(r, arr, 1);",
+        "(void)0;",
+    ));
     check_fused_breaks(
         "jacobi2d.c",
         9,
@@ -385,4 +392,166 @@ fn the_emulation_catches_a_broken_folded_temporary() {
         download,
         &jacobi,
     );
+}
+
+/// One line of a `TPACE_TRACE` file.
+#[derive(Debug)]
+struct TraceOp {
+    chunk: u64,
+    first_step: u64,
+    op: String,
+    start: f64,
+    end: f64,
+    bytes: u64,
+}
+
+fn read_trace(path: &std::path::Path) -> Vec<TraceOp> {
+    let text = std::fs::read_to_string(path).expect("the trace file was written");
+    let mut lines = text.lines();
+    assert_eq!(
+        lines.next(),
+        Some("chunk\tfirst_step\tsteps\tqueue\top\tstart_ms\tend_ms\tbytes")
+    );
+    lines
+        .map(|l| {
+            let f: Vec<&str> = l.split('\t').collect();
+            assert_eq!(f.len(), 8, "{l}");
+            TraceOp {
+                chunk: f[0].parse().expect("chunk"),
+                first_step: f[1].parse().expect("first step"),
+                op: f[4].to_string(),
+                start: f[5].parse().expect("start"),
+                end: f[6].parse().expect("end"),
+                bytes: f[7].parse().expect("bytes"),
+            }
+        })
+        .collect()
+}
+
+/// `TPACE_TRACE=FILE` writes the pipeline's timeline. Jacobi-2D (1000 x 600) under
+/// mmtb, 8 steps in blocks of 3, chunks of 150 planes: every chunk of every block
+/// has one upload, one run of kernels and one download, every chunk after the first
+/// a hand-over; nothing ends before it starts; a chunk's kernels start after its
+/// upload and hand-over and after its predecessor's kernels; a block downloads `a`
+/// once (and the last one the folded `work` too); the arrays stay bit for bit; and
+/// the summary line says what was written. A file that cannot be opened stops the
+/// program before the loop, in words.
+#[test]
+fn a_trace_records_the_pipeline_timeline() {
+    let tc = Toolchain::detect();
+    let dir = tempfile::tempdir().expect("scratch folder");
+    let steps = 8;
+    let seq = jacobi_reference(&tc, dir.path(), steps);
+    let text = driver::translate(&compile(&jacobi_path()), Target::Cuda).expect("translates");
+    let built = build_ok(&tc, &text, dir.path(), "traced", Flavour::CudaEmulation);
+    let trace = dir.path().join("trace.tsv");
+    let env = vec![(
+        "TPACE_TRACE".to_string(),
+        trace.to_string_lossy().into_owned(),
+    )];
+    let got = run_with(
+        &built.binary,
+        steps,
+        &params("mmtb", 3, 150, 3),
+        &env,
+        &dir.path().join("t.dump"),
+    );
+    assert_eq!(first_difference(&seq.dump, &got.dump), None);
+    let ops = read_trace(&trace);
+    let (chunks, blocks, grid_bytes) = (7u64, [0u64, 3, 6], 1000 * 600 * 4u64);
+    let count = |op: &str| ops.iter().filter(|o| o.op == op).count() as u64;
+    assert_eq!(count("upload"), chunks * 3);
+    assert_eq!(count("kernels"), chunks * 3);
+    assert_eq!(count("download"), chunks * 3);
+    assert_eq!(count("handover"), (chunks - 1) * 3);
+    assert_eq!(ops.len() as u64, (4 * chunks - 1) * 3);
+    let find = |t: u64, c: u64, op: &str| {
+        ops.iter()
+            .find(|o| o.first_step == t && o.chunk == c && o.op == op)
+            .unwrap_or_else(|| panic!("no {op} of chunk {c} at step {t}: {ops:?}"))
+    };
+    for o in &ops {
+        assert!(o.start >= 0.0 && o.end >= o.start, "{o:?}");
+    }
+    for t in blocks {
+        for c in 0..chunks {
+            let k = find(t, c, "kernels");
+            assert!(k.start >= find(t, c, "upload").end, "{k:?}");
+            if c > 0 {
+                assert!(k.start >= find(t, c, "handover").end, "{k:?}");
+                assert!(k.start >= find(t, c - 1, "kernels").end, "{k:?}");
+            }
+        }
+        let down: u64 = ops
+            .iter()
+            .filter(|o| o.first_step == t && o.op == "download")
+            .map(|o| o.bytes)
+            .sum();
+        if t < 6 {
+            assert_eq!(down, grid_bytes, "block at step {t} downloads `a` once");
+        } else {
+            // `a`, and of `work` the copy's box (998 x 598) and at most the rest of the grid.
+            assert!(
+                down >= grid_bytes + 998 * 598 * 4 && down <= 2 * grid_bytes,
+                "{down}"
+            );
+        }
+    }
+    let summary = got
+        .stderr
+        .lines()
+        .find(|l| l.contains(": trace: "))
+        .unwrap_or_else(|| panic!("no trace summary:\n{}", got.stderr));
+    assert!(
+        summary.contains(&format!("{} operations written to", ops.len())),
+        "{summary}"
+    );
+    // "in W s, kernels ran K s and none ran N s (H s before the first, T s after the
+    // last, B s between)": K + N = W and H + T + B = N; H and T agree with the file.
+    let number_before = |word: &str| -> f64 {
+        let at = summary
+            .find(word)
+            .unwrap_or_else(|| panic!("`{word}` not in {summary}"));
+        let head = summary[..at].trim_end();
+        let start = head.rfind([' ', '(']).map_or(0, |i| i + 1);
+        head[start..]
+            .parse()
+            .unwrap_or_else(|_| panic!("no number before `{word}` in {summary}"))
+    };
+    let wall = number_before("s, kernels ran");
+    let ran = number_before("s and none ran");
+    let none = number_before("s (");
+    let head = number_before("s before the first");
+    let tail = number_before("s after the last");
+    let between = number_before("s between");
+    let close = |a: f64, b: f64| (a - b).abs() <= 2e-6 + 1e-3 * b.abs();
+    assert!(close(ran + none, wall), "{summary}");
+    assert!(close(head + tail + between, none), "{summary}");
+    let kernels = ops.iter().filter(|o| o.op == "kernels");
+    let first = kernels.clone().map(|o| o.start).fold(f64::MAX, f64::min);
+    let last = kernels.map(|o| o.end).fold(0.0, f64::max);
+    let end = ops.iter().map(|o| o.end).fold(0.0, f64::max);
+    // The file has microseconds in ms, the summary microseconds in s: rounding apart.
+    assert!((head * 1e3 - first).abs() < 1.5e-3, "{summary}");
+    assert!((tail * 1e3 - (end - last)).abs() < 2e-3, "{summary}");
+    // A trace file that cannot be opened: exit 2 before the loop, with the path.
+    let bad = Command::new(&built.binary)
+        .arg("3")
+        .env("TPACE_TRACE", dir.path().join("no/such/folder/t.tsv"))
+        .output()
+        .expect("run the program");
+    let stderr = String::from_utf8_lossy(&bad.stderr);
+    assert_eq!(bad.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("cannot open TPACE_TRACE file") && stderr.contains("no/such/folder"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("schedule="),
+        "the loop ran before the failure: {stderr}"
+    );
+}
+
+fn jacobi_path() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/jacobi2d.c")
 }

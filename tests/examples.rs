@@ -78,7 +78,7 @@ fn the_comparison_catches_a_broken_runtime() {
         (
             "folded_temporary_not_downloaded",
             "tpace_download_folded(r, ch, arr, from, to);",
-            "(void)0;",
+            "0;",
             "mm",
         ),
         (
@@ -369,4 +369,34 @@ fn a_per_point_temporary_declared_outside_the_sweep() {
 #[test]
 fn himeno_lists_each_component_as_an_array() {
     assert_components_listed(&Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/himeno.c"));
+}
+
+/// OpenACC has no device timers: with `TPACE_TRACE` set the program says so, writes
+/// no trace, and still computes the same arrays.
+#[test]
+fn openacc_says_it_cannot_trace() {
+    let tc = Toolchain::detect();
+    let dir = tempfile::tempdir().expect("scratch folder");
+    let seq = jacobi_reference(&tc, dir.path(), 5);
+    let text = broken_jacobi(Target::Openacc, "tpace_end(&tp);", "tpace_end(&tp);");
+    let built = build_ok(&tc, &text, dir.path(), "acc", Flavour::Openacc);
+    let trace = dir.path().join("trace.tsv");
+    let got = run_with(
+        &built.binary,
+        5,
+        &params("mmtb", 2, 300, 2),
+        &[(
+            "TPACE_TRACE".to_string(),
+            trace.to_string_lossy().into_owned(),
+        )],
+        &dir.path().join("acc.dump"),
+    );
+    assert_eq!(first_difference(&seq.dump, &got.dump), None);
+    assert!(
+        got.stderr
+            .contains("note: this target has no device timers; TPACE_TRACE is ignored"),
+        "{}",
+        got.stderr
+    );
+    assert!(!trace.exists());
 }

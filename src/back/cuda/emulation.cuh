@@ -7,6 +7,7 @@
  */
 #ifndef __CUDACC__
 #include <cstdint>
+#include <ctime>
 #include <deque>
 #include <functional>
 #include <ucontext.h>
@@ -88,8 +89,16 @@ static inline void drain(stream_t *s)
         done[(size_t)o.seq] = 1;
     }
 }
+/* Seconds on the host's clock: the emulation's "device timer". */
+static inline double clock_seconds()
+{
+    struct timespec ts;
+    timespec_get(&ts, TIME_UTC);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 struct event_t {
     long recorded; /* sequence number of the last record, -1 if never recorded */
+    double at;     /* host time when the last record ran (the emulation's "device timer") */
 };
 } // namespace tpace_emu
 
@@ -154,6 +163,7 @@ static inline cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned)
     return cudaSuccess;
 }
 #define cudaEventDisableTiming 0
+#define cudaEventDefault 0
 static inline cudaError_t cudaEventDestroy(cudaEvent_t e)
 {
     delete e;
@@ -161,8 +171,16 @@ static inline cudaError_t cudaEventDestroy(cudaEvent_t e)
 }
 static inline cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s)
 {
-    tpace_emu::enqueue(s, std::function<void()>(), -1);
+    tpace_emu::enqueue(s, [e]() { e->at = tpace_emu::clock_seconds(); }, -1);
     e->recorded = tpace_emu::next_seq - 1;
+    return cudaSuccess;
+}
+static inline cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t from, cudaEvent_t to)
+{
+    if (from->recorded < 0 || to->recorded < 0 || !tpace_emu::done[(size_t)from->recorded] ||
+        !tpace_emu::done[(size_t)to->recorded])
+        return cudaErrorInvalidValue; /* CUDA: not ready */
+    *ms = (float)((to->at - from->at) * 1e3);
     return cudaSuccess;
 }
 static inline cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned)
@@ -173,17 +191,6 @@ static inline cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, uns
 static inline cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, cudaMemcpyKind, cudaStream_t s)
 {
     tpace_emu::enqueue(s, [=]() { memcpy(dst, src, bytes); }, -1);
-    return cudaSuccess;
-}
-static inline cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
-                                            size_t rows, cudaMemcpyKind, cudaStream_t s)
-{
-    if (width > dpitch || width > spitch) /* as CUDA refuses it */
-        return cudaErrorInvalidValue;
-    tpace_emu::enqueue(s, [=]() {
-        for (size_t i = 0; i < rows; i++)
-            memcpy((char *)dst + i * dpitch, (const char *)src + i * spitch, width);
-    }, -1);
     return cudaSuccess;
 }
 static inline cudaError_t cudaDeviceSynchronize(void)

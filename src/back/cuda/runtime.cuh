@@ -35,6 +35,8 @@ typedef struct tpace_cuda {
     cudaEvent_t scratch[TPACE_MAX_SLOTS + 1];
     int registered[TPACE_MAX_SLOTS];
     long max_blocks; /* blocks per launch: four waves of eight 256-thread blocks per multiprocessor */
+    cudaEvent_t *stamps; /* TPACE_TRACE: timing events, in the order recorded */
+    int nstamps, stamp_cap;
 } tpace_cuda;
 
 static inline tpace_cuda *tpace_cuda_of(tpace_rt *r) { return (tpace_cuda *)r->target; }
@@ -68,12 +70,6 @@ static void tpace_dev_download(tpace_rt *r, void *host, const void *dev, size_t 
     TPACE_CUDA(r, cudaMemcpyAsync(host, dev, bytes, cudaMemcpyDeviceToHost, tpace_stream(r, q)));
 }
 
-static void tpace_dev_download_2d(tpace_rt *r, void *host, const void *dev, size_t width, size_t rows, size_t pitch,
-                                  int q)
-{
-    TPACE_CUDA(r, cudaMemcpy2DAsync(host, pitch, dev, pitch, width, rows, cudaMemcpyDeviceToHost, tpace_stream(r, q)));
-}
-
 static void tpace_dev_copy(tpace_rt *r, void *dst, const void *src, size_t bytes, int q)
 {
     TPACE_CUDA(r, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, tpace_stream(r, q)));
@@ -101,6 +97,31 @@ static void tpace_dev_wait_mark(tpace_rt *r, int id, int q)
 static void tpace_dev_sync(tpace_rt *r)
 {
     TPACE_CUDA(r, cudaDeviceSynchronize());
+}
+
+/* TPACE_TRACE: a timing event recorded on stream q. */
+static int tpace_dev_stamp(tpace_rt *r, int q)
+{
+    tpace_cuda *c = tpace_cuda_of(r);
+    if (c->nstamps == c->stamp_cap) {
+        int cap = c->stamp_cap ? 2 * c->stamp_cap : 1024;
+        cudaEvent_t *stamps = (cudaEvent_t *)realloc(c->stamps, (size_t)cap * sizeof *stamps);
+        if (stamps == NULL)
+            tpace_fail(&r->plan, "host memory ran out recording the TPACE_TRACE timeline");
+        c->stamps = stamps;
+        c->stamp_cap = cap;
+    }
+    TPACE_CUDA(r, cudaEventCreateWithFlags(&c->stamps[c->nstamps], cudaEventDefault));
+    TPACE_CUDA(r, cudaEventRecord(c->stamps[c->nstamps], c->stream[q]));
+    return c->nstamps++;
+}
+
+static double tpace_dev_stamp_ms(tpace_rt *r, int from, int to)
+{
+    tpace_cuda *c = tpace_cuda_of(r);
+    float ms = 0.0f;
+    TPACE_CUDA(r, cudaEventElapsedTime(&ms, c->stamps[from], c->stamps[to]));
+    return ms;
 }
 
 /* Free device memory, less a little for the context and the kernels' own needs. */
@@ -150,6 +171,11 @@ static void tpace_dev_end(tpace_rt *r)
     for (int a = 0; a < r->narrays && a < TPACE_MAX_SLOTS; a++)
         if (c->registered[a])
             TPACE_CUDA(r, cudaHostUnregister(r->arrays[a].host));
+    for (int i = 0; i < c->nstamps; i++)
+        TPACE_CUDA(r, cudaEventDestroy(c->stamps[i]));
+    free(c->stamps);
+    c->stamps = NULL;
+    c->nstamps = c->stamp_cap = 0;
     for (int q = 0; q <= r->plan.slots; q++) {
         TPACE_CUDA(r, cudaStreamDestroy(c->stream[q]));
         TPACE_CUDA(r, cudaEventDestroy(c->scratch[q]));

@@ -30,14 +30,6 @@ static void tpace_dev_download(tpace_rt *r, void *host, const void *dev, size_t 
     acc_memcpy_from_device_async(host, (void *)dev, bytes, q);
 }
 
-static void tpace_dev_download_2d(tpace_rt *r, void *host, const void *dev, size_t width, size_t rows, size_t pitch,
-                                  int q)
-{
-    (void)r;
-    for (size_t i = 0; i < rows; i++)
-        acc_memcpy_from_device_async((char *)host + i * pitch, (char *)dev + i * pitch, width, q);
-}
-
 /* A device-to-device copy as a kernel on queue q (bytes is a multiple of 4:
  * whole planes of float or double). */
 static void tpace_dev_copy(tpace_rt *r, void *dst, const void *src, size_t bytes, int q)
@@ -74,6 +66,22 @@ static void tpace_dev_sync(tpace_rt *r)
 {
     (void)r;
     acc_wait_all();
+}
+
+/* OpenACC has no device timers: TPACE_TRACE is ignored (with a note). */
+static int tpace_dev_stamp(tpace_rt *r, int q)
+{
+    (void)r;
+    (void)q;
+    return -1;
+}
+
+static double tpace_dev_stamp_ms(tpace_rt *r, int from, int to)
+{
+    (void)r;
+    (void)from;
+    (void)to;
+    return 0.0;
 }
 
 /* OpenACC 2.6's acc_get_property gives the free memory where the implementation

@@ -88,6 +88,7 @@ typedef struct tpace_array {
     int fold_of;                  /* TPACE_FOLDED: the array whose buffers hold its final values */
     const long *fold_lo;          /* TPACE_FOLDED: the copy's box, [fold_lo[d], fold_hi[d]) in */
     const long *fold_hi;          /* dimension d (cut axis first) */
+    void *fold_keep;              /* TPACE_FOLDED: its cells between the box's rows, kept on the host (tpace_fold_gaps) */
 } tpace_array;
 
 /* Whether an array has device buffers (a folded temporary and an unused array have none). */
@@ -129,6 +130,27 @@ typedef struct tpace_chunk {
     int last_block; /* whether this is the block with the loop's last step */
 } tpace_chunk;
 
+/* One operation of the timeline TPACE_TRACE records: what it did for which chunk,
+ * and the device stamps (tpace_dev_stamp) on the chunk's queue where it started and
+ * where it was done. */
+typedef struct tpace_trace_op {
+    long c, t;    /* the chunk and the first step of its block */
+    int kb, slot; /* the block's steps and the chunk's queue */
+    int what;     /* enum tpace_trace_what */
+    int from, to; /* stamps */
+    size_t bytes; /* bytes moved (0 for kernels) */
+} tpace_trace_op;
+
+/* The timeline being recorded (TPACE_TRACE=FILE; off while file is NULL). */
+typedef struct tpace_trace {
+    FILE *file;
+    const char *path;
+    tpace_trace_op *ops;
+    long n, cap;
+    int origin;       /* the stamp all times count from */
+    int kernels_from; /* the stamp where the current chunk's kernels may start */
+} tpace_trace;
+
 /* The executor's state. */
 typedef struct tpace_rt {
     tpace_plan plan;
@@ -140,6 +162,7 @@ typedef struct tpace_rt {
     int started;     /* whether `cur` holds a chunk */
     double start;
     int mark_queue[TPACE_MAX_SLOTS]; /* target bookkeeping for tpace_dev_mark */
+    tpace_trace trace;               /* TPACE_TRACE's timeline */
     void *target;                    /* target-specific state */
 } tpace_rt;
 
@@ -148,9 +171,6 @@ static void *tpace_dev_alloc(tpace_rt *r, size_t bytes);  /* NULL when device me
 static void tpace_dev_free(tpace_rt *r, void *p);
 static void tpace_dev_upload(tpace_rt *r, void *dev, const void *host, size_t bytes, int q);
 static void tpace_dev_download(tpace_rt *r, void *host, const void *dev, size_t bytes, int q);
-/* `rows` rows of `width` bytes, `pitch` bytes apart on both sides, device to host. */
-static void tpace_dev_download_2d(tpace_rt *r, void *host, const void *dev, size_t width, size_t rows, size_t pitch,
-                                  int q);
 static void tpace_dev_copy(tpace_rt *r, void *dst, const void *src, size_t bytes, int q);
 static void tpace_dev_wait(tpace_rt *r, int from_q, int to_q); /* to_q waits for the work on from_q so far */
 static void tpace_dev_mark(tpace_rt *r, int q, int id);        /* remember the work on q so far as mark id */
@@ -160,6 +180,8 @@ static size_t tpace_dev_free_memory(tpace_rt *r);              /* free device by
 static void tpace_dev_begin(tpace_rt *r);                      /* queues, host registration */
 static void tpace_dev_end(tpace_rt *r);
 static int tpace_dev_reduces_on_device(void); /* 1: kernels add into tpace_reduction.dev */
+static int tpace_dev_stamp(tpace_rt *r, int q); /* a device timestamp once q's work so far is done; -1: no timers */
+static double tpace_dev_stamp_ms(tpace_rt *r, int from, int to); /* after a sync: ms from stamp `from` to `to` */
 
 static inline void tpace_fail(const tpace_plan *p, const char *what)
 {
@@ -747,15 +769,170 @@ static inline int tpace_moves_out(const tpace_array *a, int last_block)
     return a->transfer == TPACE_UPDOWN || (a->transfer == TPACE_LAST_BLOCK && last_block);
 }
 
-/* Upload planes [from, to) of every array that moves in, into chunk ch's buffers. */
+/* ---- TPACE_TRACE=FILE: the pipeline's timeline, from device timers (CUDA). Every
+ * upload, hand-over, run of a chunk's kernels and download is stamped on its queue
+ * where it starts and where it is done; FILE gets one line per operation (times in ms
+ * from the pipeline's start) and stderr a summary: how long the kernels, uploads,
+ * downloads and hand-overs kept the device busy, overlaps merged. A stamp marks
+ * where its queue's earlier work and waits are done, so a chunk's kernels "start"
+ * once their inputs are there. Tracing costs a few microseconds of host time per
+ * operation. ---- */
+enum tpace_trace_what { TPACE_TRACE_UPLOAD, TPACE_TRACE_HANDOVER, TPACE_TRACE_KERNELS, TPACE_TRACE_DOWNLOAD, TPACE_TRACE_KINDS };
+static const char *const tpace_trace_names[TPACE_TRACE_KINDS] = {"upload", "handover", "kernels", "download"};
+
+/* Start recording when TPACE_TRACE names a file (and the target has timers). */
+static inline void tpace_trace_begin(tpace_rt *r)
+{
+    tpace_trace *tr = &r->trace;
+    const char *path = getenv("TPACE_TRACE");
+    memset(tr, 0, sizeof *tr);
+    if (path == NULL || *path == '\0' || r->plan.s.steps == 0)
+        return;
+    tr->origin = tpace_dev_stamp(r, 0);
+    if (tr->origin < 0) {
+        fprintf(stderr, "tpace: %s: note: this target has no device timers; TPACE_TRACE is ignored\n", r->plan.s.where);
+        return;
+    }
+    tr->file = fopen(path, "w");
+    if (tr->file == NULL) {
+        fprintf(stderr, "tpace: cannot open TPACE_TRACE file %s: %s\n", path, strerror(errno));
+        exit(2);
+    }
+    tr->path = path;
+    tr->kernels_from = -1;
+}
+
+/* A stamp where an operation on queue q starts (-1 when not recording). */
+static inline int tpace_trace_from(tpace_rt *r, int q)
+{
+    return r->trace.file ? tpace_dev_stamp(r, q) : -1;
+}
+
+/* The operation of chunk ch that started at stamp `from` is done once its queue's
+ * work so far is. */
+static inline void tpace_trace_done(tpace_rt *r, const tpace_chunk *ch, int what, int from, size_t bytes)
+{
+    tpace_trace *tr = &r->trace;
+    if (tr->file == NULL || from < 0)
+        return;
+    if (tr->n == tr->cap) {
+        long cap = tr->cap ? 2 * tr->cap : 256;
+        tpace_trace_op *ops = (tpace_trace_op *)realloc(tr->ops, (size_t)cap * sizeof *ops);
+        if (ops == NULL)
+            tpace_fail(&r->plan, "host memory ran out recording the TPACE_TRACE timeline");
+        tr->ops = ops;
+        tr->cap = cap;
+    }
+    tpace_trace_op *o = &tr->ops[tr->n++];
+    o->c = ch->c;
+    o->t = ch->t;
+    o->kb = ch->kb;
+    o->slot = ch->slot;
+    o->what = what;
+    o->from = from;
+    o->to = tpace_dev_stamp(r, ch->slot);
+    o->bytes = bytes;
+}
+
+/* An interval of the timeline, in ms. */
+typedef struct tpace_span {
+    double from, to;
+} tpace_span;
+
+static inline int tpace_span_order(const void *a, const void *b)
+{
+    const double x = ((const tpace_span *)a)->from, y = ((const tpace_span *)b)->from;
+    return x < y ? -1 : x > y;
+}
+
+/* Total length of the union of n intervals (sorts them). */
+static inline double tpace_spans_length(tpace_span *v, long n)
+{
+    double total = 0.0, from = 0.0, to = 0.0;
+    qsort(v, (size_t)n, sizeof *v, tpace_span_order);
+    for (long i = 0; i < n; i++) {
+        if (i == 0 || v[i].from > to) {
+            total += to - from;
+            from = v[i].from;
+            to = v[i].to;
+        } else if (v[i].to > to) {
+            to = v[i].to;
+        }
+    }
+    return n > 0 ? total + to - from : 0.0;
+}
+
+/* After the last operation: write FILE and the summary line. */
+static inline void tpace_trace_end(tpace_rt *r)
+{
+    tpace_trace *tr = &r->trace;
+    if (tr->file == NULL)
+        return;
+    tpace_dev_sync(r);
+    tpace_span *spans = (tpace_span *)malloc((size_t)(tr->n > 0 ? tr->n : 1) * sizeof *spans);
+    if (spans == NULL)
+        tpace_fail(&r->plan, "host memory ran out writing the TPACE_TRACE timeline");
+    double busy[TPACE_TRACE_KINDS], bytes[TPACE_TRACE_KINDS], wall = 0.0;
+    double first_kernel = -1.0, last_kernel = 0.0; /* ms: when kernels first start and last end */
+    fprintf(tr->file, "chunk\tfirst_step\tsteps\tqueue\top\tstart_ms\tend_ms\tbytes\n");
+    for (long i = 0; i < tr->n; i++) {
+        const tpace_trace_op *o = &tr->ops[i];
+        spans[i].from = tpace_dev_stamp_ms(r, tr->origin, o->from);
+        spans[i].to = tpace_dev_stamp_ms(r, tr->origin, o->to);
+        wall = TPACE_MAX(wall, spans[i].to);
+        if (o->what == TPACE_TRACE_KERNELS) {
+            first_kernel = first_kernel < 0.0 ? spans[i].from : TPACE_MIN(first_kernel, spans[i].from);
+            last_kernel = TPACE_MAX(last_kernel, spans[i].to);
+        }
+        fprintf(tr->file, "%ld\t%ld\t%d\t%d\t%s\t%.3f\t%.3f\t%zu\n", o->c, o->t, o->kb, o->slot, tpace_trace_names[o->what],
+                spans[i].from, spans[i].to, o->bytes);
+    }
+    for (int w = 0; w < TPACE_TRACE_KINDS; w++) {
+        long n = 0;
+        bytes[w] = 0.0;
+        for (long i = 0; i < tr->n; i++) {
+            if (tr->ops[i].what != w)
+                continue;
+            bytes[w] += (double)tr->ops[i].bytes;
+            spans[n].from = tpace_dev_stamp_ms(r, tr->origin, tr->ops[i].from);
+            spans[n++].to = tpace_dev_stamp_ms(r, tr->origin, tr->ops[i].to);
+        }
+        busy[w] = tpace_spans_length(spans, n) * 1e-3;
+    }
+    free(spans);
+    if (fclose(tr->file) != 0) {
+        fprintf(stderr, "tpace: cannot write TPACE_TRACE file %s\n", tr->path);
+        exit(2);
+    }
+    tr->file = NULL;
+    /* No kernel ran: before the first started, after the last ended, and between. */
+    const double idle = wall * 1e-3 - busy[TPACE_TRACE_KERNELS];
+    const double head = TPACE_MAX(first_kernel, 0.0) * 1e-3, tail = (wall - last_kernel) * 1e-3;
+    wall *= 1e-3;
+    fprintf(stderr,
+            "tpace: %s: trace: %ld operations written to %s; in %.6f s, kernels ran %.6f s and none ran %.6f s "
+            "(%.6f s before the first, %.6f s after the last, %.6f s between); uploads %.6f s (%.3g GB), downloads "
+            "%.6f s (%.3g GB), hand-overs %.6f s\n",
+            r->plan.s.where, tr->n, tr->path, wall, busy[TPACE_TRACE_KERNELS], idle, head, tail,
+            TPACE_MAX(idle - head - tail, 0.0), busy[TPACE_TRACE_UPLOAD], bytes[TPACE_TRACE_UPLOAD] * 1e-9,
+            busy[TPACE_TRACE_DOWNLOAD], bytes[TPACE_TRACE_DOWNLOAD] * 1e-9, busy[TPACE_TRACE_HANDOVER]);
+    free(tr->ops);
+    tr->ops = NULL;
+}
+
+/* Upload planes [from, to) of every array that moves in, into chunk ch's buffers (for
+ * the trace, one upload, with the copies that start a swapped array's second buffer). */
 static inline void tpace_upload_planes(tpace_rt *r, const tpace_chunk *ch, long from, long to)
 {
+    size_t moved = 0;
     if (from >= to)
         return;
+    const int stamp = tpace_trace_from(r, ch->slot);
     for (int a = 0; a < r->narrays; a++) {
         tpace_array *arr = &r->arrays[a];
         if (!tpace_moves_in(arr, ch->last_block))
             continue;
+        moved += tpace_planes_bytes(r, arr, to - from);
         tpace_dev_upload(r, tpace_buf_plane(r, arr, arr->slot[ch->slot], ch->base, from),
                          tpace_host_plane(r, arr, from), tpace_planes_bytes(r, arr, to - from), ch->slot);
         /* The second buffer of a swapped array starts equal: cells outside the copied
@@ -765,20 +942,26 @@ static inline void tpace_upload_planes(tpace_rt *r, const tpace_chunk *ch, long 
                            tpace_buf_plane(r, arr, arr->slot[ch->slot], ch->base, from),
                            tpace_planes_bytes(r, arr, to - from), ch->slot);
     }
+    tpace_trace_done(r, ch, TPACE_TRACE_UPLOAD, stamp, moved);
 }
 
-/* A folded temporary's final values in planes [from, to): the copy's box of those
- * planes, from the final buffer of the array it was copied into, as 2-D copies (rows
- * of the innermost dimension, pitched along the next one out) for every index of the
- * dimensions outside those two. */
-static inline void tpace_download_folded(tpace_rt *r, const tpace_chunk *ch, const tpace_array *arr, long from, long to)
+/* ---- A folded temporary (TPACE_FOLDED) gets its final values from the copy's box of
+ * the array it was copied into. A chunk's planes come back in one contiguous download,
+ * from the box's first cell in those planes to its last: one transfer however thin the
+ * box's rows, the form the bus serves fastest. It also overwrites the cells between the
+ * box's rows (the temporary's faces, which the program never writes): those are saved
+ * before the pipeline and put back after it (tpace_fold_gaps). ---- */
+
+/* The copy's box of a folded array, clipped to planes [from, to) of the cut axis, as
+ * [lo[k], hi[k]) in dimension k; stride[k] is the elements between consecutive indices
+ * of dimension k. Returns 0 when the clipped box is empty. */
+static inline int tpace_fold_box(const tpace_plan *p, const tpace_array *arr, long from, long to, long *lo, long *hi,
+                                 size_t *stride)
 {
-    const tpace_plan *p = &r->plan;
     const int d = p->s.rank;
-    long lo[TPACE_MAX_RANK], hi[TPACE_MAX_RANK], idx[TPACE_MAX_RANK];
-    size_t stride[TPACE_MAX_RANK]; /* elements between consecutive indices of each dimension */
     if (d < 1 || d > TPACE_MAX_RANK)
         tpace_fail(p, "a folded temporary needs a grid of 1 to TPACE_MAX_RANK dimensions");
+    int empty = 0;
     for (int k = d - 1; k >= 0; k--) {
         lo[k] = arr->fold_lo[k];
         hi[k] = arr->fold_hi[k];
@@ -787,27 +970,74 @@ static inline void tpace_download_folded(tpace_rt *r, const tpace_chunk *ch, con
     lo[0] = TPACE_MAX(lo[0], from);
     hi[0] = TPACE_MIN(hi[0], to);
     for (int k = 0; k < d; k++)
-        if (lo[k] >= hi[k])
-            return;
-    const void *buf = tpace_final_buffer(r, ch, arr->fold_of);
-    const size_t e = arr->elem;
-    const size_t width = (size_t)(hi[d - 1] - lo[d - 1]) * e;
-    /* The dimension the rows step along (for a 1-D grid, the cut axis: one row). */
-    const int along = d >= 2 ? d - 2 : 0;
-    const size_t rows = d >= 2 ? (size_t)(hi[along] - lo[along]) : 1;
-    const size_t pitch = d >= 2 ? stride[along] * e : width; /* a pitch is never below the width */
+        empty |= lo[k] >= hi[k];
+    return !empty;
+}
+
+/* Element offset in a host array of the cell at index idx (one index per dimension). */
+static inline size_t tpace_host_offset(const tpace_plan *p, const long *idx, const size_t *stride)
+{
+    size_t at = 0;
+    for (int k = 0; k < p->s.rank; k++)
+        at += (size_t)(idx[k] - p->s.dim_lo[k]) * stride[k];
+    return at;
+}
+
+/* The first cell of a folded array's box and the cell after its last, as host offsets
+ * (the span one contiguous download covers). */
+static inline void tpace_fold_span(const tpace_plan *p, const long *lo, const long *hi, const size_t *stride,
+                                   size_t *first, size_t *end)
+{
+    long last[TPACE_MAX_RANK];
+    for (int k = 0; k < p->s.rank; k++)
+        last[k] = hi[k] - 1;
+    *first = tpace_host_offset(p, lo, stride);
+    *end = tpace_host_offset(p, last, stride) + 1;
+}
+
+/* Cells of a folded array's span outside its box (the ones its downloads overwrite
+ * but the program never writes). */
+static inline size_t tpace_fold_gap_cells(const tpace_rt *r, const tpace_array *arr)
+{
+    const tpace_plan *p = &r->plan;
+    long lo[TPACE_MAX_RANK], hi[TPACE_MAX_RANK];
+    size_t stride[TPACE_MAX_RANK], first, end, cells = 1;
+    if (!tpace_fold_box(p, arr, p->s.lo, p->s.lo + p->s.n, lo, hi, stride))
+        return 0;
+    tpace_fold_span(p, lo, hi, stride, &first, &end);
+    for (int k = 0; k < p->s.rank; k++)
+        cells *= (size_t)(hi[k] - lo[k]);
+    return end - first - cells;
+}
+
+/* Save (restore = 0) into arr->fold_keep, or put back (restore = 1), the cells between
+ * consecutive rows of a folded array's box, in memory order. */
+static inline void tpace_fold_gaps(tpace_rt *r, tpace_array *arr, int restore)
+{
+    const tpace_plan *p = &r->plan;
+    const int d = p->s.rank;
+    long lo[TPACE_MAX_RANK], hi[TPACE_MAX_RANK], idx[TPACE_MAX_RANK];
+    size_t stride[TPACE_MAX_RANK];
+    if (d < 2 || arr->fold_keep == NULL || !tpace_fold_box(p, arr, p->s.lo, p->s.lo + p->s.n, lo, hi, stride))
+        return;
+    const size_t e = arr->elem, width = (size_t)(hi[d - 1] - lo[d - 1]);
+    char *host = (char *)arr->host, *keep = (char *)arr->fold_keep;
+    size_t kept = 0, prev_end = 0;
     for (int k = 0; k < d; k++)
         idx[k] = lo[k];
-    for (;;) {
-        size_t host_at = 0, dev_at = 0; /* element offsets of the first row */
-        for (int k = 0; k < d; k++) {
-            host_at += (size_t)(idx[k] - p->s.dim_lo[k]) * stride[k]; /* dim_lo[0] is the cut axis' lo */
-            dev_at += (size_t)(idx[k] - (k == 0 ? ch->base : p->s.dim_lo[k])) * stride[k];
+    for (int first_row = 1;; first_row = 0) {
+        const size_t row = tpace_host_offset(p, idx, stride);
+        if (!first_row) {
+            const size_t bytes = (row - prev_end) * e;
+            if (restore)
+                memcpy(host + prev_end * e, keep + kept, bytes);
+            else
+                memcpy(keep + kept, host + prev_end * e, bytes);
+            kept += bytes;
         }
-        tpace_dev_download_2d(r, (char *)arr->host + host_at * e, (const char *)buf + dev_at * e, width, rows, pitch,
-                              ch->slot);
-        /* The next index of the dimensions outside the 2-D copy (odometer, innermost first). */
-        int k = along - 1;
+        prev_end = row + width;
+        /* The next row of the box (odometer over the dimensions outside the innermost). */
+        int k = d - 2;
         while (k >= 0 && ++idx[k] == hi[k]) {
             idx[k] = lo[k];
             k--;
@@ -817,20 +1047,47 @@ static inline void tpace_download_folded(tpace_rt *r, const tpace_chunk *ch, con
     }
 }
 
-/* Download planes [from, to) of every array that moves out, from chunk ch's buffers. */
+/* A folded temporary's final values in planes [from, to): the span of the copy's box
+ * in those planes, from the final buffer of the array it was copied into. Returns the
+ * bytes downloaded. */
+static inline size_t tpace_download_folded(tpace_rt *r, const tpace_chunk *ch, const tpace_array *arr, long from,
+                                           long to)
+{
+    const tpace_plan *p = &r->plan;
+    long lo[TPACE_MAX_RANK], hi[TPACE_MAX_RANK];
+    size_t stride[TPACE_MAX_RANK], first, end;
+    if (!tpace_fold_box(p, arr, from, to, lo, hi, stride))
+        return 0;
+    tpace_fold_span(p, lo, hi, stride, &first, &end);
+    /* The chunk's buffers hold whole planes from plane ch->base on (below the grid's first
+     * plane for a first chunk that reads below it). */
+    const long dev_first = (long)first - (ch->base - p->s.dim_lo[0]) * (long)stride[0];
+    const char *buf = (const char *)tpace_final_buffer(r, ch, arr->fold_of);
+    tpace_dev_download(r, (char *)arr->host + first * arr->elem, buf + dev_first * (long)arr->elem,
+                       (end - first) * arr->elem, ch->slot);
+    return (end - first) * arr->elem;
+}
+
+/* Download planes [from, to) of every array that moves out, from chunk ch's buffers
+ * (one download for the trace). */
 static inline void tpace_download_planes(tpace_rt *r, const tpace_chunk *ch, long from, long to)
 {
+    size_t moved = 0;
     if (from >= to)
         return;
+    const int stamp = tpace_trace_from(r, ch->slot);
     for (int a = 0; a < r->narrays; a++) {
         tpace_array *arr = &r->arrays[a];
         if (arr->transfer == TPACE_FOLDED && ch->last_block)
-            tpace_download_folded(r, ch, arr, from, to);
-        if (tpace_moves_out(arr, ch->last_block))
+            moved += tpace_download_folded(r, ch, arr, from, to);
+        if (tpace_moves_out(arr, ch->last_block)) {
+            moved += tpace_planes_bytes(r, arr, to - from);
             tpace_dev_download(r, tpace_host_plane(r, arr, from),
                                tpace_buf_plane(r, arr, tpace_final_buffer(r, ch, a), ch->base, from),
                                tpace_planes_bytes(r, arr, to - from), ch->slot);
+        }
     }
+    tpace_trace_done(r, ch, TPACE_TRACE_DOWNLOAD, stamp, moved);
 }
 
 /* mm / naive: bring chunk ch in. Planes below its own come from the carry buffer
@@ -892,11 +1149,14 @@ static inline void tpace_mmtb_in(tpace_rt *r, const tpace_chunk *ch, const tpace
     if (prev == NULL)
         return;
     tpace_dev_wait(r, prev->slot, ch->slot);
+    const int stamp = tpace_trace_from(r, ch->slot);
+    size_t moved = 0;
     const long from = TPACE_MAX(own_lo - tpace_mmtb_below(p, ch->kb), p->s.lo);
     for (int a = 0; a < r->narrays; a++) {
         tpace_array *arr = &r->arrays[a];
         if (!tpace_on_device(arr) || from >= own_lo)
             continue;
+        moved += tpace_planes_bytes(r, arr, own_lo - from);
         tpace_dev_copy(r, tpace_buf_plane(r, arr, arr->slot[ch->slot], ch->base, from),
                        tpace_buf_plane(r, arr, arr->slot[prev->slot], prev->base, from),
                        tpace_planes_bytes(r, arr, own_lo - from), ch->slot);
@@ -909,6 +1169,7 @@ static inline void tpace_mmtb_in(tpace_rt *r, const tpace_chunk *ch, const tpace
             tpace_dev_copy(r, arr->strip_in[ch->slot], arr->strip_out[prev->slot],
                            tpace_planes_bytes(r, arr, p->strip_planes), ch->slot);
     }
+    tpace_trace_done(r, ch, TPACE_TRACE_HANDOVER, stamp, moved);
     tpace_dev_mark(r, ch->slot, prev->slot);
 }
 
@@ -951,6 +1212,17 @@ static inline void tpace_begin_reducing(tpace_rt *r, const tpace_shape *shape, t
         memset(arr->strip_in, 0, sizeof arr->strip_in);
         memset(arr->strip_out, 0, sizeof arr->strip_out);
         arr->carry = NULL;
+        arr->fold_keep = NULL;
+        if (arr->transfer == TPACE_FOLDED && p->s.steps > 0) {
+            /* Its faces inside the span its downloads cover, as they are before the loop. */
+            size_t gap_bytes = tpace_fold_gap_cells(r, arr) * arr->elem;
+            if (gap_bytes > 0) {
+                arr->fold_keep = malloc(gap_bytes);
+                if (arr->fold_keep == NULL)
+                    tpace_fail(p, "host memory ran out keeping the faces of a swap's temporary");
+                tpace_fold_gaps(r, arr, 0);
+            }
+        }
         if (!tpace_on_device(arr) || p->s.steps == 0)
             continue;
         size_t plane_bytes = p->s.plane * arr->elem;
@@ -988,6 +1260,7 @@ static inline void tpace_begin_reducing(tpace_rt *r, const tpace_shape *shape, t
         }
     }
     tpace_reductions_begin(r);
+    tpace_trace_begin(r);
     r->start = tpace_now();
 }
 
@@ -1007,6 +1280,9 @@ static inline int tpace_next(tpace_rt *r, tpace_chunk *ch, long max_tau)
     int have_prev = r->started;
     tpace_chunk next;
     memset(&next, 0, sizeof next);
+    /* The kernels issued for the previous chunk end here on its queue. */
+    if (have_prev)
+        tpace_trace_done(r, &prev, TPACE_TRACE_KERNELS, r->trace.kernels_from, 0);
     if (!have_prev) {
         if (p->s.steps == 0)
             return 0;
@@ -1039,6 +1315,7 @@ static inline int tpace_next(tpace_rt *r, tpace_chunk *ch, long max_tau)
             tpace_chunk_out(r, &prev, max_tau);
         tpace_mm_in(r, &next);
     }
+    r->trace.kernels_from = tpace_trace_from(r, next.slot); /* once its inputs are there */
     r->cur = next;
     r->started = 1;
     *ch = next;
@@ -1061,7 +1338,18 @@ static inline void tpace_report(const tpace_plan *p)
 static inline void tpace_end(tpace_rt *r)
 {
     tpace_reductions_download(r);
+    /* The folded temporaries' faces go back once their last download is done. */
+    for (int a = 0; a < r->narrays; a++) {
+        tpace_array *arr = &r->arrays[a];
+        if (arr->fold_keep == NULL)
+            continue;
+        tpace_dev_sync(r);
+        tpace_fold_gaps(r, arr, 1);
+        free(arr->fold_keep);
+        arr->fold_keep = NULL;
+    }
     r->plan.seconds = tpace_now() - r->start;
+    tpace_trace_end(r);
     for (int a = 0; a < r->narrays; a++) {
         for (int s = 0; s < TPACE_MAX_SLOTS; s++) {
             /* A slot's chunk buffer, its swap buffer and its fused-kernel strips. */
