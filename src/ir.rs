@@ -184,6 +184,14 @@ impl ElemType {
             ElemType::Double => "double",
         }
     }
+
+    /// Bytes per element.
+    pub fn bytes(self) -> u64 {
+        match self {
+            ElemType::Float => 4,
+            ElemType::Double => 8,
+        }
+    }
 }
 
 /// How the user's program declares an array, which decides how it is subscripted.

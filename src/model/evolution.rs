@@ -134,14 +134,7 @@ impl StencilShape {
             .filter(|(_, t)| **t != Transfer::Unused)
             .map(|(a, _)| a)
             .collect();
-        let elem_bytes = used
-            .iter()
-            .map(|a| match a.elem {
-                crate::ir::ElemType::Float => 4,
-                crate::ir::ElemType::Double => 8,
-            })
-            .max()
-            .unwrap_or(4);
+        let elem_bytes = used.iter().map(|a| a.elem.bytes()).max().unwrap_or(4);
         Ok(StencilShape {
             extents: extents.iter().rev().copied().collect(),
             radius: compiled

@@ -4,7 +4,6 @@
 
 use super::expr::Macros;
 use crate::driver::Compiled;
-use crate::ir::ElemType;
 use crate::plan::{Fusion, MAX_FUSED_STEPS, Transfer};
 
 /// How an array moves between host and device.
@@ -128,10 +127,7 @@ impl Workload {
             .zip(&compiled.plan.transfers)
             .map(|(a, t)| ArrayLoad {
                 name: a.display_name(),
-                elem_bytes: match a.elem {
-                    ElemType::Float => 4,
-                    ElemType::Double => 8,
-                },
+                elem_bytes: a.elem.bytes(),
                 movement: match t {
                     Transfer::UpDown => Movement::InOut,
                     Transfer::Up => Movement::In,
@@ -144,10 +140,7 @@ impl Workload {
         // A copy sweep run as a swap costs no kernel and moves no bytes.
         let (copy_kernels, copy_bytes) = compiled.plan.swap.map_or((0, 0.0), |sw| {
             let f = &compiled.facts.sweeps[sw.copy];
-            let elem = |a: usize| match p.arrays[a].elem {
-                ElemType::Float => 4.0,
-                ElemType::Double => 8.0,
-            };
+            let elem = |a: usize| p.arrays[a].elem.bytes() as f64;
             (1, f.reads.iter().chain(&f.writes).map(|a| elem(*a)).sum())
         });
         let reach = compiled.plan.step_reach;
@@ -169,10 +162,7 @@ impl Workload {
             extra_bytes_per_point: compiled
                 .plan
                 .swap
-                .map_or(0, |sw| match p.arrays[sw.dst].elem {
-                    ElemType::Float => 4,
-                    ElemType::Double => 8,
-                }),
+                .map_or(0, |sw| p.arrays[sw.dst].elem.bytes()),
             fuse: 1,
             fuse_overhead: vec![1.0; MAX_FUSED_STEPS as usize + 1],
             strip_elem_bytes: 0,
@@ -194,10 +184,7 @@ impl Workload {
                 self.fuse_overhead[t as usize] = f.overhead(t);
                 self.fuse_keep[t as usize] = f.keep(t);
             }
-            self.strip_elem_bytes = match arrays[f.array].elem {
-                ElemType::Float => 4,
-                ElemType::Double => 8,
-            };
+            self.strip_elem_bytes = arrays[f.array].elem.bytes();
         }
         self
     }
