@@ -228,8 +228,10 @@ fn check_fused_breaks(
 }
 
 /// The 2-D fused kernel (Jacobi-2D, 4 steps per launch): a missing barrier, the
-/// strips not handed over, not read or shared by every step, and a swap per
-/// step instead of per group are each caught by the emulation.
+/// strips not handed over, not read or shared by every step, a swap per step
+/// instead of per group, a needed row skipped, and steady rows (run without the
+/// row tests) that reach into the successor's strip or start a row early are
+/// each caught by the emulation.
 #[test]
 fn the_emulation_catches_broken_fused_kernels() {
     check_fused_breaks(
@@ -238,11 +240,11 @@ fn the_emulation_catches_broken_fused_kernels() {
         "4",
         &[params("mmtb", 8, 7, 3), params("incore", 9, 1, 1)],
         4,
-        "__syncthreads();\n            float tp_val",
+        "__syncthreads();\n                float tp_val",
         &[
             (
                 "barrier_missing",
-                "__syncthreads();\n            float tp_val",
+                "__syncthreads();\n                float tp_val",
                 "float tp_val",
             ),
             (
@@ -269,6 +271,16 @@ fn the_emulation_catches_broken_fused_kernels() {
                 "a_needed_row_not_computed",
                 "tp_q < tp_xs - (long)(TP_T - tp_l) * TP_RLO)",
                 "tp_q <= tp_xs - (long)(TP_T - tp_l) * TP_RLO)",
+            ),
+            (
+                "steady_rows_into_the_successors_strip",
+                "tp_hi = TPACE_MIN(tp_hi, tp_f.edge_out",
+                "tp_hi = TPACE_MAX(tp_hi, tp_f.edge_out",
+            ),
+            (
+                "steady_run_starts_a_row_early",
+                "tp_s_lo = TPACE_MAX(tp_s_lo, tp_lo + (long)tp_l * TP_RHI);",
+                "tp_s_lo = TPACE_MAX(tp_s_lo, tp_lo + (long)tp_l * TP_RHI - 1);",
             ),
         ],
     );
@@ -554,4 +566,65 @@ fn a_trace_records_the_pipeline_timeline() {
 
 fn jacobi_path() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/jacobi2d.c")
+}
+
+/// On a 3-D grid, the cells a folded temporary's contiguous downloads pass over
+/// are the rest of each row and whole rows between planes. heat-3D with `b`
+/// starting unlike `a` (so its faces differ from `a`'s) keeps them bit for bit,
+/// under mmtb with several chunks and in-core; without putting them back, it does not.
+#[test]
+fn a_folded_temporary_keeps_its_faces_on_a_3d_grid() {
+    let tc = Toolchain::detect();
+    let dir = tempfile::tempdir().expect("scratch folder");
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/heat3d.c");
+    let source = std::fs::read_to_string(path).expect("examples/heat3d.c");
+    let same = "b[i][j][k] = a[i][j][k];";
+    assert_eq!(source.matches(same).count(), 1);
+    let source = source.replace(same, "b[i][j][k] = 1.0f - a[i][j][k];");
+    let compiled = driver::compile_source("heat3d_faces.c", &source).expect("compiles");
+    let steps = 5;
+    let reference = build_ok(
+        &tc,
+        &tpace::back::reference::emit(&compiled.program),
+        dir.path(),
+        "reference",
+        Flavour::Reference,
+    );
+    let seq = run_ok(
+        &reference.binary,
+        steps,
+        &Params::default(),
+        &dir.path().join("ref.dump"),
+    );
+    let text = driver::translate(&compiled, Target::Cuda).expect("translates");
+    let restore = "tpace_fold_gaps(r, arr, 1);";
+    assert_eq!(text.matches(restore).count(), 1);
+    let intact = build_ok(&tc, &text, dir.path(), "intact", Flavour::CudaEmulation);
+    let broken = build_ok(
+        &tc,
+        &text.replace(restore, "(void)0;"),
+        dir.path(),
+        "broken",
+        Flavour::CudaEmulation,
+    );
+    for p in [params("mmtb", 3, 9, 3), params("incore", 5, 1, 1)] {
+        let ok = run_with(
+            &intact.binary,
+            steps,
+            &p,
+            &seed(3),
+            &dir.path().join("i.dump"),
+        );
+        assert_eq!(first_difference(&seq.dump, &ok.dump), None, "{p:?}");
+        let bad = run_with(
+            &broken.binary,
+            steps,
+            &p,
+            &seed(3),
+            &dir.path().join("b.dump"),
+        );
+        let diff = first_difference(&seq.dump, &bad.dump)
+            .unwrap_or_else(|| panic!("faces not put back went unnoticed under {p:?}"));
+        assert!(diff.starts_with("b["), "{diff}");
+    }
 }

@@ -64,8 +64,18 @@ pub fn kernel(program: &Program, facts: &Facts, f: &Fusion) -> String {
     args.extend(scalar_params(program, sweep));
     // 3-D tiles of two steps fit in 64 registers a thread, so four blocks share a
     // multiprocessor (the measured shape ran so); more steps need more registers.
+    // A 2-D row kernel needs its rings, (TP_T + 1) * TP_RING values, and about 17
+    // registers more (ptxas, sm_90: Jacobi-2D fits four steps in 32 without spilling,
+    // the double heat2d_asym fixture's wider rings in 64): as many blocks as that allows
+    // share a multiprocessor, eight for Jacobi-2D as for the probe's 2-D kernel.
+    // Uncapped, nvcc gives the three runs of rows 66 registers.
     let bounds = if rank == 2 {
-        format!("__launch_bounds__({})", f.threads())
+        let ring_words =
+            (f.reach_lo + f.reach_hi + 1) * (p.arrays[f.array].elem.bytes() / 4) as i64;
+        format!(
+            "TPACE_ROW_BOUNDS({}, (TP_T + 1) * {ring_words} + 17)",
+            f.threads()
+        )
     } else {
         format!("TPACE_FUSED_BOUNDS({}, TP_T <= 2 ? 4 : 2)", f.threads())
     };
@@ -109,7 +119,10 @@ fn offset_text(o: i64) -> String {
 }
 
 /// The rest of the 2-D fused kernel: a block is a row of `TP_B1` threads, one
-/// column each, and the row a step computes goes through shared memory.
+/// column each, and the row a step computes goes through shared memory. The
+/// rows run as in 3-D (`row_runs`): the steady run, most of a segment's rows,
+/// without the row tests (on sm_90, 71 SASS instructions a row at four steps
+/// against 335 with them).
 fn row_kernel_body(w: &mut String, program: &Program, f: &Fusion) {
     let p = &program.pipeline;
     let sweep = &p.body[f.sweep];
@@ -132,15 +145,16 @@ fn row_kernel_body(w: &mut String, program: &Program, f: &Fusion) {
     )
     .unwrap();
     w.push_str(&segment_and_rings(elem, "", "y"));
-    // One run of rows: with the steady run of the 3-D kernel, this kernel's
-    // values for the other runs no longer fit its registers (34 become 67).
+    w.push_str(
+        "    /* Element offset of row tp_x in the buffers (it moves a row a row). */\n\
+         \x20   long tp_row = (tp_xs - TP_T * TP_RLO - tp_f.base) * tp_plane;\n",
+    );
+    // The body of the row loop, at the indent of a loop of its own (see `row_runs`).
+    let loop_start = w.len();
     writeln!(
         w,
-        "    TPACE_NO_UNROLL\n\
-         \x20   for (long tp_x = tp_xs - TP_T * TP_RLO; tp_x < tp_xe + TP_T * TP_RHI; tp_x++, tp_par ^= 1) {{\n\
-         \x20       /* The group's input: row tp_x as the step before the group left it. */\n\
-         \x20       const bool tp_x_in = tp_x >= tp_f.rows_lo && tp_x < tp_f.rows_hi;\n\
-         \x20       const long tp_row = (tp_x - tp_f.base) * tp_plane; /* its element offset in the buffers */\n\
+        "        /* The group's input: row tp_x as the step before the group left it. */\n\
+         \x20       const bool tp_x_in = tp_steady || (tp_x >= tp_f.rows_lo && tp_x < tp_f.rows_hi);\n\
          {input}\
          \x20       /* Step l computes the row whose inputs are now complete, TP_RHI rows behind step l - 1. */\n\
          \x20       TPACE_UNROLL\n\
@@ -149,7 +163,7 @@ fn row_kernel_body(w: &mut String, program: &Program, f: &Fusion) {
          \x20           tp_sh[tp_par][tp_l - 1][tp_t1 + TP_H1] = tp_v[tp_l - 1][TP_RLO];\n\
          \x20           __syncthreads();",
         input = ring_input(elem, "", "tp_col", &" ".repeat(8)),
-        level = level_indices(&" ".repeat(12), false),
+        level = level_indices(&" ".repeat(12), true),
     )
     .unwrap();
     let body = rewritten_body_with(program, sweep, &|acc| {
@@ -173,7 +187,10 @@ fn row_kernel_body(w: &mut String, program: &Program, f: &Fusion) {
         &" ".repeat(12),
     ));
     w.push_str(&keep_point(false, &" ".repeat(12)));
-    w.push_str("        }\n    }\n}\n");
+    w.push_str("        }\n");
+    let body = w.split_off(loop_start);
+    w.push_str(&row_runs(&body, ", tp_row += tp_plane"));
+    w.push_str("}\n");
 }
 
 /// The rest of the 3-D fused kernel: a block is `TP_B1` warps along axis 1,

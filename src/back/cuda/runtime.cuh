@@ -309,6 +309,14 @@ template <int OP, typename T> static inline void tpace_block_reduce(T v, T ident
 #define TPACE_FUSED_BOUNDS(threads, blocks) __launch_bounds__(threads, blocks)
 #endif
 
+/* Launch bounds of a 2-D fused kernel of `threads` threads a block, each needing about
+ * `regs` registers: as many blocks a multiprocessor as those registers allow, and at
+ * most its 2048 threads. Here the minimum block count is the better cap: ptxas fits
+ * Jacobi-2D's four steps in 32 registers without spilling under
+ * __launch_bounds__(256, 8), and spills 636 bytes under __maxnreg__(32). */
+#define TPACE_ROW_BOUNDS(threads, regs) \
+    __launch_bounds__(threads, TPACE_MAX(TPACE_MIN(65536 / ((threads) * (regs)), 2048 / (threads)), 1))
+
 /* Launch shape for a sweep: x over the innermost dimension (coalesced; the grid
  * covers it whole), y over the next, z over the third. Along the outermost
  * dimension (the cut axis) each block walks a contiguous segment of *seg rows,
