@@ -628,3 +628,67 @@ fn a_folded_temporary_keeps_its_faces_on_a_3d_grid() {
         assert!(diff.starts_with("b["), "{diff}");
     }
 }
+
+/// The fused kernels' launch bounds leave ptxas enough registers: for every program
+/// whose steps fuse, nvcc (sm_90) reports no spill stores or loads for the fused
+/// kernel instances of 2-D grids (capped by their rings' registers) and those of 3-D
+/// grids up to their default step count (two, capped at 64 registers; four steps of a
+/// 3-D tile, only run when `TPACE_FUSE=4` asks, spill under their cap of 128).
+#[test]
+fn fused_kernels_do_not_spill_registers() {
+    let Some(nvcc) = nvcc() else { return };
+    let dir = tempfile::tempdir().expect("scratch folder");
+    let mut checked = Vec::new();
+    for path in programs() {
+        let compiled = compile(&path);
+        let Some(fusion) = compiled.plan.fusion.clone() else {
+            continue;
+        };
+        let rank = fusion.block.len() + 1;
+        let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+        let cu = dir.path().join(format!("{name}.cu"));
+        std::fs::write(
+            &cu,
+            driver::translate(&compiled, Target::Cuda).expect("translates"),
+        )
+        .expect("write .cu");
+        let out = Command::new(&nvcc)
+            .args(["-O3", "-arch=sm_90", "--fmad=false", "-Xptxas", "-v", "-c"])
+            .arg(&cu)
+            .arg("-o")
+            .arg(dir.path().join(format!("{name}.o")))
+            .output()
+            .expect("run nvcc");
+        let report = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{name}: {report}");
+        // "Function properties for NAME" is followed by "N bytes stack frame, S bytes
+        // spill stores, L bytes spill loads".
+        let lines: Vec<&str> = report.lines().collect();
+        let mut instances = 0;
+        for (i, line) in lines.iter().enumerate() {
+            if !(line.contains("Function properties for") && line.contains("_fused")) {
+                continue;
+            }
+            instances += 1;
+            let steps = (2..=4)
+                .find(|t| line.contains(&format!("fusedILi{t}E")))
+                .unwrap_or_else(|| panic!("{name}: no step count in {line}"));
+            if rank == 3 && steps > fusion.default_steps {
+                continue;
+            }
+            let usage = lines.get(i + 1).copied().unwrap_or_default();
+            assert!(
+                usage.contains(" 0 bytes spill stores, 0 bytes spill loads"),
+                "{name}: {line}\n{usage}"
+            );
+        }
+        assert!(instances >= 3, "{name}: no fused kernels in:\n{report}");
+        checked.push(name);
+    }
+    for name in ["heat2d_asym", "heat3d", "jacobi2d"] {
+        assert!(
+            checked.iter().any(|c| c == name),
+            "{name} did not fuse: {checked:?}"
+        );
+    }
+}
