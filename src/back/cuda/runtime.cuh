@@ -36,7 +36,7 @@ typedef struct tpace_cuda {
     int registered[TPACE_MAX_SLOTS];
     long max_blocks; /* blocks per launch: four waves of eight 256-thread blocks per multiprocessor */
     cudaEvent_t *stamps; /* TPACE_TRACE: timing events, in the order recorded */
-    int nstamps, stamp_cap;
+    long nstamps, stamp_cap;
 } tpace_cuda;
 
 static inline tpace_cuda *tpace_cuda_of(tpace_rt *r) { return (tpace_cuda *)r->target; }
@@ -103,17 +103,10 @@ static void tpace_dev_sync(tpace_rt *r)
 static int tpace_dev_stamp(tpace_rt *r, int q)
 {
     tpace_cuda *c = tpace_cuda_of(r);
-    if (c->nstamps == c->stamp_cap) {
-        int cap = c->stamp_cap ? 2 * c->stamp_cap : 1024;
-        cudaEvent_t *stamps = (cudaEvent_t *)realloc(c->stamps, (size_t)cap * sizeof *stamps);
-        if (stamps == NULL)
-            tpace_fail(&r->plan, "host memory ran out recording the TPACE_TRACE timeline");
-        c->stamps = stamps;
-        c->stamp_cap = cap;
-    }
+    c->stamps = (cudaEvent_t *)tpace_trace_grow(&r->plan, c->stamps, &c->stamp_cap, c->nstamps, sizeof *c->stamps, 1024);
     TPACE_CUDA(r, cudaEventCreateWithFlags(&c->stamps[c->nstamps], cudaEventDefault));
     TPACE_CUDA(r, cudaEventRecord(c->stamps[c->nstamps], c->stream[q]));
-    return c->nstamps++;
+    return (int)c->nstamps++;
 }
 
 static double tpace_dev_stamp_ms(tpace_rt *r, int from, int to)
@@ -171,7 +164,7 @@ static void tpace_dev_end(tpace_rt *r)
     for (int a = 0; a < r->narrays && a < TPACE_MAX_SLOTS; a++)
         if (c->registered[a])
             TPACE_CUDA(r, cudaHostUnregister(r->arrays[a].host));
-    for (int i = 0; i < c->nstamps; i++)
+    for (long i = 0; i < c->nstamps; i++)
         TPACE_CUDA(r, cudaEventDestroy(c->stamps[i]));
     free(c->stamps);
     c->stamps = NULL;

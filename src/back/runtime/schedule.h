@@ -802,6 +802,20 @@ static inline void tpace_trace_begin(tpace_rt *r)
     tr->kernels_from = -1;
 }
 
+/* Room for item n of a growing array of `size`-byte items, doubling its capacity
+ * *cap from `first` (the trace's records here, its stamps in the target part). */
+static inline void *tpace_trace_grow(const tpace_plan *p, void *items, long *cap, long n, size_t size, long first)
+{
+    if (n < *cap)
+        return items;
+    const long want = *cap ? 2 * *cap : first;
+    void *more = realloc(items, (size_t)want * size);
+    if (more == NULL)
+        tpace_fail(p, "host memory ran out recording the TPACE_TRACE timeline");
+    *cap = want;
+    return more;
+}
+
 /* A stamp where an operation on queue q starts (-1 when not recording). */
 static inline int tpace_trace_from(tpace_rt *r, int q)
 {
@@ -815,14 +829,7 @@ static inline void tpace_trace_done(tpace_rt *r, const tpace_chunk *ch, int what
     tpace_trace *tr = &r->trace;
     if (tr->file == NULL || from < 0)
         return;
-    if (tr->n == tr->cap) {
-        long cap = tr->cap ? 2 * tr->cap : 256;
-        tpace_trace_op *ops = (tpace_trace_op *)realloc(tr->ops, (size_t)cap * sizeof *ops);
-        if (ops == NULL)
-            tpace_fail(&r->plan, "host memory ran out recording the TPACE_TRACE timeline");
-        tr->ops = ops;
-        tr->cap = cap;
-    }
+    tr->ops = (tpace_trace_op *)tpace_trace_grow(&r->plan, tr->ops, &tr->cap, tr->n, sizeof *tr->ops, 256);
     tpace_trace_op *o = &tr->ops[tr->n++];
     o->c = ch->c;
     o->t = ch->t;
