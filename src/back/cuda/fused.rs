@@ -146,7 +146,7 @@ fn row_kernel_body(w: &mut String, program: &Program, f: &Fusion) {
     .unwrap();
     w.push_str(&segment_and_rings(elem, "", "y"));
     w.push_str(
-        "    /* Element offset of row tp_x in the buffers (it moves a row a row). */\n\
+        "    /* Element offset of row tp_x in the buffers (one row further each row). */\n\
          \x20   long tp_row = (tp_xs - TP_T * TP_RLO - tp_f.base) * tp_plane;\n",
     );
     // The body of the row loop, at the indent of a loop of its own (see `row_runs`).
