@@ -392,7 +392,7 @@ fn the_emulation_catches_a_broken_folded_temporary() {
     ));
     jacobi.push((
         "faces_not_put_back",
-        "tpace_fold_gaps(r, arr, 1);",
+        "tpace_fold_gaps(r, arr, TPACE_GAPS_RESTORE);",
         "(void)0;",
     ));
     check_fused_breaks(
@@ -571,7 +571,8 @@ fn jacobi_path() -> std::path::PathBuf {
 /// On a 3-D grid, the cells a folded temporary's contiguous downloads pass over
 /// are the rest of each row and whole rows between planes. heat-3D with `b`
 /// starting unlike `a` (so its faces differ from `a`'s) keeps them bit for bit,
-/// under mmtb with several chunks and in-core; without putting them back, it does not.
+/// under mmtb with several chunks and in-core; without putting them back, or with
+/// the faces taken for `a`'s and so never saved, it does not.
 #[test]
 fn a_folded_temporary_keeps_its_faces_on_a_3d_grid() {
     let tc = Toolchain::detect();
@@ -597,16 +598,26 @@ fn a_folded_temporary_keeps_its_faces_on_a_3d_grid() {
         &dir.path().join("ref.dump"),
     );
     let text = driver::translate(&compiled, Target::Cuda).expect("translates");
-    let restore = "tpace_fold_gaps(r, arr, 1);";
-    assert_eq!(text.matches(restore).count(), 1);
     let intact = build_ok(&tc, &text, dir.path(), "intact", Flavour::CudaEmulation);
-    let broken = build_ok(
-        &tc,
-        &text.replace(restore, "(void)0;"),
-        dir.path(),
-        "broken",
-        Flavour::CudaEmulation,
-    );
+    // Faces not put back, and faces taken for the destination's (so never saved).
+    let breaks = [
+        ("tpace_fold_gaps(r, arr, TPACE_GAPS_RESTORE);", "(void)0;"),
+        ("!tpace_fold_gaps(r, arr, TPACE_GAPS_SAME)", "0"),
+    ];
+    let broken: Vec<_> = breaks
+        .iter()
+        .enumerate()
+        .map(|(i, (from, to))| {
+            assert_eq!(text.matches(from).count(), 1, "{from}");
+            build_ok(
+                &tc,
+                &text.replace(from, to),
+                dir.path(),
+                &format!("broken{i}"),
+                Flavour::CudaEmulation,
+            )
+        })
+        .collect();
     for p in [params("mmtb", 3, 9, 3), params("incore", 5, 1, 1)] {
         let ok = run_with(
             &intact.binary,
@@ -616,16 +627,18 @@ fn a_folded_temporary_keeps_its_faces_on_a_3d_grid() {
             &dir.path().join("i.dump"),
         );
         assert_eq!(first_difference(&seq.dump, &ok.dump), None, "{p:?}");
-        let bad = run_with(
-            &broken.binary,
-            steps,
-            &p,
-            &seed(3),
-            &dir.path().join("b.dump"),
-        );
-        let diff = first_difference(&seq.dump, &bad.dump)
-            .unwrap_or_else(|| panic!("faces not put back went unnoticed under {p:?}"));
-        assert!(diff.starts_with("b["), "{diff}");
+        for (built, (from, _)) in broken.iter().zip(&breaks) {
+            let bad = run_with(
+                &built.binary,
+                steps,
+                &p,
+                &seed(3),
+                &dir.path().join("b.dump"),
+            );
+            let diff = first_difference(&seq.dump, &bad.dump)
+                .unwrap_or_else(|| panic!("`{from}` broken went unnoticed under {p:?}"));
+            assert!(diff.starts_with("b["), "{diff}");
+        }
     }
 }
 

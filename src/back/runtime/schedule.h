@@ -956,8 +956,9 @@ static inline void tpace_upload_planes(tpace_rt *r, const tpace_chunk *ch, long 
  * the array it was copied into. A chunk's planes come back in one contiguous download,
  * from the box's first cell in those planes to its last: one transfer however thin the
  * box's rows, the form the bus serves fastest. It also overwrites the cells between the
- * box's rows (the temporary's faces, which the program never writes): those are saved
- * before the pipeline and put back after it (tpace_fold_gaps). ---- */
+ * box's rows (the temporary's faces, which the program never writes): unless they equal
+ * the other array's faces there, they are saved before the pipeline and put back after
+ * it (tpace_fold_gaps). ---- */
 
 /* The copy's box of a folded array, clipped to planes [from, to) of the cut axis, as
  * [lo[k], hi[k]) in dimension k; stride[k] is the elements between consecutive indices
@@ -1017,29 +1018,42 @@ static inline size_t tpace_fold_gap_cells(const tpace_rt *r, const tpace_array *
     return end - first - cells;
 }
 
-/* Save (restore = 0) into arr->fold_keep, or put back (restore = 1), the cells between
- * consecutive rows of a folded array's box, in memory order. */
-static inline void tpace_fold_gaps(tpace_rt *r, tpace_array *arr, int restore)
+/* What tpace_fold_gaps does with the cells between the box's rows. */
+enum tpace_gaps_do {
+    TPACE_GAPS_SAME = 0,    /* compare them with the same cells of the array it folds into */
+    TPACE_GAPS_SAVE = 1,    /* copy them into arr->fold_keep */
+    TPACE_GAPS_RESTORE = 2, /* put them back from arr->fold_keep */
+};
+
+/* The cells between consecutive rows of a folded array's box, in memory order: saved,
+ * put back, or compared with the array it folds into. Returns, for TPACE_GAPS_SAME,
+ * whether every one of them equals that array's (then the downloads, which copy that
+ * array's final values there, and its faces never change, leave them as they are). */
+static inline int tpace_fold_gaps(tpace_rt *r, tpace_array *arr, int what)
 {
     const tpace_plan *p = &r->plan;
     const int d = p->s.rank;
     long lo[TPACE_MAX_RANK], hi[TPACE_MAX_RANK], idx[TPACE_MAX_RANK];
     size_t stride[TPACE_MAX_RANK];
-    if (d < 2 || arr->fold_keep == NULL || !tpace_fold_box(p, arr, p->s.lo, p->s.lo + p->s.n, lo, hi, stride))
-        return;
+    if (d < 2 || !tpace_fold_box(p, arr, p->s.lo, p->s.lo + p->s.n, lo, hi, stride))
+        return 1;
     const size_t e = arr->elem, width = (size_t)(hi[d - 1] - lo[d - 1]);
     char *host = (char *)arr->host, *keep = (char *)arr->fold_keep;
+    const char *other = (const char *)r->arrays[arr->fold_of].host;
     size_t kept = 0, prev_end = 0;
     for (int k = 0; k < d; k++)
         idx[k] = lo[k];
     for (int first_row = 1;; first_row = 0) {
         const size_t row = tpace_host_offset(p, idx, stride);
         if (!first_row) {
+            char *gap = host + prev_end * e;
             const size_t bytes = (row - prev_end) * e;
-            if (restore)
-                memcpy(host + prev_end * e, keep + kept, bytes);
-            else
-                memcpy(keep + kept, host + prev_end * e, bytes);
+            if (what == TPACE_GAPS_SAME && memcmp(gap, other + prev_end * e, bytes) != 0)
+                return 0;
+            if (what == TPACE_GAPS_SAVE)
+                memcpy(keep + kept, gap, bytes);
+            if (what == TPACE_GAPS_RESTORE)
+                memcpy(gap, keep + kept, bytes);
             kept += bytes;
         }
         prev_end = row + width;
@@ -1050,7 +1064,7 @@ static inline void tpace_fold_gaps(tpace_rt *r, tpace_array *arr, int restore)
             k--;
         }
         if (k < 0)
-            return;
+            return 1;
     }
 }
 
@@ -1221,13 +1235,14 @@ static inline void tpace_begin_reducing(tpace_rt *r, const tpace_shape *shape, t
         arr->carry = NULL;
         arr->fold_keep = NULL;
         if (arr->transfer == TPACE_FOLDED && p->s.steps > 0) {
-            /* Its faces inside the span its downloads cover, as they are before the loop. */
+            /* Its faces inside the span its downloads cover, as they are before the loop,
+             * unless they equal those of the array it folds into (heat-3D's do). */
             size_t gap_bytes = tpace_fold_gap_cells(r, arr) * arr->elem;
-            if (gap_bytes > 0) {
+            if (gap_bytes > 0 && !tpace_fold_gaps(r, arr, TPACE_GAPS_SAME)) {
                 arr->fold_keep = malloc(gap_bytes);
                 if (arr->fold_keep == NULL)
                     tpace_fail(p, "host memory ran out keeping the faces of a swap's temporary");
-                tpace_fold_gaps(r, arr, 0);
+                tpace_fold_gaps(r, arr, TPACE_GAPS_SAVE);
             }
         }
         if (!tpace_on_device(arr) || p->s.steps == 0)
@@ -1351,7 +1366,7 @@ static inline void tpace_end(tpace_rt *r)
         if (arr->fold_keep == NULL)
             continue;
         tpace_dev_sync(r);
-        tpace_fold_gaps(r, arr, 1);
+        tpace_fold_gaps(r, arr, TPACE_GAPS_RESTORE);
         free(arr->fold_keep);
         arr->fold_keep = NULL;
     }
