@@ -202,6 +202,27 @@ fn conditionally_written_temporary() {
     assert_eq!(compare_source(&source, 13, &params("mm", 3, 7, 2)), None);
 }
 
+/// A copy from a float temporary into a double array converts each value, so it
+/// does not run as a swap (it once did, folding the temporary: the translation left
+/// `inf` in it): the variant matches on both targets, and neither folds nor fuses.
+#[test]
+fn a_copy_between_element_types_is_not_a_swap() {
+    let source = jacobi_variant("static float a[X][Y];", "static double a[X][Y];");
+    let compiled = driver::compile_source("variant.c", &source)
+        .unwrap_or_else(|d| panic!("the variant does not compile: {d:?}"));
+    assert_eq!(compiled.plan.swap, None);
+    assert_eq!(compiled.plan.fusion, None);
+    for p in [
+        params("mmtb", 3, 7, 2),
+        params("mm", 4, 9, 3),
+        params("incore", 5, 1, 1),
+    ] {
+        assert_eq!(compare_source(&source, 7, &p), None, "{p:?}");
+        let cuda = compare_source_on(Target::Cuda, Flavour::CudaEmulation, &source, 7, &p);
+        assert_eq!(cuda, None, "CUDA {p:?}");
+    }
+}
+
 /// Whether `work` (listed first) counts as a pure temporary in a jacobi2d variant.
 fn work_is_pure_temporary(from: &str, to: &str) -> bool {
     let source = jacobi_variant(from, to);

@@ -91,9 +91,6 @@ pub fn fusion(program: &Program, facts: &Facts, swap: Option<Swap>, skew: &Skew)
     }
     let sweep = &p.body[swap.writer];
     let f = &facts.sweeps[swap.writer];
-    if p.arrays[swap.dst].elem != p.arrays[swap.tmp].elem {
-        return None;
-    }
     let only =
         |set: &std::collections::BTreeSet<usize>, a: usize| set.len() == 1 && set.contains(&a);
     if !only(&f.reads, swap.dst) || !only(&f.writes, swap.tmp) {

@@ -211,8 +211,8 @@ pub struct Swap {
 /// The copy sweep that can become a swap, if any. Conditions, each needed for
 /// the swapped program to equal the sequential one: the copy is the step's last
 /// sweep; `tmp` is a pure temporary written by exactly one earlier sweep over the
-/// same box as the copy and read by nothing but the copy; `dst` is written only
-/// by the copy; no sweep between the writer and the copy touches either array; the
+/// same box as the copy and read by nothing but the copy, of `dst`'s element
+/// type; `dst` is written only by the copy; no sweep between the writer and the copy touches either array; the
 /// grid has at most [`MAX_SWAP_RANK`] dimensions.
 pub fn find_swap(program: &Program, facts: &Facts) -> Option<Swap> {
     let p = &program.pipeline;
@@ -222,7 +222,10 @@ pub fn find_swap(program: &Program, facts: &Facts) -> Option<Swap> {
     }
     let last = p.body.len().checked_sub(1)?;
     let (dst, tmp) = facts.sweeps[last].copy?;
-    if !facts.arrays[tmp].pure_temporary {
+    // A copy between element types converts each value: the writer's values must be
+    // rounded to the temporary's type first, and the temporary's bytes are not the
+    // destination's, so such a copy runs as written.
+    if !facts.arrays[tmp].pure_temporary || p.arrays[dst].elem != p.arrays[tmp].elem {
         return None;
     }
     let writers = |a: usize| -> Vec<usize> {
