@@ -8,7 +8,7 @@
 # and runs `tpace tune` sweeps against the model's pick.
 # Prints a table last; logs go to $OUT (or /tmp/tpace-bench).
 # BENCH_PARTS picks what runs: check, run, jacobi, heat, huge, beyond, himeno, cip, tune,
-# fast, profile (default: check run himeno cip). TRACE=1 records every timed run's
+# fast, profile, ab (default: check run himeno cip). TRACE=1 records every timed run's
 # timeline (TPACE_TRACE) under $OUT/traces.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -41,12 +41,14 @@ if [[ $parts == *check* ]]; then
     rm -f "$work"/*.ref "$work"/*.gpu
     for dir in bench/gen/*/; do
         name=$(basename "$dir")
+        [[ $name == ab-* ]] && continue # an earlier revision's translations, for the part `ab`
         gcc -O2 -std=gnu11 -Wno-unknown-pragmas "$dir/reference.c" -o "$work/$name.ref" -lm 2>"$out/$name.gcc.txt" &
         nvcc $nvflags -Werror all-warnings -x cu "$dir/translated.cpp" -o "$work/$name.gpu" 2>"$out/$name.nvcc.txt" &
     done
     wait
     for dir in bench/gen/*/; do
         name=$(basename "$dir")
+        [[ $name == ab-* ]] && continue
         [[ -x $work/$name.ref ]] || { echo "$name: reference build failed: $(head -3 "$out/$name.gcc.txt")" | tee -a "$table"; continue; }
         [[ -x $work/$name.gpu ]] || { echo "$name: nvcc failed: $(head -3 "$out/$name.nvcc.txt")" | tee -a "$table"; continue; }
         rm -f "$work/ref.dump"
@@ -242,6 +244,32 @@ if [[ $parts == *profile* ]]; then
     TPACE_SCHEDULE=incore ncu --clock-control none --section SpeedOfLight \
         -k regex:tpace_sweep --launch-skip 4 --launch-count 1 "$work/heat.mid" 10 >"$out/ncu-heat.txt" 2>&1
     grep -E "DRAM Throughput|Memory Throughput|Compute \(SM\)|Duration" "$out/ncu-heat.txt" | tee -a "$table"
+fi
+if [[ $parts == *ab* ]]; then
+    # The current translations of Jacobi-2D and heat-3D against those of AB_REV
+    # (bench/prepare.sh): one fused launch each under ncu, then in-core and the
+    # default plan under an 8G budget on the large grids, alternating.
+    rev=$(cat bench/gen/ab-rev 2>/dev/null || echo "")
+    if [[ -z $rev ]]; then
+        echo "ab: no bench/gen/ab-rev: run AB_REV=<rev> bash bench/prepare.sh first" | tee -a "$table"
+    else
+        echo "== A/B: this translation (new) against $rev (old), 128 steps ==" | tee -a "$table"
+        for cfg in "jacobi2d -DX=49152 -DY=61440" "heat3d -DNX=1152 -DNY=1536 -DNZ=1728"; do
+            read -r name defs <<<"$cfg"
+            nvcc $nvflags $defs -x cu "bench/gen/$name/translated.cpp" -o "$work/$name.new" &
+            nvcc $nvflags $defs -x cu "bench/gen/ab-$name/translated.cpp" -o "$work/$name.old" &
+            wait
+            for v in old new; do
+                TPACE_SCHEDULE=incore ncu --clock-control none --section SpeedOfLight -k regex:_fused \
+                    --launch-skip 2 --launch-count 1 "$work/$name.$v" 8 >"$out/ncu-ab-$name-$v.txt" 2>&1
+                echo "$name $v: one fused launch in-core: $(grep -E "Duration" "$out/ncu-ab-$name-$v.txt" | tr -s ' ' | head -1)" | tee -a "$table"
+            done
+            for v in old new; do
+                run "$name $v incore" "$work/$name.$v" 128 TPACE_SCHEDULE=incore
+                run "$name $v default 8G" "$work/$name.$v" 128 TPACE_DEVICE_MEM=8G
+            done
+        done
+    fi
 fi
 if [[ $parts == *jacobi* ]]; then
     echo "== Jacobi-2D float, 49152 x 61440 (2 arrays, 24.2 GB), budget 8G ==" | tee -a "$table"

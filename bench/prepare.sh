@@ -6,6 +6,9 @@
 # `tpace run` and `tpace tune` on the GPU machine). Then `bench/gpu.sh` on the
 # GPU machine builds, checks and times them:
 #   device run, carry ["bench/gen"], command "bash bench/gpu.sh"
+# With AB_REV=<git revision>, Jacobi-2D and heat-3D are also translated by tpace as
+# it was at that revision, into bench/gen/ab-NAME/ (with AB_REV in bench/gen/ab-rev),
+# for gpu.sh's part `ab`: the two translations timed in one run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release -q
@@ -19,3 +22,14 @@ for f in examples/*.c tests/fixtures/layouts/*.c tests/fixtures/reductions/*.c; 
         | tee "bench/gen/$name/cpu-check.txt"
     rm -f "bench/gen/$name/reference" "bench/gen/$name/translated" bench/gen/"$name"/*.dump
 done
+if [[ -n ${AB_REV:-} ]]; then
+    ab=$(mktemp -d)
+    git worktree add --detach -q "$ab/tree" "$AB_REV"
+    trap 'git worktree remove --force "$ab/tree"; rm -rf "$ab"' EXIT
+    cargo build --release -q --manifest-path "$ab/tree/Cargo.toml" --target-dir "$ab/target"
+    for name in jacobi2d heat3d; do
+        mkdir -p "bench/gen/ab-$name"
+        "$ab/target/release/tpace" translate "examples/$name.c" --target cuda -o "bench/gen/ab-$name/translated.cpp"
+    done
+    git rev-parse --short "$AB_REV" >bench/gen/ab-rev
+fi
