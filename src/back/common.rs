@@ -92,14 +92,23 @@ pub fn plane_elements(program: &Program) -> String {
         .join(" * ")
 }
 
+/// C `long` initialisers for a list of extent expressions: `(long)(a), (long)(b)`.
+fn long_list<'a>(values: impl IntoIterator<Item = &'a str>) -> String {
+    values
+        .into_iter()
+        .map(|v| format!("(long)({v})"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// Statements that append every listed array to `$TPACE_DUMP` (for `tpace run`).
 pub fn dump_block(program: &Program, indent: &str) -> String {
     let mut out = format!(
         "{indent}/* tpace: write the final arrays to the file named by TPACE_DUMP, if set (used by `tpace run`). */\n"
     );
     let dims = &program.pipeline.grid.dims;
-    let los: Vec<String> = dims.iter().map(|d| format!("(long)({})", d.lo)).collect();
-    let ns: Vec<String> = dims.iter().map(|d| format!("(long)({})", d.n)).collect();
+    let los = long_list(dims.iter().map(|d| d.lo.as_str()));
+    let ns = long_list(dims.iter().map(|d| d.n.as_str()));
     for a in &program.pipeline.arrays {
         out.push_str(&format!(
             "{indent}tpace_dump(\"{name}\", {base}, sizeof({ty}), {rank}, (const long[]){{{los}}}, (const long[]){{{ns}}});\n",
@@ -107,8 +116,6 @@ pub fn dump_block(program: &Program, indent: &str) -> String {
             base = host_base(program, a),
             ty = a.elem.c_name(),
             rank = dims.len(),
-            los = los.join(", "),
-            ns = ns.join(", "),
         ));
     }
     out.push_str(&super::reduce::dump_values(program, indent));
@@ -281,16 +288,10 @@ pub fn executor_setup(
         "    /* The grid and the stencil's reach along the cut axis (outermost dimension). */\n",
     );
     let dims = &p.grid.dims;
-    let list = |f: &dyn Fn(&crate::ir::Extent) -> &str| -> String {
-        dims.iter()
-            .map(|d| format!("(long)({})", f(d)))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
     w.push_str(&format!(
         "    const long tp_dim_lo[{rank}] = {{{}}}, tp_dim_n[{rank}] = {{{}}}; /* per dimension, outermost first */\n",
-        list(&|d| d.lo.as_str()),
-        list(&|d| d.n.as_str()),
+        long_list(dims.iter().map(|d| d.lo.as_str())),
+        long_list(dims.iter().map(|d| d.n.as_str())),
         rank = dims.len()
     ));
     w.push_str("    tpace_shape tp_shape;\n    memset(&tp_shape, 0, sizeof tp_shape);\n");
@@ -339,15 +340,12 @@ fn fold_setup(program: &Program, swap: crate::plan::Swap) -> String {
     let p = &program.pipeline;
     let copy = &p.body[swap.copy];
     let bound = |hi: bool| -> String {
-        (0..p.grid.rank())
-            .map(|pos| {
-                let l = copy
-                    .loop_for(pos)
-                    .expect("a copy sweep has a loop per dimension");
-                format!("(long)({})", if hi { &l.hi } else { &l.lo })
-            })
-            .collect::<Vec<_>>()
-            .join(", ")
+        long_list((0..p.grid.rank()).map(|pos| {
+            let l = copy
+                .loop_for(pos)
+                .expect("a copy sweep has a loop per dimension");
+            if hi { l.hi.as_str() } else { l.lo.as_str() }
+        }))
     };
     format!(
         "    /* {tmp} ends equal to {dst} on the copy's box: [tp_fold_lo[d], tp_fold_hi[d]) in dimension d. */\n\

@@ -212,8 +212,8 @@ pub struct Swap {
 /// the swapped program to equal the sequential one: the copy is the step's last
 /// sweep; `tmp` is a pure temporary written by exactly one earlier sweep over the
 /// same box as the copy and read by nothing but the copy, of `dst`'s element
-/// type; `dst` is written only by the copy; no sweep between the writer and the copy touches either array; the
-/// grid has at most [`MAX_SWAP_RANK`] dimensions.
+/// type; `dst` is written only by the copy; no sweep between the writer and the
+/// copy touches either array; the grid has at most [`MAX_SWAP_RANK`] dimensions.
 pub fn find_swap(program: &Program, facts: &Facts) -> Option<Swap> {
     let p = &program.pipeline;
     // The runtime downloads the folded temporary's box with index arrays of this size.
