@@ -145,10 +145,6 @@ fn row_kernel_body(w: &mut String, program: &Program, f: &Fusion) {
     )
     .unwrap();
     w.push_str(&segment_and_rings(elem, "", "y"));
-    w.push_str(
-        "    /* Element offset of row tp_x in the buffers (one row further each row). */\n\
-         \x20   long tp_row = (tp_xs - TP_T * TP_RLO - tp_f.base) * tp_plane;\n",
-    );
     // The body of the row loop, at the indent of a loop of its own (see `row_runs`).
     let loop_start = w.len();
     writeln!(
@@ -163,7 +159,7 @@ fn row_kernel_body(w: &mut String, program: &Program, f: &Fusion) {
          \x20           tp_sh[tp_par][tp_l - 1][tp_t1 + TP_H1] = tp_v[tp_l - 1][TP_RLO];\n\
          \x20           __syncthreads();",
         input = ring_input(elem, "", "tp_col", &" ".repeat(8)),
-        level = level_indices(&" ".repeat(12), true),
+        level = level_indices(&" ".repeat(12)),
     )
     .unwrap();
     let body = rewritten_body_with(program, sweep, &|acc| {
@@ -189,7 +185,7 @@ fn row_kernel_body(w: &mut String, program: &Program, f: &Fusion) {
     w.push_str(&keep_point(false, &" ".repeat(12)));
     w.push_str("        }\n");
     let body = w.split_off(loop_start);
-    w.push_str(&row_runs(&body, ", tp_row += tp_plane"));
+    w.push_str(&row_runs(&body));
     w.push_str("}\n");
 }
 
@@ -293,10 +289,6 @@ fn tile_kernel_body(w: &mut String, program: &Program, f: &Fusion) {
          \x20   TPACE_KEEP32(tp_cols_grid); TPACE_KEEP32(tp_cols_box); TPACE_KEEP32(tp_cols_mine); /* in registers for the row loop */\n",
     );
     w.push_str(&segment_and_rings(elem, "[TP_C1]", "z"));
-    w.push_str(
-        "    /* Element offset of row tp_x in the buffers (it moves a plane a row). */\n\
-         \x20   long tp_row = (tp_xs - TP_T * TP_RLO - tp_f.base) * tp_plane;\n",
-    );
     // The body of the row loop, at the indent of a loop of its own (see `row_runs`).
     let loop_start = w.len();
     writeln!(
@@ -343,7 +335,7 @@ fn tile_kernel_body(w: &mut String, program: &Program, f: &Fusion) {
          \x20                   {elem} tp_new = tp_w[TP_H1 + tp_c];\n\
          \x20                   {{",
         input = ring_input(elem, "[tp_c]", "tp_col[tp_c]", &" ".repeat(12)),
-        level = level_indices(&" ".repeat(12), true),
+        level = level_indices(&" ".repeat(12)),
     )
     .unwrap();
     let body = rewritten_body_with(program, sweep, &|acc| {
@@ -388,21 +380,24 @@ fn tile_kernel_body(w: &mut String, program: &Program, f: &Fusion) {
     w.push_str(&keep_point(true, &" ".repeat(12)));
     w.push_str("        }\n");
     let body = w.split_off(loop_start);
-    w.push_str(&row_runs(&body, ", tp_row += tp_plane"));
+    w.push_str(&row_runs(&body));
     w.push_str("}\n");
 }
 
-/// The row loop around `body` (the text of one row, at 8 spaces of indent;
-/// `step` adds to the loop's step), at 4 spaces of indent. The rows run in
+/// The row loop around `body` (the text of one row, at 8 spaces of indent,
+/// which finds row `tp_x` at element offset `tp_row` of the buffers), at 4
+/// spaces of indent. The rows run in
 /// three runs: before the steady rows, the steady rows, after them. A steady
 /// row (`tp_steady`) is in the buffers and, at every step, in the sweep's box,
 /// clear of both strips and, at the last step, kept: its tests are known, and
 /// the steady run (most of a block's rows) skips them. The run loop is
 /// unrolled, so the steady run is its own copy of the row.
-fn row_runs(body: &str, step: &str) -> String {
+fn row_runs(body: &str) -> String {
     let body = indented(body, "    ");
     format!(
-        "    /* Steady rows [tp_s_lo, tp_s_hi): row tp_x in the buffers and, at every step l, row tp_x - l * TP_RHI\n\
+        "    /* Element offset of row tp_x in the buffers (tp_plane elements further each row). */\n\
+         \x20   long tp_row = (tp_xs - TP_T * TP_RLO - tp_f.base) * tp_plane;\n\
+         \x20   /* Steady rows [tp_s_lo, tp_s_hi): row tp_x in the buffers and, at every step l, row tp_x - l * TP_RHI\n\
          \x20    * in the sweep's box, at or above the step's window where the predecessor's strip gives rows, below\n\
          \x20    * the rows the successor's strip takes, and, at the last step, kept. */\n\
          \x20   const long tp_x_end = tp_xe + TP_T * TP_RHI;\n\
@@ -432,7 +427,7 @@ fn row_runs(body: &str, step: &str) -> String {
          \x20       const bool tp_steady = tp_run == 1;\n\
          \x20       const long tp_run_end = tp_run == 0 ? tp_s_lo : tp_run == 1 ? tp_s_hi : tp_x_end;\n\
          \x20       TPACE_NO_UNROLL\n\
-         \x20       for (; tp_x < tp_run_end; tp_x++, tp_par ^= 1{step}) {{\n\
+         \x20       for (; tp_x < tp_run_end; tp_x++, tp_par ^= 1, tp_row += tp_plane) {{\n\
          {body}\
          \x20       }}\n\
          \x20   }}\n"
@@ -481,45 +476,24 @@ fn ring_input(elem: &str, col: &str, col_offset: &str, pad: &str) -> String {
 }
 
 /// The row step `tp_l` computes now, the step it reaches, its strip, and what
-/// the row is at that step (the same for every column of the block). With
-/// `steady`, the loop has the flag `tp_steady` (see `row_runs`), and a steady
-/// row's tests are known without being made.
-fn level_indices(pad: &str, steady: bool) -> String {
-    let (box_test, strip_in_test, keep_test, need_test) = if steady {
-        (
-            "tp_steady || (tp_q >= tp_f.box_lo && tp_q < tp_f.box_hi)",
-            "!tp_steady && tp_l < TP_T",
-            "tp_steady ? tp_l == TP_T : tp_q_box",
-            "!tp_steady && ",
-        )
-    } else {
-        (
-            "tp_q >= tp_f.box_lo && tp_q < tp_f.box_hi",
-            "tp_l < TP_T",
-            "tp_q_box",
-            "",
-        )
-    };
-    let steady_note = if steady {
-        format!(
-            "\n{pad} * A steady row is known to be in the box, not from the strip, and kept at the last step only."
-        )
-    } else {
-        String::new()
-    };
+/// the row is at that step (the same for every column of the block). The loop
+/// has the flag `tp_steady` (see `row_runs`): a steady row's tests are known
+/// without being made.
+fn level_indices(pad: &str) -> String {
     format!(
         "{pad}const long tp_q = tp_x - (long)tp_l * TP_RHI;\n\
          {pad}const long tp_m = tp_f.level0 + tp_l; /* the step of the block this row reaches */\n\
          {pad}const long tp_j = tp_f.level0 / TP_T * (TP_T - 1) + tp_l - 1; /* its strip, if intermediate */\n\
          {pad}/* Row tp_q at step l: in the sweep's box; below the step's window, where the predecessor's\n\
-         {pad} * strip has it (mmtb); and kept, in this block's segment and the step's window.{steady_note} */\n\
-         {pad}const bool tp_q_box = {box_test};\n\
+         {pad} * strip has it (mmtb); and kept, in this block's segment and the step's window.\n\
+         {pad} * A steady row is known to be in the box, not from the strip, and kept at the last step only. */\n\
+         {pad}const bool tp_q_box = tp_steady || (tp_q >= tp_f.box_lo && tp_q < tp_f.box_hi);\n\
          {pad}const long tp_strip_in = tp_f.edge_in - (tp_m - 1) * tp_f.skew - tp_f.strip_rows;\n\
-         {pad}const bool tp_q_strip_in = {strip_in_test} && tp_sin != NULL && tp_q < tp_f.wlo[tp_l - 1] && tp_q >= tp_strip_in;\n\
-         {pad}const bool tp_q_keep = {keep_test} && tp_q >= tp_xs && tp_q < tp_xe && tp_q >= tp_f.wlo[tp_l - 1] && tp_q < tp_f.whi[tp_l - 1];\n\
+         {pad}const bool tp_q_strip_in = !tp_steady && tp_l < TP_T && tp_sin != NULL && tp_q < tp_f.wlo[tp_l - 1] && tp_q >= tp_strip_in;\n\
+         {pad}const bool tp_q_keep = tp_steady ? tp_l == TP_T : tp_q_box && tp_q >= tp_xs && tp_q < tp_xe && tp_q >= tp_f.wlo[tp_l - 1] && tp_q < tp_f.whi[tp_l - 1];\n\
          {pad}/* A row below what the segment's rows of the later steps read is not computed (the same for the\n\
          {pad} * whole block, barrier included): the ring then starts with the first row that is. */\n\
-         {pad}if ({need_test}tp_q < tp_xs - (long)(TP_T - tp_l) * TP_RLO)\n\
+         {pad}if (!tp_steady && tp_q < tp_xs - (long)(TP_T - tp_l) * TP_RLO)\n\
          {pad}    continue;\n"
     )
 }
