@@ -876,9 +876,11 @@ static inline void tpace_trace_end(tpace_rt *r)
     if (tr->file == NULL)
         return;
     tpace_dev_sync(r);
-    tpace_span *spans = (tpace_span *)malloc((size_t)(tr->n > 0 ? tr->n : 1) * sizeof *spans);
+    /* Each operation's interval (read from the timers once), and room for one kind's. */
+    tpace_span *spans = (tpace_span *)malloc((size_t)(tr->n > 0 ? 2 * tr->n : 1) * sizeof *spans);
     if (spans == NULL)
         tpace_fail(&r->plan, "host memory ran out writing the TPACE_TRACE timeline");
+    tpace_span *kind = spans + tr->n;
     double busy[TPACE_TRACE_KINDS], bytes[TPACE_TRACE_KINDS], wall = 0.0;
     double first_kernel = -1.0, last_kernel = 0.0; /* ms: when kernels first start and last end */
     fprintf(tr->file, "chunk\tfirst_step\tsteps\tqueue\top\tstart_ms\tend_ms\tbytes\n");
@@ -901,10 +903,9 @@ static inline void tpace_trace_end(tpace_rt *r)
             if (tr->ops[i].what != w)
                 continue;
             bytes[w] += (double)tr->ops[i].bytes;
-            spans[n].from = tpace_dev_stamp_ms(r, tr->origin, tr->ops[i].from);
-            spans[n++].to = tpace_dev_stamp_ms(r, tr->origin, tr->ops[i].to);
+            kind[n++] = spans[i];
         }
-        busy[w] = tpace_spans_length(spans, n) * 1e-3;
+        busy[w] = tpace_spans_length(kind, n) * 1e-3;
     }
     free(spans);
     if (fclose(tr->file) != 0) {
