@@ -454,7 +454,7 @@ fn a_trace_records_the_pipeline_timeline() {
     let dir = tempfile::tempdir().expect("scratch folder");
     let steps = 8;
     let seq = jacobi_reference(&tc, dir.path(), steps);
-    let text = driver::translate(&compile(&jacobi_path()), Target::Cuda).expect("translates");
+    let text = translated_example("jacobi2d.c", Target::Cuda);
     let built = build_ok(&tc, &text, dir.path(), "traced", Flavour::CudaEmulation);
     let trace = dir.path().join("trace.tsv");
     let env = vec![(
@@ -562,10 +562,6 @@ fn a_trace_records_the_pipeline_timeline() {
         !stderr.contains("schedule="),
         "the loop ran before the failure: {stderr}"
     );
-}
-
-fn jacobi_path() -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/jacobi2d.c")
 }
 
 /// On a 3-D grid, the cells a folded temporary's contiguous downloads pass over

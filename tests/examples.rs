@@ -399,7 +399,7 @@ fn openacc_says_it_cannot_trace() {
     let tc = Toolchain::detect();
     let dir = tempfile::tempdir().expect("scratch folder");
     let seq = jacobi_reference(&tc, dir.path(), 5);
-    let text = broken_jacobi(Target::Openacc, "tpace_end(&tp);", "tpace_end(&tp);");
+    let text = translated_example("jacobi2d.c", Target::Openacc);
     let built = build_ok(&tc, &text, dir.path(), "acc", Flavour::Openacc);
     let trace = dir.path().join("trace.tsv");
     let got = run_with(

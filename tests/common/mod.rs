@@ -331,13 +331,18 @@ pub fn broken_jacobi(target: Target, from: &str, to: &str) -> String {
     broken_example("jacobi2d.c", target, from, to)
 }
 
-/// The translation of `examples/{name}` for `target` with `from` replaced by `to`
-/// (which it must contain exactly once).
-pub fn broken_example(name: &str, target: Target, from: &str, to: &str) -> String {
+/// The translation of `examples/{name}` for `target`.
+pub fn translated_example(name: &str, target: Target) -> String {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("examples")
         .join(name);
-    let text = driver::translate(&compile(&path), target).expect("translates");
+    driver::translate(&compile(&path), target).expect("translates")
+}
+
+/// The translation of `examples/{name}` for `target` with `from` replaced by `to`
+/// (which it must contain exactly once).
+pub fn broken_example(name: &str, target: Target, from: &str, to: &str) -> String {
+    let text = translated_example(name, target);
     assert_eq!(
         text.matches(from).count(),
         1,
