@@ -11,7 +11,10 @@ use std::ops::Range;
 /// A byte range in the translated source file.
 pub type Span = Range<usize>;
 
-/// One annotated program: the source text and its single pipelined time loop.
+/// Widest halo, per side and dimension, that a `halo` clause may declare.
+pub const MAX_HALO: i64 = 64;
+
+/// One annotated program: the source text and its pipelined time loops.
 #[derive(Debug, Clone)]
 pub struct Program {
     /// Path of the input file, as given on the command line (for messages).
@@ -20,8 +23,16 @@ pub struct Program {
     pub source: String,
     /// Span of the `#pragma tpace init` line (without its newline), if present.
     pub init: Option<Span>,
-    /// The pipelined time loop.
-    pub pipeline: Pipeline,
+    /// The pipelined time loops, in source order (at least one).
+    pub pipelines: Vec<Pipeline>,
+    /// The file's preprocessor lines (all but `#pragma`) and its file-scope type
+    /// declarations (`typedef`, `struct`, `union`, `enum`), in order: what a
+    /// device file of its own needs to compile the sweeps' bodies.
+    pub declarations: Vec<Span>,
+    /// Names of the macros the program defines itself (in the file, in the headers it
+    /// includes with quotes, or on the command line): generated code that the user's
+    /// macros could rewrite is compiled with these set aside.
+    pub user_macros: Vec<String>,
 }
 
 /// The time loop annotated with `pipeline`, and everything the directive says about it.
@@ -214,11 +225,39 @@ pub enum Intent {
     In,
 }
 
+impl Intent {
+    /// The clause that lists an array of this intent, for messages.
+    pub fn word(self) -> &'static str {
+        match self {
+            Intent::InOut => "targetinout",
+            Intent::In => "targetin",
+        }
+    }
+}
+
+/// A run-time condition the host program checks before a pipeline starts: the
+/// array's memory is laid out the way its accesses were read (a row of a
+/// declared shape as long as the `size` clause's inner extents, a flat array's
+/// strides the row-major strides of the grid).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LayoutCheck {
+    /// A C expression, true when the layout is as expected (in the pipeline's scope).
+    pub holds: String,
+    /// What is wrong when it does not hold, in words.
+    pub otherwise: String,
+}
+
 /// An array listed in the `pipeline` directive.
 #[derive(Debug, Clone)]
 pub struct Array {
-    /// Name as written in the program.
+    /// Name as written in the program: an identifier (`a`) or a member
+    /// expression (`p->m`, `s.u`).
     pub name: String,
+    /// C expression (in the pipeline's scope) for the address of the array's
+    /// first grid element, the one at every dimension's `lo` index.
+    pub host_base: String,
+    /// What the host program checks about the array's layout before the pipeline.
+    pub checks: Vec<LayoutCheck>,
     /// Element type from the declaration.
     pub elem: ElemType,
     /// Declaration form.
@@ -243,11 +282,22 @@ impl Array {
         }
     }
 
-    /// A C identifier fragment unique among the listed arrays: `a`, or `a_0`.
+    /// A C identifier fragment unique among the listed arrays: `a`, `a_0`, or
+    /// `p_m` for the member expression `p->m`.
     pub fn ident(&self) -> String {
+        let mut id = String::new();
+        for c in self.name.chars() {
+            let keep = c == '_' || c.is_ascii_alphanumeric();
+            if keep {
+                id.push(c);
+            } else if !id.ends_with('_') {
+                id.push('_');
+            }
+        }
+        let id = id.trim_end_matches('_').to_string();
         match self.component {
-            Some(c) => format!("{}_{c}", self.name),
-            None => self.name.clone(),
+            Some(c) => format!("{id}_{c}"),
+            None => id,
         }
     }
 }

@@ -23,7 +23,8 @@ enum Cmd {
     Translate {
         /// Input C file with tpace directives.
         input: PathBuf,
-        /// Output file (default: standard output).
+        /// Output file (default: standard output; for CUDA, NAME.cu and NAME.host.c here).
+        /// CUDA writes the host program beside it: PROG.cu and PROG.host.c.
         #[arg(short, long)]
         output: Option<PathBuf>,
         /// Output language.
@@ -194,10 +195,29 @@ fn real_main(cli: Cli) -> Result<ExitCode, Failure> {
             let compiled = driver::compile_file(&input)?;
             let profile = tpace::model::Profile::load(&machine)
                 .map_err(|e| Failure(format!("error: {e}\n")))?;
-            let text = driver::translate_for(&compiled, target, &profile)?;
-            match output {
-                Some(path) => driver::write_atomically(&path, &text)?,
-                None => print!("{text}"),
+            let out = driver::translate_for(&compiled, target, &profile)?;
+            // Two files can not go to standard output: a split target writes beside the input's name.
+            let path = output.or_else(|| {
+                out.host.as_ref().map(|_| {
+                    let stem = input.file_stem().unwrap_or_default();
+                    PathBuf::from(stem).with_extension(target.extension())
+                })
+            });
+            match path {
+                Some(path) => {
+                    driver::write_output(&path, &out)?;
+                    let host = out
+                        .host
+                        .as_ref()
+                        .map(|_| format!(" and {}", tpace::back::host_path(&path).display()))
+                        .unwrap_or_default();
+                    eprintln!(
+                        "tpace: wrote {}{host}; build: {}",
+                        path.display(),
+                        tpace::back::build_line(target, &path)
+                    );
+                }
+                None => print!("{}", out.main),
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -281,10 +301,12 @@ fn real_main(cli: Cli) -> Result<ExitCode, Failure> {
                 steps,
                 fuses: target.fuses_steps(),
             };
-            print!(
-                "{}",
-                report::plan_report(&compiled, &profile, &request).map_err(fail)?
-            );
+            for unit in compiled.units() {
+                print!(
+                    "{}",
+                    report::plan_report(unit, &profile, &request).map_err(fail)?
+                );
+            }
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Tune {

@@ -1,7 +1,7 @@
 //! Facts about a validated program: read/write sets, the halo actually used,
 //! copy sweeps, pure temporaries, and work per grid point.
 
-use crate::ir::{AccessKind, Halo, Intent, Program, Sweep};
+use crate::ir::{AccessKind, Halo, Intent, Pipeline, Program, Sweep};
 use std::collections::BTreeSet;
 
 /// What analysis learnt about one sweep.
@@ -44,9 +44,8 @@ pub struct Facts {
     pub bytes_per_point: u32,
 }
 
-/// Compute the facts of a validated program.
-pub fn facts(program: &Program) -> Facts {
-    let p = &program.pipeline;
+/// Compute the facts of one validated pipeline of `program`.
+pub fn facts(program: &Program, p: &Pipeline) -> Facts {
     let rank = p.grid.rank();
     let sweeps: Vec<SweepFacts> = p
         .body
@@ -64,13 +63,10 @@ pub fn facts(program: &Program) -> Facts {
         .map(|a| ArrayFacts {
             read: sweeps.iter().any(|s| s.reads.contains(&a)),
             written: sweeps.iter().any(|s| s.writes.contains(&a)),
-            pure_temporary: p.arrays[a].intent == Intent::InOut && is_pure_temporary(program, a),
+            pure_temporary: p.arrays[a].intent == Intent::InOut && is_pure_temporary(p, a),
         })
         .collect();
-    let elem_bytes = |a: usize| match p.arrays[a].elem {
-        crate::ir::ElemType::Float => 4,
-        crate::ir::ElemType::Double => 8,
-    };
+    let elem_bytes = |a: usize| p.arrays[a].elem.bytes() as u32;
     let bytes_per_point = sweeps
         .iter()
         .map(|s| {
@@ -147,8 +143,8 @@ fn copy_of(sweep: &Sweep, program: &Program) -> Option<(usize, usize)> {
 /// unconditional write: not under an `if`, `?:`, `&&` or `||`, whose skipped points
 /// would keep their old values) without reading it, and every later read is at
 /// offset 0 in a sweep with the same loop bounds as that write.
-fn is_pure_temporary(program: &Program, array: usize) -> bool {
-    let body = &program.pipeline.body;
+fn is_pure_temporary(p: &Pipeline, array: usize) -> bool {
+    let body = &p.body;
     let touching: Vec<&Sweep> = body
         .iter()
         .filter(|s| s.accesses.iter().any(|a| a.array == array))

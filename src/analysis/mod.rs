@@ -2,9 +2,7 @@
 //! ([`validate`]) and the facts the planner and back ends need ([`facts`]).
 
 mod facts;
-mod target;
 mod validate;
 
 pub use facts::{ArrayFacts, Facts, SweepFacts, facts};
-pub use target::validate_target;
 pub use validate::validate;

@@ -2,15 +2,61 @@
 //! by an out-of-core schedule, so it is refused with a diagnostic.
 
 use crate::diag::{DiagResult, Diagnostic};
-use crate::front::tpace::MAX_HALO;
-use crate::front::tpace::intent_word;
-use crate::ir::{AccessKind, Halo, Intent, Program, ScalarRole};
+use crate::ir::{AccessKind, Halo, Intent, MAX_HALO, Pipeline, Program, ScalarRole};
+use crate::text::mentions;
 use std::collections::BTreeSet;
 
-/// Check every sweep's accesses against the directive and the schedules' assumptions.
+/// Check every pipeline's sweeps against the directive and the schedules' assumptions.
 pub fn validate(program: &Program) -> DiagResult<()> {
-    let p = &program.pipeline;
+    let errors: Vec<Diagnostic> = program.pipelines.iter().flat_map(check_pipeline).collect();
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors)
+    }
+}
+
+/// Every sweep's box must be a box: its loop bounds are evaluated once, on the
+/// host, before the pipeline starts, and each kernel runs over a box.
+fn box_bounds(p: &Pipeline) -> Vec<Diagnostic> {
     let mut errors = Vec::new();
+    for sweep in &p.body {
+        for l in sweep.loops.iter().filter(|l| !l.fixed) {
+            let other = sweep
+                .loops
+                .iter()
+                .map(|o| o.var.as_str())
+                .filter(|v| *v != l.var)
+                .chain([p.time.var.as_str()])
+                .find(|v| mentions(&l.lo, v) || mentions(&l.hi, v));
+            let Some(other) = other else { continue };
+            let (what, why) = if other == p.time.var {
+                (
+                    "the time loop's counter".to_string(),
+                    "a sweep's bounds are read once, before the pipeline starts",
+                )
+            } else {
+                (
+                    format!("the index `{other}` of another loop"),
+                    "each sweep runs as one kernel over a box",
+                )
+            };
+            errors.push(Diagnostic::new(
+                l.header.clone(),
+                format!("the bounds of the `{}` loop depend on {what}", l.var),
+                "not a fixed box",
+                format!(
+                    "give every loop of a sweep bounds that depend neither on the other loops' \
+                     indices nor on the time step ({why})"
+                ),
+            ));
+        }
+    }
+    errors
+}
+
+fn check_pipeline(p: &Pipeline) -> Vec<Diagnostic> {
+    let mut errors = box_bounds(p);
     for sweep in &p.body {
         for acc in &sweep.accesses {
             let array = &p.arrays[acc.array];
@@ -22,7 +68,7 @@ pub fn validate(program: &Program) -> DiagResult<()> {
                             format!(
                                 "`{}` is written but listed in {}(...)",
                                 array.display_name(),
-                                intent_word(array.intent)
+                                array.intent.word()
                             ),
                             "write to a read-only array",
                             format!("move `{}` to targetinout(...)", array.name),
@@ -155,11 +201,7 @@ pub fn validate(program: &Program) -> DiagResult<()> {
             }
         }
     }
-    if errors.is_empty() {
-        Ok(())
-    } else {
-        Err(errors)
-    }
+    errors
 }
 
 /// What to do about a read at offset `off` outside the halo `h` of `dim(dim)`.

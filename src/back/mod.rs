@@ -1,26 +1,27 @@
-//! Back ends: print a target program from the IR, its facts and the plan.
-//! Back ends only print; every decision is made in `analysis` and `plan`.
+//! Back ends: one writer per target, each in its own folder, each printing
+//! the kernels and device functions of the lowered host program for its
+//! target and assembling the output files. Writers only print: every decision
+//! is made in `analysis`, `plan` and `lower`; they share only the
+//! target-neutral kernel pieces of [`kernel`] and never call each other.
 //!
-//! Each target lives in its own folder with the runtime it embeds; the
-//! pieces every target shares (source splicing, the array dump, naming) are
-//! in [`common`].
+//! A new target is a new folder here with a `write` function, the device
+//! functions of `runtime/tpace.h` in a runtime file of its own, and a line in
+//! [`Target`].
 
-pub mod common;
 pub mod cuda;
+pub mod kernel;
 pub mod openacc;
-pub mod reduce;
-pub mod reference;
 
-use crate::analysis::Facts;
-use crate::ir::Program;
-use crate::plan::Plan;
+use crate::lower::Lowered;
+use std::path::{Path, PathBuf};
 
 /// Output languages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Target {
-    /// OpenACC C with explicit device buffers (the default).
+    /// OpenACC C with explicit device buffers (the default): one `.c` file.
     Openacc,
-    /// CUDA C++ (one `.cu` file with the runtime embedded).
+    /// CUDA: kernels and their launchers in a `.cu` file, the host program in
+    /// C beside it (`.host.c`).
     Cuda,
 }
 
@@ -38,19 +39,45 @@ impl Target {
             Target::Cuda => "cuda",
         }
     }
+
+    /// The extension of the main output file.
+    pub fn extension(self) -> &'static str {
+        match self {
+            Target::Openacc => "c",
+            Target::Cuda => "cu",
+        }
+    }
+}
+
+/// What a writer prints: the main file and, for a target that splits the
+/// program, the host program's file beside it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Output {
+    /// The file `translate -o` names (OpenACC: the whole program; CUDA: the kernels).
+    pub main: String,
+    /// The host program in C, when it is a file of its own ([`host_path`] names it).
+    pub host: Option<String>,
 }
 
 /// Print the translated program for `target`.
-/// `model` is the machine it is planned for (the runtime's default plan).
-pub fn emit(
-    target: Target,
-    program: &Program,
-    facts: &Facts,
-    plan: &Plan,
-    model: &common::PlannedFor,
-) -> String {
+pub fn write(target: Target, lowered: &Lowered<'_>) -> Output {
     match target {
-        Target::Openacc => openacc::emit(program, facts, plan, model),
-        Target::Cuda => cuda::emit(program, facts, plan, model),
+        Target::Openacc => openacc::write(lowered),
+        Target::Cuda => cuda::write(lowered),
+    }
+}
+
+/// The path of the host program written beside a main output file:
+/// `prog.cu` -> `prog.host.c`.
+pub fn host_path(main: &Path) -> PathBuf {
+    main.with_extension("host.c")
+}
+
+/// The command that builds a translation whose main file is `main`.
+pub fn build_line(target: Target, main: &Path) -> String {
+    let shown = main.display().to_string();
+    match target {
+        Target::Openacc => openacc::build_line(&shown),
+        Target::Cuda => cuda::build_line(&shown, &host_path(main).display().to_string()),
     }
 }

@@ -6,24 +6,11 @@ pub mod dump;
 pub mod run;
 pub mod tune;
 
-use crate::analysis::{self, Facts};
-use crate::back::{self, Target};
-use crate::diag::{self, Diagnostic};
-use crate::front;
-use crate::ir::Program;
-use crate::plan::{self, Plan};
+use crate::back::{self, Output, Target};
+use crate::diag;
+use crate::lower;
+pub use crate::plan::{Compiled, compile_source};
 use std::path::Path;
-
-/// A program that passed the front end and analysis, with its plan.
-#[derive(Debug, Clone)]
-pub struct Compiled {
-    /// The IR.
-    pub program: Program,
-    /// What analysis found.
-    pub facts: Facts,
-    /// Structural decisions for the back ends.
-    pub plan: Plan,
-}
 
 /// A failure with a message ready for the user (diagnostics already rendered).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,19 +22,6 @@ impl std::fmt::Display for Failure {
     }
 }
 
-/// Front end, validation, facts and plan for source text.
-pub fn compile_source(path: &str, source: &str) -> Result<Compiled, Vec<Diagnostic>> {
-    let program = front::parse(path, source)?;
-    analysis::validate(&program)?;
-    let facts = analysis::facts(&program);
-    let plan = plan::plan(&program, &facts);
-    Ok(Compiled {
-        program,
-        facts,
-        plan,
-    })
-}
-
 /// Read and compile a file; diagnostics come back rendered.
 pub fn compile_file(path: &Path) -> Result<Compiled, Failure> {
     let shown = path.display().to_string();
@@ -56,42 +30,48 @@ pub fn compile_file(path: &Path) -> Result<Compiled, Failure> {
     compile_source(&shown, &source).map_err(|d| Failure(diag::render(&shown, &source, &d)))
 }
 
-/// The translated program text for a target, or the rendered reasons the
-/// target can not express the program.
-pub fn translate(compiled: &Compiled, target: Target) -> Result<String, Failure> {
+/// The translated program for a target, planned for the default machine.
+pub fn translate(compiled: &Compiled, target: Target) -> Result<Output, Failure> {
     let profile = crate::model::Profile::bundled(crate::model::cmodel::DEFAULT_MACHINE)
         .expect("the default machine profile is bundled");
     translate_for(compiled, target, &profile)
 }
 
-/// Translate for `target`, planned for the machine `profile` describes: the
-/// program's default plan is the model's best for that machine.
+/// Translate for `target`, planned for the machine `profile` describes: each
+/// pipeline's default plan is the model's best for that machine.
 pub fn translate_for(
     compiled: &Compiled,
     target: Target,
     profile: &crate::model::Profile,
-) -> Result<String, Failure> {
-    let p = &compiled.program;
-    analysis::validate_target(p, target)
-        .map_err(|d| Failure(diag::render(&p.path, &p.source, &d)))?;
-    let constants = crate::model::cmodel::program_model(compiled, profile, target.fuses_steps())
-        .map_err(|e| {
-            Failure(format!(
-                "error: {e}\n  help: give --machine a profile with those figures (bundled: {})\n",
-                crate::model::profile::bundled_names().join(", ")
-            ))
-        })?;
-    let model = back::common::PlannedFor {
-        machine: profile.name.clone(),
-        constants,
+) -> Result<Output, Failure> {
+    let options = lower::Options {
+        fuses: target.fuses_steps(),
+        profile,
     };
-    Ok(back::emit(
-        target,
-        p,
-        &compiled.facts,
-        &compiled.plan,
-        &model,
-    ))
+    let lowered = lower::lower(compiled, &options).map_err(|e| {
+        Failure(format!(
+            "error: {e}\n  help: give --machine a profile with those figures (bundled: {})\n",
+            crate::model::profile::bundled_names().join(", ")
+        ))
+    })?;
+    Ok(back::write(target, &lowered))
+}
+
+/// Write a translation: its main file at `main` and, for a target that splits
+/// the program, the host program beside it ([`back::host_path`]). Each file is
+/// written whole or not at all.
+pub fn write_output(main: &Path, output: &Output) -> Result<(), Failure> {
+    if let Some(host) = &output.host {
+        let host_path = back::host_path(main);
+        if host_path == main {
+            return Err(Failure(format!(
+                "error: the output {} would be overwritten by its host program\n  help: name the output with the extension .cu\n",
+                main.display()
+            )));
+        }
+        write_atomically(&host_path, host)?;
+    }
+    write_atomically(main, &output.main)
 }
 
 /// Write a file all at once: a temporary file in the same folder, renamed into place,
@@ -103,7 +83,11 @@ pub fn write_atomically(path: &Path, text: &str) -> Result<(), Failure> {
         .unwrap_or(Path::new("."));
     let fail =
         |e: std::io::Error| Failure(format!("error: cannot write {}: {e}\n", path.display()));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(fail)?;
+    // Created as compilers create their output: 0666 less the umask.
+    let mut tmp = tempfile::Builder::new()
+        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666))
+        .tempfile_in(dir)
+        .map_err(fail)?;
     std::io::Write::write_all(&mut tmp, text.as_bytes()).map_err(fail)?;
     tmp.persist(path).map_err(|e| fail(e.error))?;
     Ok(())
@@ -111,8 +95,13 @@ pub fn write_atomically(path: &Path, text: &str) -> Result<(), Failure> {
 
 /// A short human summary of what analysis found (for `tpace check`).
 pub fn summary(compiled: &Compiled) -> String {
-    let p = &compiled.program.pipeline;
-    let f = &compiled.facts;
+    compiled.units().map(pipeline_summary).collect()
+}
+
+/// What analysis found about one pipeline.
+fn pipeline_summary(unit: crate::plan::Unit<'_>) -> String {
+    let p = unit.pipeline;
+    let f = unit.facts;
     let mut out = format!(
         "{}: pipeline of {} sweep(s) over a {}-D grid, cut along dim({})\n",
         p.location,
@@ -120,7 +109,7 @@ pub fn summary(compiled: &Compiled) -> String {
         p.grid.rank(),
         p.grid.rank()
     );
-    for ((arr, t), transfer) in p.arrays.iter().zip(&f.arrays).zip(&compiled.plan.transfers) {
+    for ((arr, t), transfer) in p.arrays.iter().zip(&f.arrays).zip(&unit.plan.transfers) {
         out.push_str(&format!(
             "  array {:<10} {:<6} read={} written={} pure_temporary={} transfer={transfer:?}\n",
             arr.display_name(),
@@ -139,8 +128,8 @@ pub fn summary(compiled: &Compiled) -> String {
         "  halo declared {} used {}; per step along the cut axis {}:{}\n",
         halo(&p.halo),
         halo(&f.halo_used),
-        compiled.plan.step_reach.minus,
-        compiled.plan.step_reach.plus
+        unit.plan.step_reach.minus,
+        unit.plan.step_reach.plus
     ));
     for (s, sf) in f.sweeps.iter().enumerate() {
         let copy = sf.copy.map_or(String::new(), |(d, r)| {
@@ -184,13 +173,13 @@ pub fn summary(compiled: &Compiled) -> String {
         }
     }
     if !p.host.is_empty() {
-        let (first, _) = crate::diag::line_col(&compiled.program.source, p.host[0].span.start);
+        let (first, _) = crate::diag::line_col(&unit.program.source, p.host[0].span.start);
         out.push_str(&format!(
             "  host statements: {} (first at line {first}), replayed on the host step by step after the pipeline\n",
             p.host.len()
         ));
     }
-    match &compiled.plan.fusion {
+    match &unit.plan.fusion {
         Some(fu) => out.push_str(&format!(
             "  fused kernels (CUDA): sweep {} advances {} steps per kernel by default (TPACE_FUSE 1 to {})\n",
             fu.sweep + 1,

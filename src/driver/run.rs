@@ -4,7 +4,8 @@
 
 use super::dump::{self, DumpedArray};
 use super::{Compiled, Failure, translate};
-use crate::back::{Target, reference};
+use crate::back::{Output, Target};
+use crate::lower::reference;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -35,6 +36,9 @@ pub struct Toolchain {
     /// Flags appended to every build, nvcc's included, after tpace's own
     /// (empty unless a caller sets them, e.g. `tpace tune --cflags`).
     pub extra_flags: Vec<String>,
+    /// Folders searched for `#include "..."` files, as `-I` (the source's own
+    /// folder among them when a program is built away from it).
+    pub include_dirs: Vec<PathBuf>,
     /// Build translated programs with multiply-adds contracted into FMAs (nvcc
     /// `--fmad=true`, gcc `-ffp-contract=fast`): faster, but rounded differently
     /// from the sequential program, so `run` compares arrays within a tolerance
@@ -82,6 +86,7 @@ impl Toolchain {
             cc,
             defines: Vec::new(),
             extra_flags: Vec::new(),
+            include_dirs: Vec::new(),
             fast_math: false,
         }
     }
@@ -119,39 +124,42 @@ pub enum Flavour {
     CudaEmulation,
 }
 
-/// Write `text` to `dir/name.<ext>` and compile it to `dir/name`.
+/// Write a program's files into `dir` (`name.c`; a CUDA translation's `name.cu`
+/// and `name.host.c`) and build them into `dir/name`.
 pub fn build(
     tc: &Toolchain,
-    text: &str,
+    output: &Output,
     dir: &Path,
     name: &str,
     flavour: Flavour,
 ) -> Result<Built, Failure> {
-    let ext = match flavour {
-        Flavour::Reference | Flavour::Openacc => "c",
-        Flavour::CudaDevice => "cu",
-        Flavour::CudaEmulation => "cpp",
+    let write = |file: &Path, text: &str| {
+        std::fs::write(file, text)
+            .map_err(|e| Failure(format!("error: cannot write {}: {e}\n", file.display())))
     };
-    let source = dir.join(format!("{name}.{ext}"));
     let binary = dir.join(name);
-    std::fs::write(&source, text)
-        .map_err(|e| Failure(format!("error: cannot write {}: {e}\n", source.display())))?;
-    let mut cmd = match flavour {
-        Flavour::Reference | Flavour::Openacc => {
-            let mut c = Command::new(&tc.cc);
-            c.args(&tc.cflags).args(["-std=gnu11", "-Wall", "-Wextra"]);
-            if flavour == Flavour::Reference {
-                // The sequential build ignores the tpace pragmas, quietly.
-                c.arg("-Wno-unknown-pragmas");
-            } else {
-                c.args(&tc.openacc_flags);
-            }
-            c
+    let main = dir.join(format!(
+        "{name}.{}",
+        match flavour {
+            Flavour::Reference | Flavour::Openacc => "c",
+            Flavour::CudaDevice | Flavour::CudaEmulation => "cu",
         }
-        Flavour::CudaEmulation => {
-            let mut c = Command::new(&tc.cxx);
-            c.args(&tc.cflags).args(["-std=c++17", "-Wall", "-Wextra"]);
-            c
+    ));
+    write(&main, &output.main)?;
+    let host = match &output.host {
+        Some(text) => {
+            let path = crate::back::host_path(&main);
+            write(&path, text)?;
+            Some(path)
+        }
+        None => None,
+    };
+    let mut warnings = String::new();
+    match flavour {
+        Flavour::Reference | Flavour::Openacc => {
+            let mut c = c_compiler(tc, flavour == Flavour::Reference);
+            c.arg(&main).arg("-o").arg(&binary).arg("-lm");
+            warnings += &compile(c, &main)?;
         }
         Flavour::CudaDevice => {
             let nvcc = tc.nvcc.as_deref().ok_or_else(|| {
@@ -167,19 +175,72 @@ pub fn build(
                     flag
                 });
             }
-            c
+            common_flags(tc, &mut c);
+            c.arg(&main);
+            c.args(&host);
+            c.arg("-o").arg(&binary);
+            warnings += &compile(c, &main)?;
         }
-    };
-    if tc.fast_math && matches!(flavour, Flavour::Openacc | Flavour::CudaEmulation) {
-        cmd.arg(if is_nvc(&tc.cc) && flavour == Flavour::Openacc {
-            "-Mfma"
-        } else {
-            "-ffp-contract=fast"
-        });
+        Flavour::CudaEmulation => {
+            // The kernels' file as C++ against the emulation, the host program as C.
+            let device_obj = dir.join(format!("{name}.device.o"));
+            let mut c = Command::new(&tc.cxx);
+            c.args(&tc.cflags)
+                .args(["-std=c++17", "-Wall", "-Wextra", "-x", "c++", "-c"]);
+            if tc.fast_math {
+                c.arg("-ffp-contract=fast");
+            }
+            common_flags(tc, &mut c);
+            c.arg(&main).arg("-o").arg(&device_obj);
+            warnings += &compile(c, &main)?;
+            let mut objects = vec![device_obj];
+            if let Some(host) = &host {
+                let host_obj = dir.join(format!("{name}.host.o"));
+                let mut c = c_compiler(tc, false);
+                c.arg("-c").arg(host).arg("-o").arg(&host_obj);
+                warnings += &compile(c, host)?;
+                objects.push(host_obj);
+            }
+            let mut c = Command::new(&tc.cxx);
+            c.args(&objects).arg("-o").arg(&binary).arg("-lm");
+            warnings += &compile(c, &main)?;
+        }
     }
-    cmd.args(tc.defines.iter().map(|d| format!("-D{d}")));
-    cmd.args(&tc.extra_flags);
-    cmd.arg(&source).arg("-o").arg(&binary).arg("-lm");
+    Ok(Built { binary, warnings })
+}
+
+/// The C compiler with tpace's flags: the sequential build (pragmas ignored,
+/// quietly) or a translation's host program (OpenACC on).
+fn c_compiler(tc: &Toolchain, sequential: bool) -> Command {
+    let mut c = Command::new(&tc.cc);
+    c.args(&tc.cflags).args(["-std=gnu11", "-Wall", "-Wextra"]);
+    if sequential {
+        c.arg("-Wno-unknown-pragmas");
+    } else {
+        c.args(&tc.openacc_flags);
+        if tc.fast_math {
+            c.arg(if is_nvc(&tc.cc) {
+                "-Mfma"
+            } else {
+                "-ffp-contract=fast"
+            });
+        }
+    }
+    common_flags(tc, &mut c);
+    c
+}
+
+/// Macro definitions, include folders and the caller's extra flags, for every compiler.
+fn common_flags(tc: &Toolchain, c: &mut Command) {
+    c.args(tc.defines.iter().map(|d| format!("-D{d}")));
+    for dir in &tc.include_dirs {
+        c.arg("-I").arg(dir);
+    }
+    c.args(&tc.extra_flags);
+}
+
+/// Run a compiler; its warnings, or a failure with what it said about `source`.
+fn compile(mut cmd: Command, source: &Path) -> Result<String, Failure> {
     let compiler = cmd.get_program().to_string_lossy().into_owned();
     let out = cmd.output().map_err(|e| {
         Failure(format!(
@@ -193,7 +254,7 @@ pub fn build(
             source.display()
         )));
     }
-    Ok(Built { binary, warnings })
+    Ok(warnings)
 }
 
 /// What one run of a program produced.
@@ -322,9 +383,23 @@ pub fn run(
     let dir = keep.unwrap_or(scratch.path());
     std::fs::create_dir_all(dir)
         .map_err(|e| Failure(format!("error: cannot create {}: {e}\n", dir.display())))?;
+    let mut tc = tc.clone();
+    if let Some(source_dir) = Path::new(&compiled.program.path).parent() {
+        let source_dir = if source_dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            source_dir
+        };
+        let absolute = std::fs::canonicalize(source_dir).unwrap_or(source_dir.to_path_buf());
+        tc.include_dirs.push(absolute);
+    }
+    let tc = &tc;
     let reference = build(
         tc,
-        &reference::emit(&compiled.program),
+        &Output {
+            main: reference::emit(&compiled.program),
+            host: None,
+        },
         dir,
         "reference",
         Flavour::Reference,

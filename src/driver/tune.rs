@@ -534,20 +534,14 @@ const SMALL_CODE_MODEL_BYTES: u128 = 1 << 30;
 /// at these extents; without it the link fails with "relocation truncated".
 pub fn large_static_flags(compiled: &Compiled, extents: &[u64], flavour: Flavour) -> Vec<String> {
     let points: u128 = extents.iter().map(|e| u128::from(*e)).product();
-    let bytes: u128 = compiled
-        .program
-        .pipeline
-        .arrays
-        .iter()
-        .filter(|a| a.layout == crate::ir::Layout::Static)
-        .map(|a| {
-            points
-                * match a.elem {
-                    crate::ir::ElemType::Float => 4,
-                    crate::ir::ElemType::Double => 8,
-                }
-        })
-        .sum();
+    let mut seen: Vec<&str> = Vec::new();
+    let mut bytes: u128 = 0;
+    for a in compiled.program.pipelines.iter().flat_map(|p| &p.arrays) {
+        if a.layout == crate::ir::Layout::Static && !seen.contains(&a.name.as_str()) {
+            seen.push(&a.name);
+            bytes += points * u128::from(a.elem.bytes());
+        }
+    }
     if bytes <= SMALL_CODE_MODEL_BYTES {
         return Vec::new();
     }
@@ -590,8 +584,17 @@ pub fn tune(
 ) -> Result<TuneOutcome, Failure> {
     let fail = |e: String| Failure(format!("error: {e}\n"));
     let program = &compiled.program;
+    if program.pipelines.len() > 1 {
+        return Err(fail(format!(
+            "{} has {} pipelined time loops; `tpace tune` sweeps a program with one, since the TPACE_* \
+             settings it varies apply to every loop\n  help: tune each loop in a file of its own",
+            program.path,
+            program.pipelines.len()
+        )));
+    }
+    let unit = compiled.unit(0);
     let macros = Macros::new(&req.set, &program.source).map_err(fail)?;
-    let extents = workload::extents(compiled, &macros)
+    let extents = workload::extents(unit, &macros)
         .map_err(|e| fail(format!("{e}\n  help: give its value with --set NAME=VALUE")))?;
     let profile = Profile::load(&req.machine).map_err(fail)?;
     let mem_cap = req
@@ -648,7 +651,7 @@ pub fn tune(
     // The step count: given, from the source, or from one run with the program's defaults.
     let mut steps = req
         .steps
-        .or_else(|| workload::steps(compiled, &macros).ok());
+        .or_else(|| workload::steps(unit, &macros).ok());
     if steps.is_none() && req.k.is_empty() {
         let mut probe = Command::new(&built.binary);
         probe.args(&req.args);
@@ -702,9 +705,9 @@ pub fn tune(
     let bs = if req.chunk.is_empty() {
         // Under a cap, fractions of the widest chunk that fits rather than of the grid.
         let within = mem_cap.and_then(|cap| {
-            let w = Workload::from_compiled(compiled, &extents, steps.unwrap_or(1)).ok()?;
+            let w = Workload::from_unit(unit, &extents, steps.unwrap_or(1)).ok()?;
             default_bs_within(
-                &swept_workload(w, req.target, compiled),
+                &swept_workload(w, req.target, unit),
                 &schedules,
                 &ks,
                 &ss,
@@ -750,8 +753,8 @@ pub fn tune(
     let machine = Machine::from_profile(&profile);
     let wl = steps
         .ok_or_else(|| "the step count is unknown (give --steps N)".to_string())
-        .and_then(|s| Workload::from_compiled(compiled, &extents, s))
-        .map(|w| swept_workload(w, req.target, compiled));
+        .and_then(|s| Workload::from_unit(unit, &extents, s))
+        .map(|w| swept_workload(w, req.target, unit));
     let model = match (&machine, &wl) {
         (Ok(m), Ok(w)) => Ok((m, w)),
         (Err(e), _) | (_, Err(e)) => Err(e.clone()),
@@ -964,9 +967,9 @@ pub fn tune(
 /// The workload of the programs the sweep runs: one step per kernel for a target
 /// whose kernels do not fuse steps; for CUDA, the program's fused step count, or
 /// the one `TPACE_FUSE` in the environment sets (the runs inherit it).
-fn swept_workload(w: Workload, target: Target, compiled: &Compiled) -> Workload {
+fn swept_workload(w: Workload, target: Target, unit: crate::plan::Unit<'_>) -> Workload {
     if !target.fuses_steps() {
-        return w.with_fusion(None, &compiled.program.pipeline.arrays);
+        return w.with_fusion(None, &unit.pipeline.arrays);
     }
     let set = std::env::var("TPACE_FUSE")
         .ok()
@@ -988,7 +991,7 @@ mod tests {
     fn under_a_cap_the_default_chunks_are_fractions_of_the_widest_that_fits() {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/jacobi2d.c");
         let compiled = crate::driver::compile_file(&path).expect("jacobi2d compiles");
-        let w = Workload::from_compiled(&compiled, &[16384, 32768], 64).expect("a workload");
+        let w = Workload::from_unit(compiled.unit(0), &[16384, 32768], 64).expect("a workload");
         let cap: u128 = 1_500_000_000;
         let schedules = [Schedule::Mmtb, Schedule::Mm];
         let bs = default_bs_within(&w, &schedules, &[8, 16], &[2, 3], cap).expect("some fit");

@@ -37,15 +37,17 @@ fn collect_errors(root: Node, source: &str, out: &mut Vec<Diagnostic>) {
         if node.is_missing() {
             let at = node.start_byte();
             out.push(if directive_follows(source, at) {
-                // `for (...)` then `#pragma tpace loop` then the inner loop: C allows it,
-                // but the parser takes the directive line for the whole loop body.
+                // `for (...)` then `#ifdef` then the body: the parser takes the
+                // preprocessor line for the body (pragma lines are blanked before).
                 let line_start = source[..at].rfind('\n').map_or(0, |i| i + 1);
                 let indent = source[line_start..at].len() - source[line_start..at].trim_start().len();
                 Diagnostic::new(
                     line_start + indent..at.max(line_start + indent + 1),
                     "a preprocessor line right after a loop or `if` header without braces",
                     "this header's body is the next line, a `#` line",
-                    "put the body in braces, `{` at the end of this header and `}` after the body: a `#pragma` line can not be the body of a statement",
+                    "put the body in braces, `{` at the end of this header and `}` after the body: \
+                     `#if`, `#define` and other lines that are not `#pragma` can not stand between a \
+                     header and its body",
                 )
             } else {
                 Diagnostic::new(
@@ -125,10 +127,4 @@ pub fn body_items(body: Node) -> Vec<Node> {
     } else {
         vec![body]
     }
-}
-
-/// Whether C text mentions the identifier `name` as a whole word.
-pub fn mentions(text: &str, name: &str) -> bool {
-    text.split(|c: char| !(c == '_' || c.is_ascii_alphanumeric()))
-        .any(|w| w == name)
 }

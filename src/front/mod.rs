@@ -1,29 +1,66 @@
 //! Front ends: C source with directives in, stencil IR out.
 //!
 //! One module per directive dialect; all of them share the C parser helpers
-//! in [`cst`] and the subscript arithmetic in [`poly`].
+//! in [`cst`], the pragma lines of [`pragmas`] and the subscript arithmetic in
+//! [`poly`].
 
 pub mod cst;
 pub mod poly;
+pub mod pragmas;
 pub mod tpace;
 
 use crate::diag::{DiagResult, Diagnostic};
 use crate::ir::Program;
 
-/// Parse a C file and lower its annotated time loop to the IR.
+/// Parse a C file and lower its annotated time loops to the IR.
 pub fn parse(path: &str, source: &str) -> DiagResult<Program> {
-    let tree = cst::parse_c(source);
-    let syntax = cst::syntax_errors(&tree, source);
+    let lines = pragmas::scan(source);
+    // Pragma lines are not statements: blanked out, braceless nests parse as C means them.
+    let blanked = pragmas::blank(source, &lines);
+    let tree = cst::parse_c(&blanked);
+    let syntax = cst::syntax_errors(&tree, &blanked);
     if !syntax.is_empty() {
         return Err(syntax);
     }
-    if let Some(at) = source.find("#pragma stencil") {
+    if let Some(p) = lines.iter().find(|p| p.dialect() == "stencil") {
         return Err(vec![Diagnostic::new(
-            at..at + "#pragma stencil".len(),
+            p.span.clone(),
             "the `#pragma stencil` dialect is not supported yet",
             "stencil-directive dialect",
             "use the `#pragma tpace` directives (init, pipeline, loop dim(d)) described in the README",
         )]);
     }
-    tpace::lower(path, source, &tree)
+    let mut program = tpace::lower(path, source, &tree, &blanked, &lines)?;
+    program.declarations = declarations(source, &tree);
+    Ok(program)
+}
+
+/// The file's preprocessor lines but pragmas and its file-scope type
+/// declarations, in order (see `Program::declarations`).
+fn declarations(source: &str, tree: &tree_sitter::Tree) -> Vec<crate::ir::Span> {
+    let mut out = pragmas::other_directives(source);
+    let mut stack = vec![tree.root_node()];
+    while let Some(node) = stack.pop() {
+        for child in cst::named_children(node) {
+            match child.kind() {
+                "type_definition" | "struct_specifier" | "union_specifier" | "enum_specifier" => {
+                    // A bare `struct S {...}` ends at its brace: take its `;` too.
+                    let mut end = child.end_byte();
+                    let rest = &source[end..];
+                    if rest.trim_start().starts_with(';') {
+                        end += rest.len() - rest.trim_start().len() + 1;
+                    }
+                    out.push(child.start_byte()..end);
+                }
+                kind if kind.starts_with("preproc_if") || kind.starts_with("preproc_else")
+                    || kind == "preproc_elif" || kind == "preproc_elifdef" =>
+                {
+                    stack.push(child)
+                }
+                _ => {}
+            }
+        }
+    }
+    out.sort_by_key(|s| s.start);
+    out
 }

@@ -5,7 +5,7 @@
 use super::predict::Machine;
 use super::profile::Profile;
 use super::workload::{Movement, Workload};
-use crate::driver::Compiled;
+use crate::plan::Unit;
 
 /// The machine profile generated programs are planned for when none is given:
 /// the one `tpace plan` and `tpace tune` default to.
@@ -130,28 +130,29 @@ pub fn initializer(w: &Workload, m: &Machine) -> String {
     out
 }
 
-/// The file-scope definition of `tpace_program_model` for a compiled program on
-/// `profile`, with a comment naming the profile; `fuses`: whether the target's
-/// kernels advance several steps each.
+/// The file-scope definition of the `tpace_model` called `name` for one pipeline
+/// on `profile`, with a comment naming the profile; `fuses`: whether the
+/// target's kernels advance several steps each.
 pub fn program_model(
-    compiled: &Compiled,
+    unit: Unit<'_>,
     profile: &Profile,
     fuses: bool,
+    name: &str,
 ) -> Result<String, String> {
     let machine = Machine::from_profile(profile)?;
-    let rank = compiled.program.pipeline.grid.rank();
+    let rank = unit.pipeline.grid.rank();
     // The coefficients do not depend on the extents; the run supplies its own.
-    let mut w = Workload::from_compiled(compiled, &vec![1; rank], 0)?;
+    let mut w = Workload::from_unit(unit, &vec![1; rank], 0)?;
     if !fuses {
-        w = w.with_fusion(None, &compiled.program.pipeline.arrays);
+        w = w.with_fusion(None, &unit.pipeline.arrays);
     }
     let description: String = profile.description.replace("*/", "* /");
     Ok(format!(
-        "/* The performance model's figures for this program, planned for machine profile {name} \
+        "/* The performance model's figures for this pipeline, planned for machine profile {profile} \
          ({description}): without TPACE_* the program runs the fastest plan they predict for its \
-         extents, steps and device memory (`tpace plan --machine {name}` prints the same plan). */\n\
-         static const tpace_model tpace_program_model = {init};\n",
-        name = profile.name.replace("*/", "* /"),
+         extents, steps and device memory (`tpace plan --machine {profile}` prints the same plan). */\n\
+         static const tpace_model {name} = {init};\n",
+        profile = profile.name.replace("*/", "* /"),
         init = initializer(&w, &machine),
     ))
 }

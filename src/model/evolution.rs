@@ -43,7 +43,7 @@
 //!   ends the search.
 
 use super::profile::{Arch, Profile};
-use crate::driver::Compiled;
+use crate::plan::Unit;
 use crate::plan::Transfer;
 
 /// The machine side of the algorithm.
@@ -119,25 +119,25 @@ pub struct StencilShape {
 impl StencilShape {
     /// The shape of a compiled program for its extents (outermost first, as
     /// in the `size` clause).
-    pub fn from_compiled(compiled: &Compiled, extents: &[u64]) -> Result<StencilShape, String> {
+    pub fn from_unit(unit: Unit<'_>, extents: &[u64]) -> Result<StencilShape, String> {
         let rank = extents.len();
         if !(1..=3).contains(&rank) {
             return Err(format!(
                 "the evolution-vector algorithm handles 1 to 3 dimensions, not {rank}"
             ));
         }
-        let p = &compiled.program.pipeline;
+        let p = &unit.pipeline;
         let used: Vec<_> = p
             .arrays
             .iter()
-            .zip(&compiled.plan.transfers)
+            .zip(&unit.plan.transfers)
             .filter(|(_, t)| **t != Transfer::Unused)
             .map(|(a, _)| a)
             .collect();
         let elem_bytes = used.iter().map(|a| a.elem.bytes()).max().unwrap_or(4);
         Ok(StencilShape {
             extents: extents.iter().rev().copied().collect(),
-            radius: compiled
+            radius: unit
                 .facts
                 .halo_used
                 .iter()
@@ -147,7 +147,7 @@ impl StencilShape {
             arrays: used.len() as u64,
             tile_arrays: used.len() as u64,
             elem_bytes,
-            flops: u64::from(compiled.facts.flops_per_point),
+            flops: u64::from(unit.facts.flops_per_point),
         })
     }
 

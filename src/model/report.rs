@@ -5,7 +5,7 @@ use super::predict::{Machine, Prediction, bytes};
 use super::profile::{Profile, Provenance};
 use super::search::{Choice, choose};
 use super::workload::{self, Movement, Workload};
-use crate::driver::Compiled;
+use crate::plan::Unit;
 use std::fmt::Write;
 use std::time::Instant;
 
@@ -58,21 +58,21 @@ pub fn parse_bytes(text: &str) -> Result<u128, String> {
 
 /// Build the workload, choose the plan and render the report.
 pub fn plan_report(
-    compiled: &Compiled,
+    unit: Unit<'_>,
     profile: &Profile,
     request: &PlanRequest,
 ) -> Result<String, String> {
     let started = Instant::now();
     let machine = Machine::from_profile(profile)?;
-    let macros = Macros::new(&request.set, &compiled.program.source)?;
-    let extents = workload::extents(compiled, &macros)?;
+    let macros = Macros::new(&request.set, &unit.program.source)?;
+    let extents = workload::extents(unit, &macros)?;
     let steps = match request.steps {
         Some(s) => s,
-        None => workload::steps(compiled, &macros)?,
+        None => workload::steps(unit, &macros)?,
     };
-    let mut w = Workload::from_compiled(compiled, &extents, steps)?;
+    let mut w = Workload::from_unit(unit, &extents, steps)?;
     if !request.fuses {
-        w = w.with_fusion(None, &compiled.program.pipeline.arrays);
+        w = w.with_fusion(None, &unit.pipeline.arrays);
     }
     let cap = match (request.mem_cap, machine.memory_bytes) {
         (Some(c), Some(m)) => Some(c.min(m as u128)),
@@ -81,7 +81,7 @@ pub fn plan_report(
     let choice = choose(&w, &machine, cap)?;
     let elapsed = started.elapsed();
     let mut out = String::new();
-    header(&mut out, compiled, profile, &w, &extents, choice.cap);
+    header(&mut out, unit, profile, &w, &extents, choice.cap);
     best(&mut out, &w, &machine, &choice.best, choice.cap);
     alternatives(&mut out, &choice);
     footer(&mut out, profile, &choice, elapsed.as_secs_f64());
@@ -90,13 +90,13 @@ pub fn plan_report(
 
 fn header(
     out: &mut String,
-    compiled: &Compiled,
+    unit: Unit<'_>,
     profile: &Profile,
     w: &Workload,
     extents: &[u64],
     cap: Option<u128>,
 ) {
-    let p = &compiled.program.pipeline;
+    let p = &unit.pipeline;
     let grid: Vec<String> = extents.iter().map(u64::to_string).collect();
     let _ = writeln!(
         out,
@@ -292,7 +292,7 @@ fn footer(out: &mut String, profile: &Profile, choice: &Choice, seconds: f64) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::driver::compile_source;
+    use crate::plan::compile_source;
 
     #[test]
     fn byte_counts_with_units() {
@@ -315,7 +315,7 @@ mod tests {
             steps: Some(2048),
             fuses: false,
         };
-        let text = plan_report(&c, &Profile::bundled("h100").unwrap(), &req).unwrap();
+        let text = plan_report(c.unit(0), &Profile::bundled("h100").unwrap(), &req).unwrap();
         assert!(text.contains("grid 48000 x 48000"), "{text}");
         assert!(text.contains("best plan: mmtb"), "{text}");
         assert!(text.contains("device memory cap 8.00 GB"), "{text}");
@@ -331,10 +331,10 @@ mod tests {
         let src = include_str!("../../examples/heat3d.c");
         let c = compile_source("heat3d.c", src).unwrap();
         let h100 = Profile::bundled("h100").unwrap();
-        let e = plan_report(&c, &h100, &PlanRequest::default()).unwrap_err();
+        let e = plan_report(c.unit(0), &h100, &PlanRequest::default()).unwrap_err();
         assert!(e.contains("--steps"), "{e}");
         let e = plan_report(
-            &c,
+            c.unit(0),
             &Profile::bundled("k40c").unwrap(),
             &PlanRequest::default(),
         )

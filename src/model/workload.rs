@@ -1,9 +1,9 @@
 //! What the performance model needs to know about one program and one run:
 //! a plain [`Workload`], filled by hand in tests or derived from a compiled
-//! program with [`Workload::from_compiled`].
+//! program with [`Workload::from_unit`].
 
 use super::expr::Macros;
-use crate::driver::Compiled;
+use crate::plan::Unit;
 use crate::plan::{Fusion, MAX_FUSED_STEPS, Transfer};
 
 /// How an array moves between host and device.
@@ -105,12 +105,12 @@ impl Workload {
     ///
     /// `skew` is the planner's per-step window shift of the mmtb schedule
     /// (`plan.skew.per_step`, which accounts for a copy sweep run as a swap).
-    pub fn from_compiled(
-        compiled: &Compiled,
+    pub fn from_unit(
+        unit: Unit<'_>,
         extents: &[u64],
         steps: u64,
     ) -> Result<Workload, String> {
-        let p = &compiled.program.pipeline;
+        let p = &unit.pipeline;
         if extents.len() != p.grid.rank() {
             return Err(format!(
                 "the grid has {} dimensions, {} extents given",
@@ -124,7 +124,7 @@ impl Workload {
         let arrays = p
             .arrays
             .iter()
-            .zip(&compiled.plan.transfers)
+            .zip(&unit.plan.transfers)
             .map(|(a, t)| ArrayLoad {
                 name: a.display_name(),
                 elem_bytes: a.elem.bytes(),
@@ -138,12 +138,12 @@ impl Workload {
             })
             .collect();
         // A copy sweep run as a swap costs no kernel and moves no bytes.
-        let (copy_kernels, copy_bytes) = compiled.plan.swap.map_or((0, 0.0), |sw| {
-            let f = &compiled.facts.sweeps[sw.copy];
+        let (copy_kernels, copy_bytes) = unit.plan.swap.map_or((0, 0.0), |sw| {
+            let f = &unit.facts.sweeps[sw.copy];
             let elem = |a: usize| p.arrays[a].elem.bytes() as f64;
             (1, f.reads.iter().chain(&f.writes).map(|a| elem(*a)).sum())
         });
-        let reach = compiled.plan.step_reach;
+        let reach = unit.plan.step_reach;
         let h_lo = u64::try_from(reach.minus.max(0)).unwrap_or(0);
         let h_hi = u64::try_from(reach.plus.max(0)).unwrap_or(0);
         Ok(Workload {
@@ -153,13 +153,13 @@ impl Workload {
             arrays,
             h_lo,
             h_hi,
-            skew: u64::try_from(compiled.plan.skew.per_step.max(0)).unwrap_or(0),
-            flops_per_point: f64::from(compiled.facts.flops_per_point),
-            bytes_per_point: f64::from(compiled.facts.bytes_per_point) - copy_bytes,
+            skew: u64::try_from(unit.plan.skew.per_step.max(0)).unwrap_or(0),
+            flops_per_point: f64::from(unit.facts.flops_per_point),
+            bytes_per_point: f64::from(unit.facts.bytes_per_point) - copy_bytes,
             kernels_per_step: p.body.len() as u64 - copy_kernels,
-            handover_below: u64::try_from(compiled.plan.skew.below()).unwrap_or(0),
-            upload_above: u64::try_from(compiled.plan.skew.above()).unwrap_or(0),
-            extra_bytes_per_point: compiled
+            handover_below: u64::try_from(unit.plan.skew.below()).unwrap_or(0),
+            upload_above: u64::try_from(unit.plan.skew.above()).unwrap_or(0),
+            extra_bytes_per_point: unit
                 .plan
                 .swap
                 .map_or(0, |sw| p.arrays[sw.dst].elem.bytes()),
@@ -168,7 +168,7 @@ impl Workload {
             strip_elem_bytes: 0,
             fuse_keep: vec![1; MAX_FUSED_STEPS as usize + 1],
         }
-        .with_fusion(compiled.plan.fusion.as_ref(), &p.arrays))
+        .with_fusion(unit.plan.fusion.as_ref(), &p.arrays))
     }
 
     /// The workload of kernels that fuse steps as `fusion` says (`None`: a target
@@ -205,8 +205,8 @@ impl Workload {
 }
 
 /// Evaluate the `size` extents of a compiled program with macro values.
-pub fn extents(compiled: &Compiled, macros: &Macros) -> Result<Vec<u64>, String> {
-    let p = &compiled.program.pipeline;
+pub fn extents(unit: Unit<'_>, macros: &Macros) -> Result<Vec<u64>, String> {
+    let p = &unit.pipeline;
     p.grid
         .dims
         .iter()
@@ -226,8 +226,8 @@ pub fn extents(compiled: &Compiled, macros: &Macros) -> Result<Vec<u64>, String>
 }
 
 /// Evaluate the time loop's trip count with macro values.
-pub fn steps(compiled: &Compiled, macros: &Macros) -> Result<u64, String> {
-    let t = &compiled.program.pipeline.time;
+pub fn steps(unit: Unit<'_>, macros: &Macros) -> Result<u64, String> {
+    let t = &unit.pipeline.time;
     let v = macros.eval(&t.trip_count()).map_err(|err| {
         format!(
             "the time loop `{} < {}` has a step count tpace can not evaluate ({err}); give --steps N",
@@ -240,7 +240,7 @@ pub fn steps(compiled: &Compiled, macros: &Macros) -> Result<u64, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::driver::compile_source;
+    use crate::plan::compile_source;
 
     const JACOBI: &str = include_str!("../../examples/jacobi2d.c");
     const HEAT3D: &str = include_str!("../../examples/heat3d.c");
@@ -249,9 +249,9 @@ mod tests {
     fn jacobi_workload_from_the_ir() {
         let c = compile_source("jacobi2d.c", JACOBI).unwrap();
         let m = Macros::new(&["X=48000".into(), "Y=48000".into()], JACOBI).unwrap();
-        let ext = extents(&c, &m).unwrap();
+        let ext = extents(c.unit(0), &m).unwrap();
         assert_eq!(ext, vec![48000, 48000]);
-        let w = Workload::from_compiled(&c, &ext, 2048).unwrap();
+        let w = Workload::from_unit(c.unit(0), &ext, 2048).unwrap();
         assert_eq!((w.n, w.plane, w.steps), (48000, 48000, 2048));
         // The copy back into `a` runs as a swap: one kernel of 8 bytes per point,
         // windows moving one plane per step.
@@ -268,11 +268,11 @@ mod tests {
     fn file_defaults_and_missing_macros() {
         let c = compile_source("heat3d.c", HEAT3D).unwrap();
         let m = Macros::new(&[], HEAT3D).unwrap();
-        assert_eq!(extents(&c, &m).unwrap(), vec![96, 64, 80]);
-        let w = Workload::from_compiled(&c, &[96, 64, 80], 40).unwrap();
+        assert_eq!(extents(c.unit(0), &m).unwrap(), vec![96, 64, 80]);
+        let w = Workload::from_unit(c.unit(0), &[96, 64, 80], 40).unwrap();
         assert_eq!(w.plane, 64 * 80);
         // The time loop runs `steps` times, a variable: no value without --steps.
-        let e = steps(&c, &m).unwrap_err();
+        let e = steps(c.unit(0), &m).unwrap_err();
         assert!(e.contains("--steps"), "{e}");
         let bare = "float a[10][10], b[10][10];\nint main(void){\n\
                     #pragma tpace pipeline targetinout(a, b) size([0:N][0:M]) halo([1:1][0:0])\n\
@@ -281,12 +281,12 @@ mod tests {
                     for (int j = 0; j < M; j++) { b[i][j] = a[i-1][j]; }\n}\n}\n}\n";
         let c = compile_source("bare.c", bare).unwrap();
         let none = Macros::new(&[], bare).unwrap();
-        let e = extents(&c, &none).unwrap_err();
+        let e = extents(c.unit(0), &none).unwrap_err();
         assert!(e.contains("extent 1") && e.contains("`N`"), "{e}");
-        assert_eq!(steps(&c, &none).unwrap(), 4, "constant trip count");
+        assert_eq!(steps(c.unit(0), &none).unwrap(), 4, "constant trip count");
         let set = Macros::new(&["N=7".into(), "M=3".into()], bare).unwrap();
-        assert_eq!(extents(&c, &set).unwrap(), vec![7, 3]);
-        let w = Workload::from_compiled(&c, &[7, 3], 4).unwrap();
+        assert_eq!(extents(c.unit(0), &set).unwrap(), vec![7, 3]);
+        let w = Workload::from_unit(c.unit(0), &[7, 3], 4).unwrap();
         assert_eq!((w.h_lo, w.h_hi), (1, 0));
         let moves: Vec<Movement> = w.arrays.iter().map(|a| a.movement).collect();
         assert_eq!(moves, vec![Movement::In, Movement::Temporary]);
@@ -295,7 +295,7 @@ mod tests {
     #[test]
     fn wrong_extent_count_is_refused() {
         let c = compile_source("jacobi2d.c", JACOBI).unwrap();
-        assert!(Workload::from_compiled(&c, &[10], 1).is_err());
-        assert!(Workload::from_compiled(&c, &[10, 0], 1).is_err());
+        assert!(Workload::from_unit(c.unit(0), &[10], 1).is_err());
+        assert!(Workload::from_unit(c.unit(0), &[10, 0], 1).is_err());
     }
 }

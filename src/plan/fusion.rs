@@ -13,7 +13,7 @@
 
 use super::{Skew, Swap};
 use crate::analysis::Facts;
-use crate::ir::{AccessKind, Program, ScalarRole};
+use crate::ir::{AccessKind, Pipeline, Program, ScalarRole};
 
 /// Most steps one fused kernel may advance (the generated kernels are
 /// instantiated for 2 ..= this many).
@@ -82,8 +82,13 @@ impl Fusion {
 }
 
 /// Whether and how the pipeline's steps can be fused (see the module docs).
-pub fn fusion(program: &Program, facts: &Facts, swap: Option<Swap>, skew: &Skew) -> Option<Fusion> {
-    let p = &program.pipeline;
+pub fn fusion(
+    program: &Program,
+    p: &Pipeline,
+    facts: &Facts,
+    swap: Option<Swap>,
+    skew: &Skew,
+) -> Option<Fusion> {
     let swap = swap?;
     let rank = p.grid.rank();
     if p.body.len() != 2 || !(2..=3).contains(&rank) || !p.reductions.is_empty() {
@@ -101,7 +106,7 @@ pub fn fusion(program: &Program, facts: &Facts, swap: Option<Swap>, skew: &Skew)
     let time = &p.time.var;
     let body = &program.source[sweep.body.clone()];
     if !sweep.step_values.is_empty()
-        || crate::front::cst::mentions(body, time)
+        || crate::text::mentions(body, time)
         || sweep.loops.iter().any(|l| l.fixed)
         || sweep.scalars.iter().any(|s| {
             s.role == ScalarRole::Reduction || (s.role != ScalarRole::PerPoint && s.ty.is_none())
@@ -172,10 +177,15 @@ pub fn fusion(program: &Program, facts: &Facts, swap: Option<Swap>, skew: &Skew)
 
 #[cfg(test)]
 mod tests {
-    use crate::driver::compile_source;
+    use crate::plan::compile_source;
 
     fn fusion_of(name: &str, src: &str) -> Option<super::Fusion> {
-        compile_source(name, src).expect("compiles").plan.fusion
+        compile_source(name, src)
+            .expect("compiles")
+            .stages
+            .remove(0)
+            .plan
+            .fusion
     }
 
     #[test]
@@ -212,7 +222,7 @@ mod tests {
     fn the_runtime_sizes_its_fused_kernel_arguments_for_max_steps() {
         // tpace_fuse_args holds one window per fused step: the runtime's bound must
         // be the one the translator instantiates kernels and TPACE_FUSE up to.
-        let runtime = include_str!("../back/runtime/schedule.h");
+        let runtime = crate::runtime::TYPES;
         let define = format!("#define TPACE_FUSE_MAX {}\n", super::MAX_STEPS);
         assert_eq!(runtime.matches(&define).count(), 1, "{define}");
     }

@@ -9,8 +9,77 @@ mod skew;
 pub use fusion::{Fusion, MAX_STEPS as MAX_FUSED_STEPS, fusion};
 pub use skew::{Skew, skew};
 
-use crate::analysis::Facts;
-use crate::ir::{Halo, Intent, Program};
+use crate::analysis::{self, Facts};
+use crate::diag::Diagnostic;
+use crate::ir::{Halo, Intent, Pipeline, Program};
+
+/// A program that passed the front end and analysis, with a plan per pipeline:
+/// what the model, the lowering and the back ends take.
+#[derive(Debug, Clone)]
+pub struct Compiled {
+    /// The IR.
+    pub program: Program,
+    /// Per pipeline, in the program's order: what analysis found and the plan.
+    pub stages: Vec<Stage>,
+}
+
+/// What analysis found about one pipeline, and its plan.
+#[derive(Debug, Clone)]
+pub struct Stage {
+    /// Read/write sets, reach, temporaries.
+    pub facts: Facts,
+    /// Structural decisions.
+    pub plan: Plan,
+}
+
+/// One pipeline of a compiled program with everything known about it.
+#[derive(Debug, Clone, Copy)]
+pub struct Unit<'a> {
+    /// Its position among the program's pipelines (0 = first in the file).
+    pub index: usize,
+    /// The whole program (source text, path).
+    pub program: &'a Program,
+    /// The pipeline.
+    pub pipeline: &'a Pipeline,
+    /// What analysis found.
+    pub facts: &'a Facts,
+    /// Its plan.
+    pub plan: &'a Plan,
+}
+
+impl Compiled {
+    /// Pipeline `index` with its facts and plan.
+    pub fn unit(&self, index: usize) -> Unit<'_> {
+        Unit {
+            index,
+            program: &self.program,
+            pipeline: &self.program.pipelines[index],
+            facts: &self.stages[index].facts,
+            plan: &self.stages[index].plan,
+        }
+    }
+
+    /// Every pipeline with its facts and plan, in source order.
+    pub fn units(&self) -> impl Iterator<Item = Unit<'_>> {
+        (0..self.stages.len()).map(|i| self.unit(i))
+    }
+}
+
+/// Front end, validation, facts and plan for source text.
+pub fn compile_source(path: &str, source: &str) -> Result<Compiled, Vec<Diagnostic>> {
+    let program = crate::front::parse(path, source)?;
+    analysis::validate(&program)?;
+    let stages = program
+        .pipelines
+        .iter()
+        .map(|p| {
+            let facts = analysis::facts(&program, p);
+            let plan = plan(&program, p, &facts);
+            Stage { facts, plan }
+        })
+        .collect();
+    Ok(Compiled { program, stages })
+}
 
 /// Out-of-core schedules a generated program can run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -110,9 +179,8 @@ pub struct Plan {
     pub defaults: Defaults,
 }
 
-/// Plan a validated program.
-pub fn plan(program: &Program, facts: &Facts) -> Plan {
-    let p = &program.pipeline;
+/// Plan one validated pipeline of `program`.
+pub fn plan(program: &Program, p: &Pipeline, facts: &Facts) -> Plan {
     // Walk the sweeps backwards: sweep s must also produce what sweeps after it read.
     // Only reads of arrays some sweep writes carry a dependence from step to step;
     // an array no sweep writes is the same at every step, so its reads do not widen
@@ -133,7 +201,7 @@ pub fn plan(program: &Program, facts: &Facts) -> Plan {
         minus: acc.minus.max(constant_need.minus),
         plus: acc.plus.max(constant_need.plus),
     };
-    let swap = find_swap(program, facts);
+    let swap = find_swap(p, facts);
     let transfers = p
         .arrays
         .iter()
@@ -147,12 +215,12 @@ pub fn plan(program: &Program, facts: &Facts) -> Plan {
             _ => Transfer::Up,
         })
         .collect();
-    let skew = skew(program, swap);
+    let skew = skew(p, swap);
     Plan {
         step_reach,
         sweep_extra,
         transfers,
-        fusion: fusion(program, facts, swap, &skew),
+        fusion: fusion(program, p, facts, swap, &skew),
         skew,
         swap,
         // k = 32 hides the bus behind the kernels on the H100 for Jacobi-2D and
@@ -187,8 +255,9 @@ fn cut_axis_reach(sweep: &crate::ir::Sweep, facts: &Facts) -> (Halo, Halo) {
 }
 
 /// Most dimensions of a grid whose copy sweep may run as a swap (the runtime's
-/// `TPACE_MAX_RANK`).
-pub const MAX_SWAP_RANK: usize = 8;
+/// `TPACE_MAX_RANK`: it downloads the folded temporary's box with index arrays
+/// of this size).
+pub const MAX_SWAP_RANK: usize = crate::runtime::MAX_RANK;
 
 /// A copy sweep `dst = tmp` that runs as a buffer swap: the sweep that writes
 /// `tmp` writes `dst`'s second device buffer instead, the copy is skipped, and the
@@ -214,8 +283,7 @@ pub struct Swap {
 /// same box as the copy and read by nothing but the copy, of `dst`'s element
 /// type; `dst` is written only by the copy; no sweep between the writer and the
 /// copy touches either array; the grid has at most [`MAX_SWAP_RANK`] dimensions.
-pub fn find_swap(program: &Program, facts: &Facts) -> Option<Swap> {
-    let p = &program.pipeline;
+pub fn find_swap(p: &Pipeline, facts: &Facts) -> Option<Swap> {
     // The runtime downloads the folded temporary's box with index arrays of this size.
     if p.grid.rank() > MAX_SWAP_RANK {
         return None;
@@ -268,16 +336,4 @@ pub fn find_swap(program: &Program, facts: &Facts) -> Option<Swap> {
         dst,
         tmp,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn the_runtime_sizes_its_folded_box_for_max_swap_rank() {
-        // tpace_download_folded indexes the copy's box with arrays of this size:
-        // the translator must not swap (and fold) on a grid of more dimensions.
-        let runtime = include_str!("../back/runtime/schedule.h");
-        let define = format!("#define TPACE_MAX_RANK {}\n", super::MAX_SWAP_RANK);
-        assert_eq!(runtime.matches(&define).count(), 1, "{define}");
-    }
 }

@@ -19,7 +19,7 @@
 //! of the next step adds one `skew` to the later side.
 
 use super::Swap;
-use crate::ir::{AccessKind, Program};
+use crate::ir::{AccessKind, Pipeline};
 
 /// How far, along the cut axis, each sweep's window trails the chunk.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -65,8 +65,7 @@ struct Use {
     writes: bool,
 }
 
-fn uses(program: &Program) -> Vec<Vec<Use>> {
-    let p = &program.pipeline;
+fn uses(p: &Pipeline) -> Vec<Vec<Use>> {
     p.body
         .iter()
         .map(|sweep| {
@@ -116,8 +115,8 @@ fn lag(earlier: &[Use], later: &[Use]) -> Option<i64> {
 /// Within a step the constraints stay those of the program as written: the copy
 /// never runs, so its trail only makes the executor's `max_tau` (where one chunk's
 /// finished planes end and the next one's begin) more cautious than it must be.
-pub fn skew(program: &Program, swap: Option<Swap>) -> Skew {
-    let u = uses(program);
+pub fn skew(p: &Pipeline, swap: Option<Swap>) -> Skew {
+    let u = uses(p);
     let sweeps = u.len();
     // Within one step every constraint points from an earlier sweep to a later
     // one, so one pass in program order finds the longest paths.
@@ -130,7 +129,7 @@ pub fn skew(program: &Program, swap: Option<Swap>) -> Skew {
         }
     }
     // Across a step boundary: sweep `earlier` of step i before sweep `later` of step i + 1.
-    let mut across = uses(program);
+    let mut across = uses(p);
     if let Some(sw) = swap {
         for x in &mut across[sw.copy] {
             *x = Use {
@@ -171,10 +170,10 @@ pub fn skew(program: &Program, swap: Option<Swap>) -> Skew {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::driver::compile_source;
+    use crate::plan::compile_source;
 
-    /// A 2-D program whose time loop body is `body`, arrays a, b, c of X x Y floats.
-    fn program(body: &str) -> Program {
+    /// A 2-D program's pipeline whose time loop body is `body`, arrays a, b, c of X x Y floats.
+    fn program(body: &str) -> Pipeline {
         let source = format!(
             "#define X 40\n#define Y 8\nstatic float a[X][Y], b[X][Y], c[X][Y];\n\
              int main(void) {{\n  int n, x, y;\n\
@@ -184,6 +183,8 @@ mod tests {
         compile_source("t.c", &source)
             .unwrap_or_else(|d| panic!("{d:?}"))
             .program
+            .pipelines
+            .remove(0)
     }
 
     fn sweep(dst: &str, rhs: &str) -> String {

@@ -5,8 +5,9 @@
 //! GPU; built with the C++ compiler it runs on the CPU emulation of the CUDA
 //! runtime, which only tests the path (its figures are the CPU's).
 
-use crate::back::common::BASE_RUNTIME;
+use crate::back::Output;
 use crate::back::cuda::EMULATION;
+use crate::runtime::BASE;
 use crate::driver::Failure;
 use crate::driver::run::{Flavour, Toolchain, build};
 use std::collections::BTreeMap;
@@ -74,8 +75,12 @@ pub fn probe(tc: &Toolchain, bytes: u64, emulate: bool) -> Result<Probed, Failur
     };
     let dir = tempfile::tempdir()
         .map_err(|e| Failure(format!("error: cannot make a scratch folder: {e}\n")))?;
-    let text = format!("{BASE_RUNTIME}\n{EMULATION}\n{PROBE}");
-    let built = build(tc, &text, dir.path(), "probe", flavour)?;
+    let text = format!("{BASE}\n{EMULATION}\n{PROBE}");
+    let output = Output {
+        main: text,
+        host: None,
+    };
+    let built = build(tc, &output, dir.path(), "probe", flavour)?;
     let out = Command::new(&built.binary)
         .arg(bytes.to_string())
         .output()

@@ -1,4 +1,4 @@
-/* ==== tpace CUDA emulation (embedded by the translator; same for every program) ====
+/* ==== tpace CUDA emulation (shipped by the translator; the same for every program) ====
  * Built by a compiler that is not nvcc (no __CUDACC__), a generated .cu file runs
  * on the CPU against this small emulation of the runtime API: separate "device"
  * memory, and streams whose work is deferred and run in a shuffled order that
@@ -10,6 +10,7 @@
 #include <ctime>
 #include <deque>
 #include <functional>
+#include <tuple>
 #include <ucontext.h>
 #include <vector>
 
@@ -217,8 +218,10 @@ static inline void tpace_emu_launch(dim3 grid, dim3 block, cudaStream_t s, F ker
                             }
     }, -1);
 }
+/* The arguments are evaluated at the launch, as CUDA does, and the kernel runs later. */
 #define TPACE_LAUNCH(kernel, grid, block, stream, ...) \
-    tpace_emu_launch(grid, block, stream, [=]() { kernel(__VA_ARGS__); })
+    tpace_emu_launch(grid, block, stream, \
+                     [tpace_emu_args = std::make_tuple(__VA_ARGS__)]() { std::apply(kernel, tpace_emu_args); })
 
 /* A launch whose kernel calls __syncthreads(): each block's threads run as
  * coroutines, in phases that end at a barrier, and in a fresh shuffled order in
@@ -370,7 +373,8 @@ static inline void tpace_emu_launch_sync(dim3 grid, dim3 block, cudaStream_t s, 
     tpace_emu::enqueue(s, [=]() { tpace_emu::run_sync(grid, block, std::function<void()>(kernel)); }, -1);
 }
 #define TPACE_LAUNCH_SYNC(kernel, grid, block, stream, ...) \
-    tpace_emu_launch_sync(grid, block, stream, [=]() { kernel(__VA_ARGS__); })
+    tpace_emu_launch_sync(grid, block, stream, \
+                          [tpace_emu_args = std::make_tuple(__VA_ARGS__)]() { std::apply(kernel, tpace_emu_args); })
 #else
 #define TPACE_LAUNCH(kernel, grid, block, stream, ...) kernel<<<grid, block, 0, stream>>>(__VA_ARGS__)
 #define TPACE_LAUNCH_SYNC(kernel, grid, block, stream, ...) kernel<<<grid, block, 0, stream>>>(__VA_ARGS__)

@@ -4,25 +4,21 @@
 //! runtime (`tpace_fuse_setup`, `tpace_group_steps`) groups the steps and hands
 //! the intermediate steps' rows from chunk to chunk. This file only prints.
 
-use super::{kernel_name, per_point_locals, scalar_args, scalar_params};
-use crate::analysis::Facts;
-use crate::back::common::{indented, mentions, rewritten_body_with, sweep_summary};
-use crate::ir::{AccessKind, Program};
-use crate::plan::{Fusion, MAX_FUSED_STEPS, Plan};
+use super::{scalar_args, scalar_params};
+use crate::back::kernel::{body_with, offset_text, per_point_locals, sweep_summary};
+use crate::ir::AccessKind;
+use crate::lower::LoweredPipeline;
+use crate::plan::{Fusion, MAX_FUSED_STEPS, Unit};
+use crate::text::{indented, mentions};
 use std::fmt::Write;
-
-/// Name of the fused kernel of sweep `s` (a template on the step count).
-fn fused_name(s: usize) -> String {
-    format!("{}_fused", kernel_name(s))
-}
 
 /// The fused kernel of the plan's fused sweep: in 2-D a block is a row of
 /// threads that share the row a step computes through shared memory; in 3-D a
 /// tile of warps whose threads each hold several columns (register blocking).
-pub fn kernel(program: &Program, facts: &Facts, f: &Fusion) -> String {
-    let p = &program.pipeline;
+pub fn kernel(lp: &LoweredPipeline<'_>, f: &Fusion) -> String {
+    let unit = lp.unit;
+    let p = unit.pipeline;
     let rank = p.grid.rank();
-    let sweep = &p.body[f.sweep];
     let elem = p.arrays[f.array].elem.c_name();
     let inner: Vec<usize> = (1..rank).collect();
     let mut w = String::new();
@@ -45,7 +41,7 @@ pub fn kernel(program: &Program, facts: &Facts, f: &Fusion) -> String {
          \x20* Rows below a step's window come from the predecessor's strip (mmtb); the last step's\n\
          \x20* rows go to the output buffer, the other steps' rows near the chunk's top to the strip\n\
          \x20* for the successor. Every thread reaches every barrier: no early return. */",
-        summary = sweep_summary(program, facts, f.sweep),
+        summary = sweep_summary(unit, f.sweep),
         tile = join_x(&f.tile()),
         threads = join_x(&f.block),
     )
@@ -61,7 +57,7 @@ pub fn kernel(program: &Program, facts: &Facts, f: &Fusion) -> String {
     for pos in &inner {
         args.push(format!("long tp_box_lo{pos}, long tp_box_hi{pos}"));
     }
-    args.extend(scalar_params(program, sweep));
+    args.extend(scalar_params(lp, f.sweep));
     // 3-D tiles of two steps fit in 64 registers a thread, so four blocks share a
     // multiprocessor (the measured shape ran so); more steps need more registers.
     // A 2-D row kernel needs its rings, (TP_T + 1) * TP_RING values, and about 17
@@ -82,7 +78,7 @@ pub fn kernel(program: &Program, facts: &Facts, f: &Fusion) -> String {
     writeln!(
         w,
         "template <int TP_T>\n__global__ void {bounds} {name}({args})\n{{",
-        name = fused_name(f.sweep),
+        name = lp.names.fused_kernel(f.sweep),
         args = args.join(", "),
     )
     .unwrap();
@@ -94,9 +90,9 @@ pub fn kernel(program: &Program, facts: &Facts, f: &Fusion) -> String {
     )
     .unwrap();
     if rank == 2 {
-        row_kernel_body(&mut w, program, f);
+        row_kernel_body(&mut w, unit, f);
     } else {
-        tile_kernel_body(&mut w, program, f);
+        tile_kernel_body(&mut w, unit, f);
     }
     w
 }
@@ -109,22 +105,14 @@ fn join_x(v: &[u32]) -> String {
         .join(" x ")
 }
 
-/// `" + o"`, `" - o"` or nothing, for an index offset.
-fn offset_text(o: i64) -> String {
-    match o {
-        0 => String::new(),
-        o if o > 0 => format!(" + {o}"),
-        o => format!(" - {}", -o),
-    }
-}
 
 /// The rest of the 2-D fused kernel: a block is a row of `TP_B1` threads, one
 /// column each, and the row a step computes goes through shared memory. The
 /// rows run as in 3-D (`row_runs`): the steady run, most of a segment's rows,
 /// without the row tests (on sm_90, 71 SASS instructions a row at four steps
 /// against 335 with them).
-fn row_kernel_body(w: &mut String, program: &Program, f: &Fusion) {
-    let p = &program.pipeline;
+fn row_kernel_body(w: &mut String, unit: Unit<'_>, f: &Fusion) {
+    let p = unit.pipeline;
     let sweep = &p.body[f.sweep];
     let elem = p.arrays[f.array].elem.c_name();
     writeln!(
@@ -150,7 +138,7 @@ fn row_kernel_body(w: &mut String, program: &Program, f: &Fusion) {
     writeln!(
         w,
         "        /* The group's input: row tp_x as the step before the group left it. */\n\
-         \x20       const bool tp_x_in = tp_steady || (tp_x >= tp_f.rows_lo && tp_x < tp_f.rows_hi);\n\
+         \x20       const bool tp_x_in = tp_steady || (tp_x >= tp_f.tp_rows_lo && tp_x < tp_f.tp_rows_hi);\n\
          {input}\
          \x20       /* Step l computes the row whose inputs are now complete, TP_RHI rows behind step l - 1. */\n\
          \x20       TPACE_UNROLL\n\
@@ -162,7 +150,7 @@ fn row_kernel_body(w: &mut String, program: &Program, f: &Fusion) {
         level = level_indices(&" ".repeat(12)),
     )
     .unwrap();
-    let body = rewritten_body_with(program, sweep, &|acc| {
+    let body = body_with(unit.program, sweep, &|acc| {
         if acc.kind == AccessKind::Write {
             "tp_val".into()
         } else if acc.offsets[0] != 0 || acc.offsets.iter().all(|o| *o == 0) {
@@ -175,7 +163,7 @@ fn row_kernel_body(w: &mut String, program: &Program, f: &Fusion) {
         }
     });
     w.push_str(&compute_point(
-        program,
+        unit,
         sweep,
         elem,
         &body,
@@ -198,8 +186,8 @@ fn row_kernel_body(w: &mut String, program: &Program, f: &Fusion) {
 /// row loop, and kept there (`TPACE_KEEP`); per row only the row's predicates
 /// are new, and each step's row takes one of three paths (from the strip,
 /// computed, or kept as it was) for all columns at once.
-fn tile_kernel_body(w: &mut String, program: &Program, f: &Fusion) {
-    let p = &program.pipeline;
+fn tile_kernel_body(w: &mut String, unit: Unit<'_>, f: &Fusion) {
+    let p = unit.pipeline;
     let sweep = &p.body[f.sweep];
     let elem = p.arrays[f.array].elem.c_name();
     // Offsets of the reads along axis 2: each gets a lane index, clamped to the tile.
@@ -294,7 +282,7 @@ fn tile_kernel_body(w: &mut String, program: &Program, f: &Fusion) {
     writeln!(
         w,
         "        /* The group's input: row tp_x as the step before the group left it. */\n\
-         \x20       const bool tp_x_in = tp_steady || (tp_x >= tp_f.rows_lo && tp_x < tp_f.rows_hi);\n\
+         \x20       const bool tp_x_in = tp_steady || (tp_x >= tp_f.tp_rows_lo && tp_x < tp_f.tp_rows_hi);\n\
          \x20       TPACE_UNROLL\n\
          \x20       for (int tp_c = 0; tp_c < TP_C1; tp_c++) {{\n\
          \x20           const bool tp_on_grid = (tp_cols_grid >> tp_c) & 1u;\n\
@@ -323,7 +311,7 @@ fn tile_kernel_body(w: &mut String, program: &Program, f: &Fusion) {
          \x20           {elem} tp_val[TP_C1];\n\
          \x20           if (tp_q_strip_in) {{\n\
          \x20               /* Below the step's window (a row of the whole block): the predecessor computed it. */\n\
-         \x20               const long tp_srow = (tp_j * tp_f.strip_rows + tp_q - tp_strip_in) * tp_plane;\n\
+         \x20               const long tp_srow = (tp_j * tp_f.tp_strip_rows + tp_q - tp_strip_in) * tp_plane;\n\
          \x20               TPACE_UNROLL\n\
          \x20               for (int tp_c = 0; tp_c < TP_C1; tp_c++)\n\
          \x20                   tp_val[tp_c] = tp_q_box && ((tp_cols_box >> tp_c) & 1u) ? tp_sin[tp_srow + tp_col[tp_c]] : tp_w[TP_H1 + tp_c];\n\
@@ -338,7 +326,7 @@ fn tile_kernel_body(w: &mut String, program: &Program, f: &Fusion) {
         level = level_indices(&" ".repeat(12)),
     )
     .unwrap();
-    let body = rewritten_body_with(program, sweep, &|acc| {
+    let body = body_with(unit.program, sweep, &|acc| {
         if acc.kind == AccessKind::Write {
             "tp_new".into()
         } else if acc.offsets[2] != 0 {
@@ -357,7 +345,7 @@ fn tile_kernel_body(w: &mut String, program: &Program, f: &Fusion) {
     });
     let inner_pad = " ".repeat(24);
     w.push_str(&point_locals(
-        program,
+        unit,
         sweep,
         &body,
         "tp_first1 + tp_c",
@@ -396,23 +384,23 @@ fn row_runs(body: &str) -> String {
     let body = indented(body, "    ");
     format!(
         "    /* Element offset of row tp_x in the buffers (tp_plane elements further each row). */\n\
-         \x20   long tp_row = (tp_xs - TP_T * TP_RLO - tp_f.base) * tp_plane;\n\
+         \x20   long tp_row = (tp_xs - TP_T * TP_RLO - tp_f.tp_base) * tp_plane;\n\
          \x20   /* Steady rows [tp_s_lo, tp_s_hi): row tp_x in the buffers and, at every step l, row tp_x - l * TP_RHI\n\
          \x20    * in the sweep's box, at or above the step's window where the predecessor's strip gives rows, below\n\
          \x20    * the rows the successor's strip takes, and, at the last step, kept. */\n\
          \x20   const long tp_x_end = tp_xe + TP_T * TP_RHI;\n\
-         \x20   long tp_s_lo = TPACE_MAX(tp_f.rows_lo, tp_xs - TP_T * TP_RLO), tp_s_hi = TPACE_MIN(tp_f.rows_hi, tp_x_end);\n\
+         \x20   long tp_s_lo = TPACE_MAX(tp_f.tp_rows_lo, tp_xs - TP_T * TP_RLO), tp_s_hi = TPACE_MIN(tp_f.tp_rows_hi, tp_x_end);\n\
          \x20   TPACE_UNROLL\n\
          \x20   for (int tp_l = 1; tp_l <= TP_T; tp_l++) {{\n\
-         \x20       long tp_lo = tp_f.box_lo, tp_hi = tp_f.box_hi; /* step l's steady rows */\n\
+         \x20       long tp_lo = tp_f.tp_box_lo, tp_hi = tp_f.tp_box_hi; /* step l's steady rows */\n\
          \x20       if (tp_l < TP_T) {{\n\
          \x20           if (tp_sin != NULL)\n\
-         \x20               tp_lo = TPACE_MAX(tp_lo, tp_f.wlo[tp_l - 1]);\n\
+         \x20               tp_lo = TPACE_MAX(tp_lo, tp_f.tp_wlo[tp_l - 1]);\n\
          \x20           if (tp_sout != NULL)\n\
-         \x20               tp_hi = TPACE_MIN(tp_hi, tp_f.edge_out - (tp_f.level0 + tp_l - 1) * tp_f.skew - tp_f.strip_rows);\n\
+         \x20               tp_hi = TPACE_MIN(tp_hi, tp_f.tp_edge_out - (tp_f.tp_level0 + tp_l - 1) * tp_f.tp_skew - tp_f.tp_strip_rows);\n\
          \x20       }} else {{\n\
-         \x20           tp_lo = TPACE_MAX(TPACE_MAX(tp_lo, tp_xs), tp_f.wlo[tp_l - 1]);\n\
-         \x20           tp_hi = TPACE_MIN(TPACE_MIN(tp_hi, tp_xe), tp_f.whi[tp_l - 1]);\n\
+         \x20           tp_lo = TPACE_MAX(TPACE_MAX(tp_lo, tp_xs), tp_f.tp_wlo[tp_l - 1]);\n\
+         \x20           tp_hi = TPACE_MIN(TPACE_MIN(tp_hi, tp_xe), tp_f.tp_whi[tp_l - 1]);\n\
          \x20       }}\n\
          \x20       tp_s_lo = TPACE_MAX(tp_s_lo, tp_lo + (long)tp_l * TP_RHI);\n\
          \x20       tp_s_hi = TPACE_MIN(tp_s_hi, tp_hi + (long)tp_l * TP_RHI);\n\
@@ -448,11 +436,11 @@ fn segment_and_rings(elem: &str, ring_cols: &str, seg_axis: &str) -> String {
         )
     };
     format!(
-        "    const {elem} *tp_sin = (const {elem} *)tp_f.strip_in;\n\
-         \x20   {elem} *tp_sout = ({elem} *)tp_f.strip_out;\n\
+        "    const {elem} *tp_sin = (const {elem} *)tp_f.tp_strip_in;\n\
+         \x20   {elem} *tp_sout = ({elem} *)tp_f.tp_strip_out;\n\
          \x20   /* This block's rows: [tp_xs, tp_xe) of every step. */\n\
-         \x20   const long tp_xs = tp_f.seg_lo + (long)blockIdx.{seg_axis} * tp_f.seg;\n\
-         \x20   const long tp_xe = TPACE_MIN(tp_xs + tp_f.seg, tp_f.seg_hi);\n\
+         \x20   const long tp_xs = tp_f.tp_seg_lo + (long)blockIdx.{seg_axis} * tp_f.tp_seg;\n\
+         \x20   const long tp_xe = TPACE_MIN(tp_xs + tp_f.tp_seg, tp_f.tp_seg_hi);\n\
          \x20   {elem} tp_v[TP_T + 1][TP_RING]{ring_cols};\n\
          \x20   TPACE_UNROLL\n\
          \x20   for (int tp_l = 0; tp_l <= TP_T; tp_l++) {{\n\
@@ -482,15 +470,15 @@ fn ring_input(elem: &str, col: &str, col_offset: &str, pad: &str) -> String {
 fn level_indices(pad: &str) -> String {
     format!(
         "{pad}const long tp_q = tp_x - (long)tp_l * TP_RHI;\n\
-         {pad}const long tp_m = tp_f.level0 + tp_l; /* the step of the block this row reaches */\n\
-         {pad}const long tp_j = tp_f.level0 / TP_T * (TP_T - 1) + tp_l - 1; /* its strip, if intermediate */\n\
+         {pad}const long tp_m = tp_f.tp_level0 + tp_l; /* the step of the block this row reaches */\n\
+         {pad}const long tp_j = tp_f.tp_level0 / TP_T * (TP_T - 1) + tp_l - 1; /* its strip, if intermediate */\n\
          {pad}/* Row tp_q at step l: in the sweep's box; below the step's window, where the predecessor's\n\
          {pad} * strip has it (mmtb); and kept, in this block's segment and the step's window.\n\
          {pad} * A steady row is known to be in the box, not from the strip, and kept at the last step only. */\n\
-         {pad}const bool tp_q_box = tp_steady || (tp_q >= tp_f.box_lo && tp_q < tp_f.box_hi);\n\
-         {pad}const long tp_strip_in = tp_f.edge_in - (tp_m - 1) * tp_f.skew - tp_f.strip_rows;\n\
-         {pad}const bool tp_q_strip_in = !tp_steady && tp_l < TP_T && tp_sin != NULL && tp_q < tp_f.wlo[tp_l - 1] && tp_q >= tp_strip_in;\n\
-         {pad}const bool tp_q_keep = tp_steady ? tp_l == TP_T : tp_q_box && tp_q >= tp_xs && tp_q < tp_xe && tp_q >= tp_f.wlo[tp_l - 1] && tp_q < tp_f.whi[tp_l - 1];\n\
+         {pad}const bool tp_q_box = tp_steady || (tp_q >= tp_f.tp_box_lo && tp_q < tp_f.tp_box_hi);\n\
+         {pad}const long tp_strip_in = tp_f.tp_edge_in - (tp_m - 1) * tp_f.tp_skew - tp_f.tp_strip_rows;\n\
+         {pad}const bool tp_q_strip_in = !tp_steady && tp_l < TP_T && tp_sin != NULL && tp_q < tp_f.tp_wlo[tp_l - 1] && tp_q >= tp_strip_in;\n\
+         {pad}const bool tp_q_keep = tp_steady ? tp_l == TP_T : tp_q_box && tp_q >= tp_xs && tp_q < tp_xe && tp_q >= tp_f.tp_wlo[tp_l - 1] && tp_q < tp_f.tp_whi[tp_l - 1];\n\
          {pad}/* A row below what the segment's rows of the later steps read is not computed (the same for the\n\
          {pad} * whole block, barrier included): the ring then starts with the first row that is. */\n\
          {pad}if (!tp_steady && tp_q < tp_xs - (long)(TP_T - tp_l) * TP_RLO)\n\
@@ -502,14 +490,14 @@ fn level_indices(pad: &str) -> String {
 /// point's row `tp_q`, `axis1` along axis 1, `tp_i2` along axis 2) and of its
 /// per-point locals, each at `pad`.
 fn point_locals(
-    program: &Program,
+    unit: Unit<'_>,
     sweep: &crate::ir::Sweep,
     body: &str,
     axis1: &str,
     pad: &str,
 ) -> String {
     let mut w = String::new();
-    for pos in 0..program.pipeline.grid.rank() {
+    for pos in 0..unit.pipeline.grid.rank() {
         let l = sweep.loop_for(pos).expect("one loop per dimension");
         if mentions(body, &l.var) {
             let value = match pos {
@@ -535,7 +523,7 @@ fn point_locals(
 /// the sweep's `body` (which writes `tp_val`); outside the box it keeps
 /// `center`, its value before the step.
 fn compute_point(
-    program: &Program,
+    unit: Unit<'_>,
     sweep: &crate::ir::Sweep,
     elem: &str,
     body: &str,
@@ -550,12 +538,12 @@ fn compute_point(
         "{pad}if (tp_in_box && tp_q_box) {{\n\
          {pad}    if (tp_q_strip_in) {{\n\
          {pad}        /* Below the step's window: the predecessor computed this row. */\n\
-         {pad}        tp_val = tp_sin[(tp_j * tp_f.strip_rows + tp_q - tp_strip_in) * tp_plane + tp_col];\n\
+         {pad}        tp_val = tp_sin[(tp_j * tp_f.tp_strip_rows + tp_q - tp_strip_in) * tp_plane + tp_col];\n\
          {pad}    }} else {{"
     )
     .unwrap();
     let inner_pad = format!("{pad}        ");
-    w.push_str(&point_locals(program, sweep, body, "tp_i1", &inner_pad));
+    w.push_str(&point_locals(unit, sweep, body, "tp_i1", &inner_pad));
     writeln!(w, "{inner_pad}{body}\n{pad}    }}\n{pad}}}").unwrap();
     w
 }
@@ -603,12 +591,12 @@ fn keep_point(cols: bool, pad: &str) -> String {
          {pad} * the chunk's top to the strip for the successor. */\n\
          {pad}if (tp_q_keep) {{\n\
          {pad}    if (tp_l == TP_T) {{\n\
-         {pad}        const long tp_orow = (tp_q - tp_f.base) * tp_plane;\n\
+         {pad}        const long tp_orow = (tp_q - tp_f.tp_base) * tp_plane;\n\
          {out}\
          {pad}    }} else if (tp_sout != NULL) {{\n\
-         {pad}        const long tp_strip_out = tp_f.edge_out - (tp_m - 1) * tp_f.skew - tp_f.strip_rows;\n\
-         {pad}        if (tp_q >= tp_strip_out && tp_q < tp_strip_out + tp_f.strip_rows) {{\n\
-         {pad}            const long tp_srow = (tp_j * tp_f.strip_rows + tp_q - tp_strip_out) * tp_plane;\n\
+         {pad}        const long tp_strip_out = tp_f.tp_edge_out - (tp_m - 1) * tp_f.tp_skew - tp_f.tp_strip_rows;\n\
+         {pad}        if (tp_q >= tp_strip_out && tp_q < tp_strip_out + tp_f.tp_strip_rows) {{\n\
+         {pad}            const long tp_srow = (tp_j * tp_f.tp_strip_rows + tp_q - tp_strip_out) * tp_plane;\n\
          {sout}\
          {pad}        }}\n\
          {pad}    }}\n\
@@ -618,59 +606,45 @@ fn keep_point(cols: bool, pad: &str) -> String {
     )
 }
 
-/// The launch of the fused kernel for steps [tp_i, tp_i + tp_len), at 16 spaces of
-/// indent (inside the chunk loop's `if (tp_len > 1)`).
-pub fn launch(program: &Program, facts: &Facts, plan: &Plan, f: &Fusion) -> String {
-    let p = &program.pipeline;
+/// The fused launcher: the kernel for the executor's group of steps, its
+/// blocks across the tiles of the other axes and along the segments of rows.
+pub fn launcher(lp: &LoweredPipeline<'_>, f: &Fusion) -> String {
+    let unit = lp.unit;
+    let p = unit.pipeline;
     let rank = p.grid.rank();
     let sweep = &p.body[f.sweep];
     let inner: Vec<usize> = (1..rank).collect();
-    let bound = |pos: usize| {
-        let l = sweep.loop_for(pos).expect("one loop per dimension");
-        (l.lo.clone(), l.hi.clone())
-    };
-    let (lo0, hi0) = bound(0);
     let mut w = String::new();
-    writeln!(
+    let _ = writeln!(
         w,
-        "                /* {}: tp_len steps in one kernel (two-level blocking). */",
-        sweep_summary(program, facts, f.sweep),
-    )
-    .unwrap();
-    for pos in &inner {
-        let (lo, hi) = bound(*pos);
-        writeln!(
+        "\n/* {}: tp_len steps in one kernel (two-level blocking), its rows in the steps' windows. */\n\
+         TPACE_HOOK void {}(struct tpace_rt *tp, const tpace_launch *tp_l)\n{{\n    \
+         const tpace_fuse_args *tp_f = tp_l->tp_fuse;\n    \
+         const int tp_len = tp_l->tp_steps;",
+        sweep_summary(unit, f.sweep),
+        lp.names.fused_launcher()
+    );
+    if !super::launcher_inputs(lp, f.sweep).is_empty() {
+        let _ = writeln!(
             w,
-            "                const long tp_box_lo{pos} = (long)({lo}), tp_box_hi{pos} = (long)({hi});"
-        )
-        .unwrap();
+            "    const {0} *tp_in = (const {0} *)tp_l->tp_in;",
+            lp.names.inputs()
+        );
     }
     // Blocks across each inner axis: its extent over the columns a block keeps.
     for pos in &inner {
-        writeln!(
+        let _ = writeln!(
             w,
-            "                const long tp_tiles{pos} = (TPACE_MAX(tp_box_hi{pos} - tp_box_lo{pos}, 1L) + {b} - 2L * tp_len * {h} - 1) / ({b} - 2L * tp_len * {h});",
+            "    const long tp_box_lo{pos} = tp_l->tp_lo[{pos}], tp_box_hi{pos} = tp_l->tp_hi[{pos}];\n    \
+             const long tp_tiles{pos} = (TPACE_MAX(tp_box_hi{pos} - tp_box_lo{pos}, 1L) + {b} - 2L * tp_len * {h} - 1) / ({b} - 2L * tp_len * {h});",
             b = f.tile()[pos - 1],
             h = f.inner_reach[pos - 1],
-        )
-        .unwrap();
+        );
     }
-    let tiles: Vec<String> = inner.iter().map(|pos| format!("tp_tiles{pos}")).collect();
-    writeln!(
+    let _ = writeln!(
         w,
-        "                tpace_fuse_args tp_f;\n\
-         \x20               const long tp_segs = tpace_fuse_setup(&tp, &tp_ch, tp_i, tp_len, /* tau */ {tau}, (long)({lo0}), (long)({hi0}),\n\
-         \x20                                                     {tiles}, /* reach */ {reach}, /* array */ {array}, &tp_f);",
-        tau = plan.skew.sweep[f.sweep],
-        tiles = tiles.join(" * "),
-        reach = f.reach_lo + f.reach_hi,
-        array = f.array,
-    )
-    .unwrap();
-    let nonempty: Vec<String> = inner
-        .iter()
-        .map(|pos| format!("tp_box_lo{pos} < tp_box_hi{pos}"))
-        .collect();
+        "    const long tp_segs = (tp_f->tp_seg_hi - tp_f->tp_seg_lo + tp_f->tp_seg - 1) / tp_f->tp_seg;"
+    );
     let (grid, block) = if rank == 2 {
         (
             "(unsigned)tp_tiles1, (unsigned)tp_segs".to_string(),
@@ -682,51 +656,49 @@ pub fn launch(program: &Program, facts: &Facts, plan: &Plan, f: &Fusion) -> Stri
             format!("{}, {}", f.block[1], f.block[0]),
         )
     };
+    let tmp = unit.plan.swap.expect("fusion needs a swap").tmp;
     let mut args = vec![
-        crate::back::common::dev_name(&p.arrays[f.array].ident()),
-        crate::back::common::dev_name(
-            &p.arrays[plan.swap.expect("fusion needs a swap").tmp].ident(),
+        format!(
+            "(const {ty} *)tp_l->tp_buf[{a}]",
+            ty = p.arrays[f.array].elem.c_name(),
+            a = f.array
         ),
-        "tp_f".to_string(),
+        format!(
+            "({ty} *)tp_l->tp_buf[{tmp}]",
+            ty = p.arrays[tmp].elem.c_name()
+        ),
+        "*tp_f".to_string(),
     ];
     for pos in &inner {
-        args.push(format!("tp_lo{pos}, tp_n{pos}"));
+        args.push(format!("tp_l->tp_dim_lo[{pos}], tp_l->tp_dim_n[{pos}]"));
     }
     for pos in &inner {
         args.push(format!("tp_box_lo{pos}, tp_box_hi{pos}"));
     }
-    args.extend(scalar_args(program, sweep));
+    args.extend(scalar_args(lp, f.sweep));
     let args = args.join(", ");
-    let name = fused_name(f.sweep);
-    let (line, _) = crate::diag::line_col(&program.source, sweep.span.start);
-    writeln!(
+    let name = lp.names.fused_kernel(f.sweep);
+    let (line, _) = crate::diag::line_col(&unit.program.source, sweep.span.start);
+    let _ = writeln!(
         w,
-        "                if (tp_segs > 0 && {nonempty}) {{\n\
-         \x20                   const dim3 tp_grid({grid}), tp_block({block});",
-        nonempty = nonempty.join(" && "),
-    )
-    .unwrap();
-    w.push_str("                    switch (tp_len) {\n");
+        "    const dim3 tp_grid({grid}), tp_block({block});\n    \
+         const cudaStream_t tp_stream = tpace_stream(tp, tp_l->tp_q);\n    \
+         switch (tp_len) {{"
+    );
     for t in 2..=MAX_FUSED_STEPS {
         let case = if t == MAX_FUSED_STEPS {
             "default".to_string()
         } else {
             format!("case {t}")
         };
-        writeln!(
+        let _ = writeln!(
             w,
-            "                    {case}:\n\
-             \x20                       TPACE_LAUNCH_SYNC({name}<{t}>, tp_grid, tp_block, tp_stream, {args});\n\
-             \x20                       break;"
-        )
-        .unwrap();
+            "    {case}:\n        TPACE_LAUNCH_SYNC({name}<{t}>, tp_grid, tp_block, tp_stream, {args});\n        break;"
+        );
     }
-    writeln!(
+    let _ = writeln!(
         w,
-        "                    }}\n\
-         \x20                   tpace_cuda_check_launch(&tp, \"{name} (sweep at line {line})\");\n\
-         \x20               }}"
-    )
-    .unwrap();
+        "    }}\n    tpace_cuda_check_launch(tp, \"{name} (sweep at line {line})\");\n}}"
+    );
     w
 }

@@ -1,10 +1,12 @@
-/* ==== tpace runtime, CUDA part (embedded by the translator; same for every program) ====
+/* ==== tpace runtime, CUDA part (shipped by the translator; the same for every program) ====
  * The device hooks of the common executor on CUDA streams: queue q is stream q,
  * marks are events, every CUDA call is checked. The user's arrays are registered
  * (page-locked) for the pipeline so that copies run at pinned-memory speed and
  * overlap kernels; a chunk along the outermost axis is contiguous, so nothing is
  * packed on the host.
- * Without nvcc the emulation embedded before this part stands in for CUDA.
+ * Without nvcc the emulation before this part stands in for CUDA. This part and the
+ * kernels are C++ (nvcc's); the host program, in its own C file, calls the hooks
+ * and the launchers through their extern "C" declarations.
  */
 /* ---- Error checks: every call, in plain words ---- */
 static inline void tpace_cuda_check(cudaError_t e, const char *call, const char *where)
@@ -44,7 +46,7 @@ static inline tpace_cuda *tpace_cuda_of(tpace_rt *r) { return (tpace_cuda *)r->t
 /* The stream a chunk's kernels run on. */
 static inline cudaStream_t tpace_stream(tpace_rt *r, int q) { return tpace_cuda_of(r)->stream[q]; }
 
-static void *tpace_dev_alloc(tpace_rt *r, size_t bytes)
+TPACE_HOOK void *tpace_dev_alloc(tpace_rt *r, size_t bytes)
 {
     (void)r;
     void *p = NULL;
@@ -55,52 +57,52 @@ static void *tpace_dev_alloc(tpace_rt *r, size_t bytes)
     return p;
 }
 
-static void tpace_dev_free(tpace_rt *r, void *p)
+TPACE_HOOK void tpace_dev_free(tpace_rt *r, void *p)
 {
     TPACE_CUDA(r, cudaFree(p));
 }
 
-static void tpace_dev_upload(tpace_rt *r, void *dev, const void *host, size_t bytes, int q)
+TPACE_HOOK void tpace_dev_upload(tpace_rt *r, void *dev, const void *host, size_t bytes, int q)
 {
     TPACE_CUDA(r, cudaMemcpyAsync(dev, host, bytes, cudaMemcpyHostToDevice, tpace_stream(r, q)));
 }
 
-static void tpace_dev_download(tpace_rt *r, void *host, const void *dev, size_t bytes, int q)
+TPACE_HOOK void tpace_dev_download(tpace_rt *r, void *host, const void *dev, size_t bytes, int q)
 {
     TPACE_CUDA(r, cudaMemcpyAsync(host, dev, bytes, cudaMemcpyDeviceToHost, tpace_stream(r, q)));
 }
 
-static void tpace_dev_copy(tpace_rt *r, void *dst, const void *src, size_t bytes, int q)
+TPACE_HOOK void tpace_dev_copy(tpace_rt *r, void *dst, const void *src, size_t bytes, int q)
 {
     TPACE_CUDA(r, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, tpace_stream(r, q)));
 }
 
-static void tpace_dev_wait(tpace_rt *r, int from_q, int to_q)
+TPACE_HOOK void tpace_dev_wait(tpace_rt *r, int from_q, int to_q)
 {
     tpace_cuda *c = tpace_cuda_of(r);
     TPACE_CUDA(r, cudaEventRecord(c->scratch[from_q], c->stream[from_q]));
     TPACE_CUDA(r, cudaStreamWaitEvent(c->stream[to_q], c->scratch[from_q], 0));
 }
 
-static void tpace_dev_mark(tpace_rt *r, int q, int id)
+TPACE_HOOK void tpace_dev_mark(tpace_rt *r, int q, int id)
 {
     tpace_cuda *c = tpace_cuda_of(r);
     TPACE_CUDA(r, cudaEventRecord(c->mark[id], c->stream[q]));
 }
 
-static void tpace_dev_wait_mark(tpace_rt *r, int id, int q)
+TPACE_HOOK void tpace_dev_wait_mark(tpace_rt *r, int id, int q)
 {
     tpace_cuda *c = tpace_cuda_of(r);
     TPACE_CUDA(r, cudaStreamWaitEvent(c->stream[q], c->mark[id], 0));
 }
 
-static void tpace_dev_sync(tpace_rt *r)
+TPACE_HOOK void tpace_dev_sync(tpace_rt *r)
 {
     TPACE_CUDA(r, cudaDeviceSynchronize());
 }
 
 /* TPACE_TRACE: a timing event recorded on stream q. */
-static int tpace_dev_stamp(tpace_rt *r, int q)
+TPACE_HOOK int tpace_dev_stamp(tpace_rt *r, int q)
 {
     tpace_cuda *c = tpace_cuda_of(r);
     c->stamps = (cudaEvent_t *)tpace_trace_grow(&r->plan, c->stamps, &c->stamp_cap, c->nstamps, sizeof *c->stamps, 1024);
@@ -109,7 +111,7 @@ static int tpace_dev_stamp(tpace_rt *r, int q)
     return (int)c->nstamps++;
 }
 
-static double tpace_dev_stamp_ms(tpace_rt *r, int from, int to)
+TPACE_HOOK double tpace_dev_stamp_ms(tpace_rt *r, int from, int to)
 {
     tpace_cuda *c = tpace_cuda_of(r);
     float ms = 0.0f;
@@ -118,14 +120,14 @@ static double tpace_dev_stamp_ms(tpace_rt *r, int from, int to)
 }
 
 /* Free device memory, less a little for the context and the kernels' own needs. */
-static size_t tpace_dev_free_memory(tpace_rt *r)
+TPACE_HOOK size_t tpace_dev_free_memory(tpace_rt *r)
 {
     size_t free_bytes = 0, total = 0;
     TPACE_CUDA(r, cudaMemGetInfo(&free_bytes, &total));
     return free_bytes / 100 * 97;
 }
 
-static void tpace_dev_begin(tpace_rt *r)
+TPACE_HOOK void tpace_dev_begin(tpace_rt *r)
 {
     static tpace_cuda state;
     memset(&state, 0, sizeof state);
@@ -157,7 +159,7 @@ static void tpace_dev_begin(tpace_rt *r)
     }
 }
 
-static void tpace_dev_end(tpace_rt *r)
+TPACE_HOOK void tpace_dev_end(tpace_rt *r)
 {
     tpace_cuda *c = tpace_cuda_of(r);
     TPACE_CUDA(r, cudaDeviceSynchronize());
@@ -178,7 +180,7 @@ static void tpace_dev_end(tpace_rt *r)
 }
 
 /* Kernels add each step's reduction results into device slots (tpace_block_reduce). */
-static int tpace_dev_reduces_on_device(void)
+TPACE_HOOK int tpace_dev_reduces_on_device(void)
 {
     return 1;
 }

@@ -1,4 +1,4 @@
-/* ==== tpace runtime, OpenACC part (embedded by the translator; same for every program) ====
+/* ==== tpace runtime, OpenACC part (shipped by the translator; the same for every program) ====
  * The device hooks of the common executor. Device buffers are explicit
  * allocations (acc_malloc) used through `deviceptr`, so they are separate memory
  * from the host arrays even under a compiler's host fallback: a missing or short
@@ -6,25 +6,25 @@
  */
 #include <openacc.h>
 
-static void *tpace_dev_alloc(tpace_rt *r, size_t bytes)
+TPACE_HOOK void *tpace_dev_alloc(tpace_rt *r, size_t bytes)
 {
     (void)r;
     return acc_malloc(bytes);
 }
 
-static void tpace_dev_free(tpace_rt *r, void *p)
+TPACE_HOOK void tpace_dev_free(tpace_rt *r, void *p)
 {
     (void)r;
     acc_free(p);
 }
 
-static void tpace_dev_upload(tpace_rt *r, void *dev, const void *host, size_t bytes, int q)
+TPACE_HOOK void tpace_dev_upload(tpace_rt *r, void *dev, const void *host, size_t bytes, int q)
 {
     (void)r;
     acc_memcpy_to_device_async(dev, (void *)host, bytes, q);
 }
 
-static void tpace_dev_download(tpace_rt *r, void *host, const void *dev, size_t bytes, int q)
+TPACE_HOOK void tpace_dev_download(tpace_rt *r, void *host, const void *dev, size_t bytes, int q)
 {
     (void)r;
     acc_memcpy_from_device_async(host, (void *)dev, bytes, q);
@@ -32,7 +32,7 @@ static void tpace_dev_download(tpace_rt *r, void *host, const void *dev, size_t 
 
 /* A device-to-device copy as a kernel on queue q (bytes is a multiple of 4:
  * whole planes of float or double). */
-static void tpace_dev_copy(tpace_rt *r, void *dst, const void *src, size_t bytes, int q)
+TPACE_HOOK void tpace_dev_copy(tpace_rt *r, void *dst, const void *src, size_t bytes, int q)
 {
     (void)r;
     unsigned int *d = (unsigned int *)dst;
@@ -44,7 +44,7 @@ static void tpace_dev_copy(tpace_rt *r, void *dst, const void *src, size_t bytes
     (void)q; /* a compiler without OpenACC ignores the async clause */
 }
 
-static void tpace_dev_wait(tpace_rt *r, int from_q, int to_q)
+TPACE_HOOK void tpace_dev_wait(tpace_rt *r, int from_q, int to_q)
 {
     (void)r;
     acc_wait_async(from_q, to_q);
@@ -52,31 +52,31 @@ static void tpace_dev_wait(tpace_rt *r, int from_q, int to_q)
 
 /* OpenACC has no events: a mark names the queue, and waiting for it waits for
  * everything on that queue, which includes the marked work. */
-static void tpace_dev_mark(tpace_rt *r, int q, int id)
+TPACE_HOOK void tpace_dev_mark(tpace_rt *r, int q, int id)
 {
     r->mark_queue[id] = q;
 }
 
-static void tpace_dev_wait_mark(tpace_rt *r, int id, int q)
+TPACE_HOOK void tpace_dev_wait_mark(tpace_rt *r, int id, int q)
 {
     acc_wait_async(r->mark_queue[id], q);
 }
 
-static void tpace_dev_sync(tpace_rt *r)
+TPACE_HOOK void tpace_dev_sync(tpace_rt *r)
 {
     (void)r;
     acc_wait_all();
 }
 
 /* OpenACC has no device timers: TPACE_TRACE is ignored (with a note). */
-static int tpace_dev_stamp(tpace_rt *r, int q)
+TPACE_HOOK int tpace_dev_stamp(tpace_rt *r, int q)
 {
     (void)r;
     (void)q;
     return -1;
 }
 
-static double tpace_dev_stamp_ms(tpace_rt *r, int from, int to)
+TPACE_HOOK double tpace_dev_stamp_ms(tpace_rt *r, int from, int to)
 {
     (void)r;
     (void)from;
@@ -86,7 +86,7 @@ static double tpace_dev_stamp_ms(tpace_rt *r, int from, int to)
 
 /* OpenACC 2.6's acc_get_property gives the free memory where the implementation
  * knows it; without a device (host fallback) the budget is unknown. */
-static size_t tpace_dev_free_memory(tpace_rt *r)
+TPACE_HOOK size_t tpace_dev_free_memory(tpace_rt *r)
 {
     (void)r;
     if (acc_get_num_devices(acc_device_not_host) == 0)
@@ -94,19 +94,19 @@ static size_t tpace_dev_free_memory(tpace_rt *r)
     return acc_get_property(0, acc_device_not_host, acc_property_free_memory);
 }
 
-static void tpace_dev_begin(tpace_rt *r)
+TPACE_HOOK void tpace_dev_begin(tpace_rt *r)
 {
     (void)r;
 }
 
-static void tpace_dev_end(tpace_rt *r)
+TPACE_HOOK void tpace_dev_end(tpace_rt *r)
 {
     (void)r;
 }
 
 /* An OpenACC reduction clause gives its result on the host once the kernel is done,
  * so the generated code adds it into the host's per-step slot (tpace_reduced). */
-static int tpace_dev_reduces_on_device(void)
+TPACE_HOOK int tpace_dev_reduces_on_device(void)
 {
     return 0;
 }

@@ -4,7 +4,7 @@
 use super::clauses::{Named, PipelineClauses};
 use crate::diag::{DiagResult, Diagnostic};
 use crate::front::cst::{descendants, named_children, text};
-use crate::ir::{Array, ElemType, Intent, Layout};
+use crate::ir::{Array, ElemType, Grid, Intent, Layout, LayoutCheck, Span};
 use tree_sitter::{Node, Tree};
 
 /// Most components a component array may declare (`a[C][..]`).
@@ -16,11 +16,13 @@ const MAX_COMPONENTS: u32 = 64;
 /// drops the components no sweep uses once it has read the sweeps.
 pub fn listed_arrays(
     clauses: &PipelineClauses,
-    pragma: Node,
+    pragma: Span,
+    at: Node,
     tree: &Tree,
     source: &str,
-    rank: usize,
+    grid: &Grid,
 ) -> DiagResult<Vec<Array>> {
+    let rank = grid.rank();
     let listed = clauses
         .targetinout
         .iter()
@@ -30,7 +32,7 @@ pub fn listed_arrays(
     let mut errors = Vec::new();
     if clauses.targetinout.is_empty() {
         errors.push(Diagnostic::new(
-            pragma.byte_range().start..pragma.byte_range().start + 7,
+            pragma.start..(pragma.start + 7).min(pragma.end),
             "`pipeline` lists no `targetinout` array",
             "nothing to compute",
             "list the arrays the stencil writes in targetinout(...) and those it only reads in targetin(...)",
@@ -47,7 +49,7 @@ pub fn listed_arrays(
             continue;
         }
         let found =
-            find_declaration(named, pragma, tree, source).and_then(|(elem, layout, decl)| {
+            find_declaration(named, at, tree, source).and_then(|(elem, layout, decl)| {
                 Ok((elem, layout, components(named, layout, decl, rank, source)?))
             });
         match found {
@@ -59,6 +61,8 @@ pub fn listed_arrays(
                 for component in each {
                     arrays.push(Array {
                         name: named.name.clone(),
+                        host_base: host_base(&named.name, component, layout, grid),
+                        checks: layout_checks(&named.name, component, elem, layout, grid),
                         elem,
                         layout,
                         intent,
@@ -75,6 +79,58 @@ pub fn listed_arrays(
     } else {
         Err(errors)
     }
+}
+
+/// C expression for the address of an array's first grid element (all `lo` indices).
+fn host_base(name: &str, component: Option<u32>, layout: Layout, grid: &Grid) -> String {
+    let component = component.map_or(String::new(), |c| format!("[{c}]"));
+    match layout {
+        Layout::Flat => format!("(void *)({name})"),
+        Layout::Static | Layout::PointerToArray => {
+            let subs: String = grid.dims.iter().map(|d| format!("[{}]", d.lo)).collect();
+            format!("(void *)&{name}{component}{subs}")
+        }
+    }
+}
+
+/// Elements in one plane of the grid (product of the inner extents), as C.
+pub fn plane_elements(grid: &Grid) -> String {
+    if grid.rank() == 1 {
+        return "(size_t)1".to_string();
+    }
+    grid.dims[1..]
+        .iter()
+        .map(|d| format!("(size_t)({})", d.n))
+        .collect::<Vec<_>>()
+        .join(" * ")
+}
+
+/// An array declared with its shape must have rows as long as the `size` clause's
+/// inner extents, or the planes the pipeline moves are not the array's planes.
+fn layout_checks(
+    name: &str,
+    component: Option<u32>,
+    elem: ElemType,
+    layout: Layout,
+    grid: &Grid,
+) -> Vec<LayoutCheck> {
+    if layout == Layout::Flat || grid.rank() < 2 {
+        return Vec::new();
+    }
+    let row = match component {
+        Some(c) => format!("{name}[{c}][0]"),
+        None => format!("{name}[0]"),
+    };
+    vec![LayoutCheck {
+        holds: format!(
+            "sizeof({row}) == {} * sizeof({})",
+            plane_elements(grid),
+            elem.c_name()
+        ),
+        otherwise: format!(
+            "array `{name}` has rows of another length than the size clause's inner extents"
+        ),
+    }]
 }
 
 /// The declaration (and its declarator) of `name` visible at the pipeline: the

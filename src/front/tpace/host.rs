@@ -1,7 +1,7 @@
 //! Statements of the time loop that are not sweeps (`gosa = 0.0f;`, `n_done++;`,
 //! `if (t % 100 == 0) printf(...)`). The translation runs them on the host after
 //! the executor has finished, in a replay of the time loop (see
-//! `back::common::host_replay`), so they may not feed the sweeps: everything a
+//! `lower::call_site`), so they may not feed the sweeps: everything a
 //! sweep reads must be fixed when the pipeline starts (the tpace paper, §3.2).
 
 use crate::diag::{DiagResult, Diagnostic};

@@ -3,6 +3,7 @@
 use super::subscripts;
 use crate::diag::{DiagResult, Diagnostic};
 use crate::front::cst::{body_items, descendants, span, text};
+use crate::text::count;
 use crate::ir::{Array, Grid, Span, Sweep, SweepLoop, TimeLoop};
 use tree_sitter::{Node, Tree};
 
@@ -181,9 +182,9 @@ pub fn forbid_jumps(time_loop: Node, source: &str) -> DiagResult<()> {
 pub fn sweep(
     outer: Node,
     dim: usize,
-    pragma: Node,
+    pragma: Span,
     ctx: &Context,
-    loop_dim_of: impl Fn(Node) -> Option<usize>,
+    loop_dim_of: &dyn Fn(Node) -> Option<(usize, Span)>,
 ) -> DiagResult<Sweep> {
     let (grid, source) = (ctx.grid, ctx.source);
     let rank = grid.rank();
@@ -192,10 +193,10 @@ pub fn sweep(
     let body = loop {
         let Some(pos) = grid.position_of_dim(dim) else {
             return Err(vec![Diagnostic::new(
-                super::pragma_line(pragma, source),
+                pragma,
                 format!(
                     "`dim({dim})` but `size` declares {}",
-                    super::count(rank, "dimension", "dimensions")
+                    count(rank, "dimension", "dimensions")
                 ),
                 "no such dimension",
                 format!("number the loops dim(1) (innermost) to dim({rank}) (outermost)"),
@@ -203,7 +204,7 @@ pub fn sweep(
         };
         if let Some(prev) = loops.iter().find(|l: &&SweepLoop| l.pos == pos) {
             return Err(vec![Diagnostic::new(
-                super::pragma_line(pragma, source),
+                pragma,
                 format!("duplicate `loop dim({dim})` in one loop nest"),
                 format!("dimension already iterated by `{}`", prev.var),
                 "each loop of a nest iterates a different dimension: dim(1) innermost, then dim(2), ...",
@@ -232,20 +233,12 @@ pub fn sweep(
             .into_iter()
             .filter(|n| n.kind() != "comment")
             .collect();
-        let nested_pragma = items.iter().position(|n| loop_dim_of(*n).is_some());
-        match nested_pragma {
+        // The next loop of the nest: the body's one statement, a `for` with its `loop dim`.
+        let nested = items.iter().position(|n| loop_dim_of(*n).is_some());
+        match nested {
             Some(i) => {
-                let next = items.get(i + 1).filter(|n| n.kind() == "for_statement");
-                let Some(next) = next.copied() else {
-                    return Err(vec![Diagnostic::new(
-                        super::pragma_line(items[i], source),
-                        "`loop` directive not followed by a `for` loop",
-                        "nothing to annotate",
-                        "put `#pragma tpace loop dim(d)` directly above a spatial `for` loop",
-                    )]);
-                };
-                if items.len() != 2 {
-                    let other = items.iter().find(|n| **n != items[i] && **n != next);
+                if items.len() != 1 {
+                    let other = items.iter().find(|n| **n != items[i]);
                     let at = other.map_or(span(body), |n| first_line(*n, source));
                     return Err(vec![Diagnostic::new(
                         at,
@@ -254,9 +247,8 @@ pub fn sweep(
                         "put all statements of a sweep inside its innermost loop",
                     )]);
                 }
-                dim = loop_dim_of(items[i]).expect("found as a loop directive");
-                pragma = items[i];
-                node = next;
+                (dim, pragma) = loop_dim_of(items[i]).expect("found as a loop directive");
+                node = items[i];
             }
             None => {
                 if let Some(inner) = descendants(body)
@@ -275,8 +267,8 @@ pub fn sweep(
             header(outer, source),
             format!(
                 "loop nest has {} but `size` declares {}",
-                super::count(loops.len(), "loop", "loops"),
-                super::count(rank, "dimension", "dimensions")
+                count(loops.len(), "loop", "loops"),
+                count(rank, "dimension", "dimensions")
             ),
             format!("no loop for {}", missing.join(", ")),
             "a sweep needs one loop per dimension of `size`, each marked with its dim(d), or \

@@ -1,5 +1,5 @@
 //! Front end for the `#pragma tpace` dialect (the tpace paper, §3.3): finds the
-//! pipelined time loop and its sweeps in a C file and lowers them to the IR.
+//! pipelined time loops and their sweeps in a C file and lowers them to the IR.
 
 pub mod clauses;
 mod decls;
@@ -10,20 +10,26 @@ mod scalars;
 mod subscripts;
 
 use crate::diag::{DiagResult, Diagnostic};
-use crate::front::cst::{self, body_items, span, text};
+use crate::front::cst::{body_items, span};
+use crate::front::pragmas::{self, PragmaLine};
 use crate::ir::{
-    Array, Extent, Grid, Halo, HostStatement, Intent, Pipeline, Program, Sweep, TimeLoop,
+    Array, Extent, Grid, Halo, HostStatement, MAX_HALO, Pipeline, Program, Span, Sweep, TimeLoop,
 };
+use crate::text::count;
 use clauses::{Directive, PipelineClauses};
 use tree_sitter::Node;
 
-/// Widest halo, per side and dimension, that a `halo` clause may declare.
-pub const MAX_HALO: i64 = 64;
-
-/// A `#pragma tpace` line found in the tree.
+/// A `#pragma tpace` line, what it says, and the statement it belongs to.
 struct Found<'t> {
-    node: Node<'t>,
+    line: PragmaLine,
     directive: Directive,
+    stmt: Option<Node<'t>>,
+}
+
+impl Found<'_> {
+    fn span(&self) -> Span {
+        self.line.span.clone()
+    }
 }
 
 /// Whether the text after `#pragma` belongs to the tpace dialect.
@@ -33,18 +39,26 @@ pub fn is_tpace_pragma(arg: &str) -> bool {
         .is_some_and(|rest| rest.is_empty() || rest.starts_with(char::is_whitespace))
 }
 
-/// Lower a parsed C file with tpace directives to a [`Program`].
-pub fn lower(path: &str, source: &str, tree: &tree_sitter::Tree) -> DiagResult<Program> {
+/// Lower a C file with tpace directives to a [`Program`]. `tree` is the parse
+/// of the file with its pragma lines blanked out (`pragmas`, see
+/// [`crate::front::pragmas`]); `source` is the file as written.
+pub fn lower(
+    path: &str,
+    source: &str,
+    tree: &tree_sitter::Tree,
+    blanked: &str,
+    pragmas: &[PragmaLine],
+) -> DiagResult<Program> {
     let mut found = Vec::new();
     let mut errors = Vec::new();
-    for node in cst::descendants(tree.root_node()) {
-        if let Some(arg) = pragma_arg(node, source)
-            && is_tpace_pragma(text(arg, source))
-        {
-            match clauses::parse_directive(text(arg, source), arg.start_byte()) {
-                Ok(directive) => found.push(Found { node, directive }),
-                Err(d) => errors.push(d),
-            }
+    for line in pragmas.iter().filter(|p| is_tpace_pragma(&p.arg)) {
+        match clauses::parse_directive(&line.arg, line.arg_start) {
+            Ok(directive) => found.push(Found {
+                line: line.clone(),
+                directive,
+                stmt: pragmas::attached_statement(tree, blanked, line),
+            }),
+            Err(d) => errors.push(d),
         }
     }
     if !errors.is_empty() {
@@ -54,62 +68,166 @@ pub fn lower(path: &str, source: &str, tree: &tree_sitter::Tree) -> DiagResult<P
         .iter()
         .filter(|f| matches!(f.directive, Directive::Pipeline(_)))
         .collect();
-    let pipeline = match pipelines.as_slice() {
-        [one] => *one,
-        [] => return Err(vec![missing_pipeline(source, &found)]),
-        [_, second, ..] => {
-            return Err(vec![Diagnostic::new(
-                span(second.node),
-                "more than one `pipeline` directive",
-                "second pipeline",
-                "tpace pipelines one time loop per file; move other stencils to their own file",
-            )]);
-        }
-    };
-    let Directive::Pipeline(clauses) = &pipeline.directive else {
-        unreachable!("filtered to pipelines above")
-    };
-    let init_node = found.iter().find(|f| f.directive == Directive::Init);
-    let init = init_node.map(|f| pragma_line(f.node, source));
-    if let Some(f) = init_node
-        && f.node.start_byte() > pipeline.node.start_byte()
-    {
-        return Err(vec![Diagnostic::new(
-            pragma_line(f.node, source),
-            "`init` comes after the `pipeline` directive",
-            "misplaced init",
-            "put `#pragma tpace init` before the pipelined time loop",
-        )]);
+    if pipelines.is_empty() {
+        return Err(vec![missing_pipeline(source, &found)]);
     }
-    let time_loop = next_statement(pipeline.node).filter(|n| n.kind() == "for_statement");
-    let Some(time_loop) = time_loop else {
-        return Err(vec![Diagnostic::new(
-            pragma_line(pipeline.node, source),
-            "`pipeline` must be followed by the time loop",
-            "no `for` statement follows this directive",
-            "put `#pragma tpace pipeline ...` directly above the `for` loop over time steps",
-        )]);
-    };
-    // `loop` directives outside the time loop would be silently ignored: say so.
-    for f in &found {
-        if matches!(f.directive, Directive::Loop { .. }) && !inside(f.node, time_loop) {
+    // Every pipeline's time loop, or why it has none.
+    let mut time_loops: Vec<Node> = Vec::new();
+    for f in &pipelines {
+        match f.stmt.filter(|n| n.kind() == "for_statement") {
+            Some(n) => time_loops.push(n),
+            None => errors.push(Diagnostic::new(
+                f.span(),
+                "`pipeline` must be followed by the time loop",
+                "no `for` statement follows this directive",
+                "put `#pragma tpace pipeline ...` directly above the `for` loop over time steps",
+            )),
+        }
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    errors.extend(misplaced_directives(&found, &pipelines, &time_loops));
+    let init = init_line(source, &found, &pipelines, &time_loops, &mut errors);
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let mut lowered = Vec::new();
+    for (f, time_loop) in pipelines.iter().zip(&time_loops) {
+        let Directive::Pipeline(clauses) = &f.directive else {
+            unreachable!("filtered to pipelines above")
+        };
+        match lower_pipeline(path, source, tree, &found, f, clauses, *time_loop) {
+            Ok(p) => lowered.push(p),
+            Err(d) => errors.extend(d),
+        }
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    Ok(Program {
+        path: path.to_string(),
+        source: source.to_string(),
+        init,
+        pipelines: lowered,
+        declarations: Vec::new(),
+        user_macros: scalars::macro_names(tree, source).into_iter().collect(),
+    })
+}
+
+/// Directives in places where they would be ignored or ambiguous: a pipeline
+/// inside another's time loop, a `loop` outside every time loop or not above a
+/// `for` loop.
+fn misplaced_directives(found: &[Found], pipelines: &[&Found], time_loops: &[Node]) -> Vec<Diagnostic> {
+    let mut errors = Vec::new();
+    let in_time_loop = |at: usize| time_loops.iter().any(|t| t.byte_range().contains(&at));
+    for f in pipelines {
+        if in_time_loop(f.line.span.start) {
             errors.push(Diagnostic::new(
-                pragma_line(f.node, source),
+                f.span(),
+                "`pipeline` inside another pipeline's time loop",
+                "nested pipeline",
+                "pipelines run one after another, not inside each other: move this time loop \
+                 out of the other one, or drop one of the two directives",
+            ));
+        }
+    }
+    for f in found {
+        if !matches!(f.directive, Directive::Loop { .. }) {
+            continue;
+        }
+        if !in_time_loop(f.line.span.start) {
+            errors.push(Diagnostic::new(
+                f.span(),
                 "`loop` directive outside the pipelined time loop",
                 "not inside the time loop",
                 "`#pragma tpace loop dim(d)` belongs on the spatial loops inside the time loop",
             ));
+        } else if f.stmt.is_none_or(|s| s.kind() != "for_statement") {
+            errors.push(not_above_a_loop(f.span()));
         }
     }
-    let grid_and_halo = grid_and_halo(clauses, pipeline.node, source);
-    let (grid, halo) = match grid_and_halo {
-        Ok(v) => v,
-        Err(d) => return Err(errors.into_iter().chain(d).collect()),
-    };
-    if !errors.is_empty() {
-        return Err(errors);
+    errors
+}
+
+fn not_above_a_loop(span: Span) -> Diagnostic {
+    Diagnostic::new(
+        span,
+        "`loop` directive not followed by a `for` loop",
+        "nothing to annotate",
+        "put `#pragma tpace loop dim(d)` directly above a spatial `for` loop",
+    )
+}
+
+/// The `init` line, if any. It marks where the program's set-up is done, so it
+/// may stand anywhere outside the time loops (in `main` before a call to the
+/// function that holds the pipeline, say), once, and not after a pipeline of
+/// its own function (text order is execution order only within a function).
+fn init_line(
+    source: &str,
+    found: &[Found],
+    pipelines: &[&Found],
+    time_loops: &[Node],
+    errors: &mut Vec<Diagnostic>,
+) -> Option<Span> {
+    let inits: Vec<&Found> = found
+        .iter()
+        .filter(|f| f.directive == Directive::Init)
+        .collect();
+    let first = inits.first()?;
+    for again in &inits[1..] {
+        errors.push(Diagnostic::new(
+            again.span(),
+            "`init` is given twice",
+            "second init",
+            format!(
+                "`#pragma tpace init` marks the one place where the program's set-up is done; \
+                 keep the one at line {}",
+                crate::diag::line_col(source, first.line.span.start).0
+            ),
+        ));
     }
-    let arrays = decls::listed_arrays(clauses, pipeline.node, tree, source, grid.rank())?;
+    let at = first.line.span.start;
+    if time_loops.iter().any(|t| t.byte_range().contains(&at)) {
+        errors.push(Diagnostic::new(
+            first.span(),
+            "`init` inside a pipelined time loop",
+            "misplaced init",
+            "put `#pragma tpace init` where the set-up is done, before the time loop",
+        ));
+        return None;
+    }
+    let function = |node: Option<Node>| node.and_then(decls::enclosing_function).map(|f| f.id());
+    let init_function = first
+        .stmt
+        .and_then(decls::enclosing_function)
+        .map(|f| f.id());
+    for (p, t) in pipelines.iter().zip(time_loops) {
+        let same_function = init_function.is_some() && init_function == function(Some(*t));
+        if same_function && p.line.span.start < at {
+            errors.push(Diagnostic::new(
+                first.span(),
+                "`init` comes after the `pipeline` directive",
+                "misplaced init",
+                "put `#pragma tpace init` before the pipelined time loop",
+            ));
+        }
+    }
+    Some(first.span())
+}
+
+/// Lower one pipelined time loop.
+fn lower_pipeline(
+    path: &str,
+    source: &str,
+    tree: &tree_sitter::Tree,
+    found: &[Found],
+    pipeline: &Found,
+    clauses: &PipelineClauses,
+    time_loop: Node,
+) -> DiagResult<Pipeline> {
+    let (grid, halo) = grid_and_halo(clauses, pipeline.span())?;
+    let arrays = decls::listed_arrays(clauses, pipeline.span(), time_loop, tree, source, &grid)?;
     let mut time = loops::time_loop(time_loop, source)?;
     let ctx = loops::Context {
         grid: &grid,
@@ -121,7 +239,7 @@ pub fn lower(path: &str, source: &str, tree: &tree_sitter::Tree) -> DiagResult<P
     };
     if let Err(mut jumps) = loops::forbid_jumps(time_loop, source) {
         // A jump under a test of a reduction is a convergence test: say so.
-        if let Ok((mut body, _)) = lower_body(time_loop, &ctx, &found) {
+        if let Ok((mut body, _)) = lower_body(time_loop, &ctx, found) {
             resolve_variables(&mut time, &mut body, &arrays, time_loop, tree, source);
             let reductions = reductions::find(&mut body, tree, source);
             for d in &mut jumps {
@@ -130,31 +248,26 @@ pub fn lower(path: &str, source: &str, tree: &tree_sitter::Tree) -> DiagResult<P
         }
         return Err(jumps);
     }
-    let (mut body, host) = lower_body(time_loop, &ctx, &found)?;
+    let (mut body, host) = lower_body(time_loop, &ctx, found)?;
     let arrays = drop_unused_components(arrays, &mut body);
     resolve_variables(&mut time, &mut body, &arrays, time_loop, tree, source);
     let reductions = reductions::find(&mut body, tree, source);
     host::check(&host, &body, &reductions, &arrays, &time, tree, source)?;
     let function = decls::enclosing_function(time_loop).map_or(0..0, span);
     let (line, col) = crate::diag::line_col(source, time_loop.start_byte());
-    Ok(Program {
-        path: path.to_string(),
-        source: source.to_string(),
-        init,
-        pipeline: Pipeline {
-            pragma: pragma_line(pipeline.node, source),
-            stmt: span(time_loop),
-            function,
-            location: format!("{path}:{line}:{col}"),
-            time,
-            grid,
-            halo,
-            arrays,
-            body,
-            host,
-            reductions,
-            asynchronous: clauses.asynchronous,
-        },
+    Ok(Pipeline {
+        pragma: pipeline.span(),
+        stmt: span(time_loop),
+        function,
+        location: format!("{path}:{line}:{col}"),
+        time,
+        grid,
+        halo,
+        arrays,
+        body,
+        host,
+        reductions,
+        asynchronous: clauses.asynchronous,
     })
 }
 
@@ -224,46 +337,10 @@ fn resolve_variables(
     }
 }
 
-/// The `preproc_arg` of a `#pragma` line.
-fn pragma_arg<'t>(node: Node<'t>, source: &str) -> Option<Node<'t>> {
-    if node.kind() != "preproc_call" {
-        return None;
-    }
-    let directive = node.child_by_field_name("directive")?;
-    (text(directive, source) == "#pragma")
-        .then(|| node.child_by_field_name("argument"))
-        .flatten()
-}
-
-/// The span of a pragma line without its trailing newline.
-fn pragma_line(node: Node, source: &str) -> std::ops::Range<usize> {
-    let r = node.byte_range();
-    let trimmed = source[r.clone()].trim_end().len();
-    r.start..r.start + trimmed
-}
-
-fn inside(node: Node, outer: Node) -> bool {
-    node.start_byte() >= outer.start_byte() && node.end_byte() <= outer.end_byte()
-}
-
-/// The statement after `node` among its siblings, skipping comments.
-fn next_statement(node: Node) -> Option<Node> {
-    let mut next = node.next_named_sibling();
-    while let Some(n) = next {
-        if n.kind() != "comment" {
-            return Some(n);
-        }
-        next = n.next_named_sibling();
-    }
-    None
-}
-
 fn missing_pipeline(source: &str, found: &[Found]) -> Diagnostic {
     let at = found
         .first()
-        .map_or(0..source.find('\n').unwrap_or(source.len()), |f| {
-            pragma_line(f.node, source)
-        });
+        .map_or(0..source.find('\n').unwrap_or(source.len()), Found::span);
     Diagnostic::new(
         at,
         "no `#pragma tpace pipeline` directive",
@@ -272,12 +349,7 @@ fn missing_pipeline(source: &str, found: &[Found]) -> Diagnostic {
     )
 }
 
-fn grid_and_halo(
-    clauses: &PipelineClauses,
-    pragma: Node,
-    source: &str,
-) -> DiagResult<(Grid, Vec<Halo>)> {
-    let whole = pragma_line(pragma, source);
+fn grid_and_halo(clauses: &PipelineClauses, whole: Span) -> DiagResult<(Grid, Vec<Halo>)> {
     let Some((size, size_span)) = &clauses.size else {
         return Err(vec![Diagnostic::new(
             whole,
@@ -354,53 +426,30 @@ fn lower_body(
     let mut sweeps = Vec::new();
     let mut host = Vec::new();
     let mut errors = Vec::new();
-    let mut pending_dim: Option<(usize, Node)> = None;
+    let loop_dim = found_loops(found);
     for item in body_items(body) {
         match item.kind() {
             "comment" => {}
-            "preproc_call" => {
-                let dir = found.iter().find(|f| f.node == item).map(|f| &f.directive);
-                match dir {
-                    Some(Directive::Loop { dim, .. }) => pending_dim = Some((*dim, item)),
-                    _ => errors.push(Diagnostic::new(
-                        pragma_line(item, source),
-                        "unexpected preprocessor line in the time loop",
-                        "here",
-                        "only `#pragma tpace loop dim(d)` lines may appear in the time loop",
-                    )),
-                }
-            }
-            "for_statement" => match pending_dim.take() {
-                Some((dim, pragma)) => {
-                    match loops::sweep(item, dim, pragma, ctx, found_loops(found)) {
-                        Ok(s) => sweeps.push(s),
-                        Err(d) => errors.extend(d),
-                    }
-                }
+            kind if kind.starts_with("preproc") => errors.push(Diagnostic::new(
+                loops::first_line(item, source),
+                "unexpected preprocessor line in the time loop",
+                "here",
+                "only `#pragma` lines may appear in the time loop; move conditional compilation \
+                 and macro definitions outside it",
+            )),
+            "for_statement" => match loop_dim(item) {
+                Some((dim, pragma)) => match loops::sweep(item, dim, pragma, ctx, &loop_dim) {
+                    Ok(s) => sweeps.push(s),
+                    Err(d) => errors.extend(d),
+                },
                 None => errors.push(loops::missing_dim(item, source)),
             },
             // Any other statement runs on the host, in the replay of the time loop.
-            _ => match pending_dim.take() {
-                Some((_, pragma)) => errors.push(Diagnostic::new(
-                    pragma_line(pragma, source),
-                    "`loop` directive not followed by a `for` loop",
-                    "nothing to annotate",
-                    "put `#pragma tpace loop dim(d)` directly above a spatial `for` loop",
-                )),
-                None => host.push(HostStatement {
-                    span: span(item),
-                    before: sweeps.len(),
-                }),
-            },
+            _ => host.push(HostStatement {
+                span: span(item),
+                before: sweeps.len(),
+            }),
         }
-    }
-    if let Some((_, pragma)) = pending_dim {
-        errors.push(Diagnostic::new(
-            pragma_line(pragma, source),
-            "`loop` directive not followed by a `for` loop",
-            "nothing to annotate",
-            "put `#pragma tpace loop dim(d)` directly above a spatial `for` loop",
-        ));
     }
     if errors.is_empty() && sweeps.is_empty() {
         errors.push(Diagnostic::new(
@@ -417,32 +466,16 @@ fn lower_body(
     }
 }
 
-/// The `loop dim(d)` pragma nodes and their dimension.
-fn found_loops<'a, 't>(found: &'a [Found<'t>]) -> impl Fn(Node) -> Option<usize> + 'a {
+/// The `loop dim(d)` directive attached to a `for` statement: its dimension and line.
+fn found_loops<'a, 't>(found: &'a [Found<'t>]) -> impl Fn(Node) -> Option<(usize, Span)> + 'a {
     move |node| {
         found
             .iter()
-            .find(|f| f.node == node)
-            .and_then(|f| match f.directive {
-                Directive::Loop { dim, .. } => Some(dim),
+            .filter(|f| f.stmt == Some(node))
+            .find_map(|f| match f.directive {
+                Directive::Loop { dim, .. } => Some((dim, f.span())),
                 _ => None,
             })
     }
 }
 
-/// `n` and a noun, singular or plural: `1 dimension`, `2 dimensions`.
-pub(crate) fn count(n: usize, one: &str, many: &str) -> String {
-    if n == 1 {
-        format!("1 {one}")
-    } else {
-        format!("{n} {many}")
-    }
-}
-
-/// Intent of each listed name, for messages.
-pub(crate) fn intent_word(intent: Intent) -> &'static str {
-    match intent {
-        Intent::InOut => "targetinout",
-        Intent::In => "targetin",
-    }
-}

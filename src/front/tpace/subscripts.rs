@@ -6,7 +6,8 @@
 use super::decls::{declared_depth, find_decl};
 use super::loops::Context;
 use crate::diag::{DiagResult, Diagnostic};
-use crate::front::cst::{descendants, mentions, parse_c, span, text};
+use crate::front::cst::{descendants, parse_c, span, text};
+use crate::text::mentions;
 use crate::front::poly::Poly;
 use crate::ir::{Access, AccessKind, Array, Grid, Layout, StepValue, SweepLoop};
 use tree_sitter::Node;
@@ -428,7 +429,7 @@ fn component_of<'a, 't>(
             span(node),
             format!(
                 "`{name}` is declared with a component dimension but subscripted with {}",
-                super::count(indices.len(), "index", "indices")
+                crate::text::count(indices.len(), "index", "indices")
             ),
             format!("{} expected: a component, then one per dimension", rank + 1),
             help,
@@ -524,8 +525,8 @@ fn per_dim_offsets<'t>(
             format!(
                 "`{}` is subscripted with {} but the grid has {}",
                 array.display_name(),
-                super::count(indices.len(), "index", "indices"),
-                super::count(grid.rank(), "dimension", "dimensions")
+                crate::text::count(indices.len(), "index", "indices"),
+                crate::text::count(grid.rank(), "dimension", "dimensions")
             ),
             WRONG_COUNT,
             format!("write it as {expected}"),

@@ -131,12 +131,12 @@ fn profiles_without_the_figures_are_refused() {
 #[test]
 fn shape_from_a_compiled_program() {
     let src = include_str!("../../../examples/heat3d.c");
-    let c = crate::driver::compile_source("heat3d.c", src).unwrap();
-    let s = StencilShape::from_compiled(&c, &[96, 64, 80]).unwrap();
+    let c = crate::plan::compile_source("heat3d.c", src).unwrap();
+    let s = StencilShape::from_unit(c.unit(0), &[96, 64, 80]).unwrap();
     assert_eq!(s.extents, vec![80, 64, 96]);
     assert_eq!(s.radius, vec![1, 1, 1]);
     assert_eq!((s.arrays, s.elem_bytes, s.flops), (2, 4, 8));
     let e = evolve(&machine("c2070"), &s);
     assert!(e.params.size() <= 1024);
-    assert!(StencilShape::from_compiled(&c, &[1, 2, 3, 4]).is_err());
+    assert!(StencilShape::from_unit(c.unit(0), &[1, 2, 3, 4]).is_err());
 }

@@ -1,6 +1,6 @@
-/* ==== tpace runtime, base part (embedded by the translator; same for every program and target) ====
+/* ==== tpace runtime, base part (shipped by the translator; the same for every program and target) ====
  * The clock and the array dump that `tpace run` uses to compare a translation
- * with the sequential program (the reference build embeds only this part).
+ * with the sequential program (the reference build has only this part).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -8,8 +8,6 @@
 #include <string.h>
 #include <time.h>
 
-#define TPACE_MAX(a, b) ((a) > (b) ? (a) : (b))
-#define TPACE_MIN(a, b) ((a) < (b) ? (a) : (b))
 static inline double tpace_now(void)
 {
     struct timespec ts;
@@ -19,8 +17,8 @@ static inline double tpace_now(void)
 
 /* Append one array to the file named by TPACE_DUMP (nothing when unset):
  * a text line "name elem_bytes rank lo n lo n ..." and the raw elements. */
-static inline void tpace_dump(const char *name, const void *data, size_t elem, int rank,
-                              const long *lo, const long *n)
+static void tpace_dump(const char *name, const void *data, unsigned long elem, int rank, const long *lo,
+                       const long *n)
 {
     const char *path = getenv("TPACE_DUMP");
     if (path == NULL || *path == '\0')
@@ -31,7 +29,7 @@ static inline void tpace_dump(const char *name, const void *data, size_t elem, i
         exit(2);
     }
     size_t count = 1;
-    fprintf(f, "%s %zu %d", name, elem, rank);
+    fprintf(f, "%s %lu %d", name, elem, rank);
     for (int d = 0; d < rank; d++) {
         fprintf(f, " %ld %ld", lo[d], n[d]);
         count *= (size_t)n[d];

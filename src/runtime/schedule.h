@@ -1,192 +1,20 @@
-/* ==== tpace runtime, schedule part (embedded by the translator; same for every program and target) ====
+/* ==== tpace runtime, schedule part (shipped by the translator; the same for every program and target) ====
  * Run-time parameters from the environment, the chunk arithmetic of the
  * out-of-core schedules, the schedule executor (which planes go where, in
- * which order, on which queue), the device-memory budget and the timing
- * report. The target part that follows supplies the tpace_dev_* hooks
- * declared below (allocation, copies, queues).
+ * which order, on which queue, and the loop over chunks, steps and sweeps that
+ * calls each sweep's launcher), the device-memory budget and the timing report.
+ * The target part supplies the tpace_dev_* hooks declared in the types part
+ * (allocation, copies, queues) and the launchers.
  */
 #include <math.h>
 
-#define TPACE_MAX_SLOTS 64
-/* Most dimensions of a grid with a folded temporary (the translator's MAX_SWAP_RANK). */
-#define TPACE_MAX_RANK 8
-
-/* Schedules (DESIGN.md §3).
- * naive:  every step, every chunk goes to the device and back.
- * mm:     a chunk plus ghost planes goes in, k steps run on a shrinking window,
- *         the chunk's own planes come back (tpace paper, Fig. 4).
- * mmtb:   chunks in order along the cut axis with time-skewed windows; the planes
- *         a chunk needs from its predecessor are handed over on the device, so
- *         every point is computed once per step (MMTB paper §4, ETBM poster).
- * incore: the whole grid stays on the device for all steps. */
-enum tpace_schedule { TPACE_NAIVE = 0, TPACE_MM = 1, TPACE_MMTB = 2, TPACE_INCORE = 3 };
-
-/* How a listed array moves between host and device. */
-enum tpace_transfer {
-    TPACE_UPDOWN = 0,     /* read and written: in and out every block of k steps */
-    TPACE_UP = 1,         /* only read: in every block */
-    TPACE_LAST_BLOCK = 2, /* pure temporary: moved only in the last block, for its final values */
-    TPACE_UNUSED = 3,     /* listed but never touched by a sweep */
-    TPACE_FOLDED = 4      /* the temporary of a copy run as a swap: never on the device; after the
-                           * last step it equals the copy's destination on the copy's box (and no
-                           * sweep writes it elsewhere), so the last block downloads that box of the
-                           * destination's buffers into it */
-};
-
-/* Runtime functions that only some programs call (those with reductions). */
-#define TPACE_MAYBE_UNUSED __attribute__((unused))
-
-/* How a reduction combines its terms. */
-enum tpace_reduce_op { TPACE_RED_SUM = 0, TPACE_RED_MAX = 1, TPACE_RED_MIN = 2 };
-
-/* One reduction in a sweep (`gosa += ss * ss`): its result for every time step, in
- * the type the program declares. The generated program replays the time loop on the
- * host after the pipeline and combines step t's result into the variable there. */
-typedef struct tpace_reduction {
-    const char *name; /* the accumulator, for messages */
-    size_t elem;      /* bytes per value: 4 (float) or 8 (double) */
-    int op;           /* enum tpace_reduce_op */
-    void *partial;    /* host: one value per step, starting at the identity */
-    void *dev;        /* device: the same slots, where the target reduces on the device */
-} tpace_reduction;
-
-/* What the translator knows about the pipelined loop. */
-typedef struct tpace_shape {
-    const char *where;   /* file:line:col of the time loop, for messages */
-    long lo, n;          /* the cut axis (outermost dimension) covers indices [lo, lo + n) */
-    size_t plane;        /* elements per plane (product of the inner extents) */
-    long reach_lo;       /* mm: planes one time step reads below a computed plane */
-    long reach_hi;       /* ... and above */
-    long skew;           /* mmtb: planes the sweep windows move down per step */
-    long below;          /* mmtb: planes below its window a chunk reads at the block's first step */
-    long above;          /* mmtb: planes above a chunk it reads before anything writes them */
-    long steps;          /* time steps of the loop */
-    int rank;            /* dimensions of the grid */
-    const long *dim_lo;  /* per dimension, outermost (the cut axis) first: first index */
-    const long *dim_n;   /* ... and extent (dim_lo[0] = lo, dim_n[0] = n) */
-    int default_k;       /* defaults when the model has no plan that fits */
-    long default_chunks;
-    int default_streams;
-    int fuse_max;        /* most steps one kernel may advance (1: this program's kernels do one) */
-    int fuse_default;    /* steps per kernel unless TPACE_FUSE says otherwise */
-    const tpace_model *model; /* the performance model for this program and machine (model part) */
-} tpace_shape;
-
-/* One listed array: the user's host memory and its device buffers. */
-typedef struct tpace_array {
-    const char *name;             /* for messages and the dump */
-    void *host;                   /* the user's array, element (lo, lo, ...) first */
-    size_t elem;                  /* bytes per element */
-    int transfer;                 /* enum tpace_transfer */
-    void *slot[TPACE_MAX_SLOTS];  /* one chunk buffer per slot (queue) */
-    void *carry;                  /* mm: lower ghost planes handed from chunk c to c + 1 */
-    int swap;                     /* 1: a copy sweep into this array runs as a buffer swap */
-    void *shadow[TPACE_MAX_SLOTS]; /* swap: the second buffer per slot */
-    int fused;                    /* 1: the array fused kernels advance several steps at a time */
-    void *strip_in[TPACE_MAX_SLOTS];  /* fused mmtb: intermediate steps' rows below the chunk, from its predecessor */
-    void *strip_out[TPACE_MAX_SLOTS]; /* ... and below its top edge, for its successor */
-    int fold_of;                  /* TPACE_FOLDED: the array whose buffers hold its final values */
-    const long *fold_lo;          /* TPACE_FOLDED: the copy's box, [fold_lo[d], fold_hi[d]) in */
-    const long *fold_hi;          /* dimension d (cut axis first) */
-    void *fold_keep;              /* TPACE_FOLDED: its cells between the box's rows, kept on the host (tpace_fold_gaps) */
-} tpace_array;
-
-/* Whether an array has device buffers (a folded temporary and an unused array have none). */
-static inline int tpace_on_device(const tpace_array *a)
+/* Stop, in plain words, when an array is not laid out the way its accesses were read. */
+static inline void tpace_check_layout(const tpace_shape *s, int ok, const char *what)
 {
-    return a->transfer != TPACE_UNUSED && a->transfer != TPACE_FOLDED;
-}
-
-/* The out-of-core plan: shape, chosen parameters and the memory they need. */
-typedef struct tpace_plan {
-    tpace_shape s;
-    int schedule;        /* enum tpace_schedule */
-    int k;               /* time steps per transfer (1 for naive, all steps for incore) */
-    long b;              /* chunk width in planes */
-    int streams;         /* queues requested */
-    long nchunks;        /* ceil(n / b) */
-    int slots;           /* chunk buffers (and queues) in use */
-    long slot_planes;    /* planes in one chunk buffer */
-    size_t plane_bytes;  /* bytes of one plane of every array that lives on the device */
-    size_t strip_plane_bytes; /* bytes of one plane of the fused array (its strips' planes) */
-    size_t device_bytes; /* device memory the plan needs */
-    size_t budget;       /* device memory it may use (0: unknown) */
-    double seconds;      /* wall time of the pipeline */
-    size_t reduction_bytes; /* device bytes of the reductions' per-step slots */
-    int fuse_wanted;     /* steps per kernel asked for (TPACE_FUSE or the program's default) */
-    int fuse;            /* steps per kernel in use (1: one step per kernel) */
-    long strip_planes;   /* fused mmtb: planes of each hand-over strip (0: none) */
-    double predicted;    /* the model's prediction of that time (0: no model) */
-    char chosen_by[160]; /* who chose the parameters, for the report */
-} tpace_plan;
-
-/* The chunk the executor hands to the generated kernels. */
-typedef struct tpace_chunk {
-    long c;         /* chunk index along the cut axis */
-    long t;         /* first step of the block, counted from 0 */
-    int kb;         /* steps in this block (the last block may be short) */
-    int slot;       /* buffer slot, also the queue its work goes to */
-    long base;      /* grid plane at the start of the slot's buffers */
-    int last_block; /* whether this is the block with the loop's last step */
-} tpace_chunk;
-
-/* One operation of the timeline TPACE_TRACE records: what it did for which chunk,
- * and the device stamps (tpace_dev_stamp) on the chunk's queue where it started and
- * where it was done. */
-typedef struct tpace_trace_op {
-    long c, t;    /* the chunk and the first step of its block */
-    int kb, slot; /* the block's steps and the chunk's queue */
-    int what;     /* enum tpace_trace_what */
-    int from, to; /* stamps */
-    size_t bytes; /* bytes moved (0 for kernels) */
-} tpace_trace_op;
-
-/* The timeline being recorded (TPACE_TRACE=FILE; off while file is NULL). */
-typedef struct tpace_trace {
-    FILE *file;
-    const char *path;
-    tpace_trace_op *ops;
-    long n, cap;
-    int origin;       /* the stamp all times count from */
-    int kernels_from; /* the stamp where the current chunk's kernels may start */
-} tpace_trace;
-
-/* The executor's state. */
-typedef struct tpace_rt {
-    tpace_plan plan;
-    tpace_array *arrays;
-    int narrays;
-    tpace_reduction *reductions; /* reductions in sweeps (NULL when none) */
-    int nreductions;
-    tpace_chunk cur; /* the chunk whose kernels were issued last */
-    int started;     /* whether `cur` holds a chunk */
-    double start;
-    int mark_queue[TPACE_MAX_SLOTS]; /* target bookkeeping for tpace_dev_mark */
-    tpace_trace trace;               /* TPACE_TRACE's timeline */
-    void *target;                    /* target-specific state */
-} tpace_rt;
-
-/* ---- Hooks every target defines (queues 0 .. slots - 1 carry chunks; queue `slots` the mm carry). ---- */
-static void *tpace_dev_alloc(tpace_rt *r, size_t bytes);  /* NULL when device memory runs out */
-static void tpace_dev_free(tpace_rt *r, void *p);
-static void tpace_dev_upload(tpace_rt *r, void *dev, const void *host, size_t bytes, int q);
-static void tpace_dev_download(tpace_rt *r, void *host, const void *dev, size_t bytes, int q);
-static void tpace_dev_copy(tpace_rt *r, void *dst, const void *src, size_t bytes, int q);
-static void tpace_dev_wait(tpace_rt *r, int from_q, int to_q); /* to_q waits for the work on from_q so far */
-static void tpace_dev_mark(tpace_rt *r, int q, int id);        /* remember the work on q so far as mark id */
-static void tpace_dev_wait_mark(tpace_rt *r, int id, int q);   /* q waits for mark id */
-static void tpace_dev_sync(tpace_rt *r);                       /* wait for all queues */
-static size_t tpace_dev_free_memory(tpace_rt *r);              /* free device bytes, 0 when unknown */
-static void tpace_dev_begin(tpace_rt *r);                      /* queues, host registration */
-static void tpace_dev_end(tpace_rt *r);
-static int tpace_dev_reduces_on_device(void); /* 1: kernels add into tpace_reduction.dev */
-static int tpace_dev_stamp(tpace_rt *r, int q); /* a device timestamp once q's work so far is done; -1: no timers */
-static double tpace_dev_stamp_ms(tpace_rt *r, int from, int to); /* after a sync: ms from stamp `from` to `to` */
-
-static inline void tpace_fail(const tpace_plan *p, const char *what)
-{
-    fprintf(stderr, "tpace: %s: %s\n", p && p->s.where ? p->s.where : "runtime", what);
-    exit(2);
+    if (!ok) {
+        fprintf(stderr, "tpace: %s: %s\n", s->where, what);
+        exit(2);
+    }
 }
 
 /* A whole number from the environment, or `fallback` when unset. */
@@ -541,64 +369,42 @@ static inline void tpace_window(const tpace_plan *p, const tpace_chunk *ch, int 
     *to = TPACE_MIN(tpace_own_hi(p, ch->c) + (p->s.reach_hi * left + extra_hi), win_hi);
 }
 
-/* Most steps one fused kernel advances (the translator instantiates kernels for 2 .. this). */
-#define TPACE_FUSE_MAX 4
-
-/* What a fused kernel (two-level blocking, MMTB paper §2.1) needs to know about the
- * group of steps it advances: where the chunk's rows are, each step's window, how the
- * launch splits the rows among blocks, and the mmtb strips that carry the group's
- * intermediate steps from one chunk to the next. */
-typedef struct tpace_fuse_args {
-    long base;                /* grid row of the chunk buffers' first row */
-    long rows_lo, rows_hi;    /* grid rows the buffers hold: [rows_lo, rows_hi) */
-    long box_lo, box_hi;      /* the sweep's rows along the cut axis */
-    long wlo[TPACE_FUSE_MAX]; /* rows [wlo[l], whi[l]) step l of the group computes (its window) */
-    long whi[TPACE_FUSE_MAX];
-    long seg_lo, seg_hi, seg; /* rows the launch covers, seg of them per block */
-    long level0;              /* the group's first step within the block */
-    long skew, strip_rows;    /* strips: step m of the block keeps the strip_rows rows below */
-    long edge_in, edge_out;   /* edge - (m - 1) * skew; the j-th intermediate step of the block */
-                              /* fills planes [j * strip_rows, (j + 1) * strip_rows) of a strip */
-    const void *strip_in;     /* the predecessor's rows of the intermediate steps (NULL: none) */
-    void *strip_out;          /* this chunk's rows of them, for its successor (NULL: none) */
-} tpace_fuse_args;
-
 /* Fill the arguments of a fused kernel that runs steps [i, i + len) of chunk ch's block
  * for a sweep whose windows trail by tau and whose rows along the cut axis are
  * [box_lo, box_hi); `tiles` blocks cover the other axes, and a step reads `reach` rows
  * along the cut axis (below plus above). Returns the number of segments of rows (0:
  * no row of any step's window is in the box, nothing to launch). */
-TPACE_MAYBE_UNUSED static inline long tpace_fuse_setup(tpace_rt *r, const tpace_chunk *ch, int i, int len, long tau,
+static inline long tpace_fuse_setup(tpace_rt *r, const tpace_chunk *ch, int i, int len, long tau,
                                                        long box_lo, long box_hi, long tiles, long reach, int array,
                                                        tpace_fuse_args *f)
 {
     const tpace_plan *p = &r->plan;
     const tpace_array *arr = &r->arrays[array];
     memset(f, 0, sizeof *f);
-    f->base = ch->base;
-    f->rows_lo = TPACE_MAX(ch->base, p->s.lo);
-    f->rows_hi = TPACE_MIN(ch->base + p->slot_planes, p->s.lo + p->s.n);
-    f->box_lo = box_lo;
-    f->box_hi = box_hi;
+    f->tp_base = ch->base;
+    f->tp_rows_lo = TPACE_MAX(ch->base, p->s.lo);
+    f->tp_rows_hi = TPACE_MIN(ch->base + p->slot_planes, p->s.lo + p->s.n);
+    f->tp_box_lo = box_lo;
+    f->tp_box_hi = box_hi;
     long lo = box_hi, hi = box_lo;
     for (int l = 0; l < len; l++) {
-        tpace_window(p, ch, i + l, 0, 0, tau, &f->wlo[l], &f->whi[l]);
-        lo = TPACE_MIN(lo, TPACE_MAX(f->wlo[l], box_lo));
-        hi = TPACE_MAX(hi, TPACE_MIN(f->whi[l], box_hi));
+        tpace_window(p, ch, i + l, 0, 0, tau, &f->tp_wlo[l], &f->tp_whi[l]);
+        lo = TPACE_MIN(lo, TPACE_MAX(f->tp_wlo[l], box_lo));
+        hi = TPACE_MAX(hi, TPACE_MIN(f->tp_whi[l], box_hi));
     }
-    f->seg_lo = lo;
-    f->seg_hi = hi;
-    f->seg = (long)tpace_mc_fuse_segment((tpace_u64)TPACE_MAX(hi - lo, 0L), (tpace_u64)TPACE_MAX(tiles, 1L),
+    f->tp_seg_lo = lo;
+    f->tp_seg_hi = hi;
+    f->tp_seg = (long)tpace_mc_fuse_segment((tpace_u64)TPACE_MAX(hi - lo, 0L), (tpace_u64)TPACE_MAX(tiles, 1L),
                                          (tpace_u64)len, (tpace_u64)reach);
-    const long seg = f->seg;
-    f->level0 = i;
-    f->skew = p->s.skew;
-    f->strip_rows = p->s.skew + p->s.reach_lo;
+    const long seg = f->tp_seg;
+    f->tp_level0 = i;
+    f->tp_skew = p->s.skew;
+    f->tp_strip_rows = p->s.skew + p->s.reach_lo;
     if (p->strip_planes > 0) {
-        f->edge_in = tpace_own_lo(p, ch->c) - tau;
-        f->edge_out = tpace_own_hi(p, ch->c) - tau;
-        f->strip_in = ch->c > 0 ? arr->strip_in[ch->slot] : NULL;
-        f->strip_out = ch->c + 1 < p->nchunks ? arr->strip_out[ch->slot] : NULL;
+        f->tp_edge_in = tpace_own_lo(p, ch->c) - tau;
+        f->tp_edge_out = tpace_own_hi(p, ch->c) - tau;
+        f->tp_strip_in = ch->c > 0 ? arr->strip_in[ch->slot] : NULL;
+        f->tp_strip_out = ch->c + 1 < p->nchunks ? arr->strip_out[ch->slot] : NULL;
     }
     return lo < hi ? (hi - lo + seg - 1) / seg : 0;
 }
@@ -607,7 +413,7 @@ TPACE_MAYBE_UNUSED static inline long tpace_fuse_setup(tpace_rt *r, const tpace_
  * that every point counts once per step: mmtb and incore compute every plane in one
  * chunk only, but mm and naive also compute ghost planes that neighbouring chunks own,
  * and there only the chunk's own planes count. */
-TPACE_MAYBE_UNUSED static inline void tpace_count_window(const tpace_plan *p, const tpace_chunk *ch, long from, long to,
+static inline void tpace_count_window(const tpace_plan *p, const tpace_chunk *ch, long from, long to,
                                                          long *lo, long *hi)
 {
     if (p->schedule == TPACE_MM || p->schedule == TPACE_NAIVE) {
@@ -693,15 +499,6 @@ static inline void tpace_reductions_download(tpace_rt *r)
         if (red->dev != NULL)
             tpace_dev_free(r, red->dev);
         red->dev = NULL;
-    }
-}
-
-/* Free the host slots once the generated program has replayed the time loop. */
-TPACE_MAYBE_UNUSED static inline void tpace_reductions_end(tpace_rt *r)
-{
-    for (int i = 0; i < r->nreductions; i++) {
-        free(r->reductions[i].partial);
-        r->reductions[i].partial = NULL;
     }
 }
 
@@ -800,20 +597,6 @@ static inline void tpace_trace_begin(tpace_rt *r)
     }
     tr->path = path;
     tr->kernels_from = -1;
-}
-
-/* Room for item n of a growing array of `size`-byte items, doubling its capacity
- * *cap from `first` (the trace's records here, its stamps in the target part). */
-static inline void *tpace_trace_grow(const tpace_plan *p, void *items, long *cap, long n, size_t size, long first)
-{
-    if (n < *cap)
-        return items;
-    const long want = *cap ? 2 * *cap : first;
-    void *more = realloc(items, (size_t)want * size);
-    if (more == NULL)
-        tpace_fail(p, "host memory ran out recording the TPACE_TRACE timeline");
-    *cap = want;
-    return more;
 }
 
 /* A stamp where an operation on queue q starts (-1 when not recording). */
@@ -1215,9 +998,10 @@ static inline void tpace_chunk_out(tpace_rt *r, const tpace_chunk *ch, long max_
     }
 }
 
-/* Set up: the plan, the device buffers, the queues, and the slots of the sweeps' reductions. */
-static inline void tpace_begin_reducing(tpace_rt *r, const tpace_shape *shape, tpace_array *arrays, int narrays,
-                                        tpace_reduction *reductions, int nreductions)
+/* Set up: the plan, the device buffers, the queues, and the slots of the sweeps'
+ * reductions (their per-step results stay the caller's: it frees each `partial`). */
+static inline void tpace_begin(tpace_rt *r, const tpace_shape *shape, tpace_array *arrays, int narrays,
+                               tpace_reduction *reductions, int nreductions)
 {
     memset(r, 0, sizeof *r);
     r->arrays = arrays;
@@ -1287,12 +1071,6 @@ static inline void tpace_begin_reducing(tpace_rt *r, const tpace_shape *shape, t
     r->start = tpace_now();
 }
 
-/* Set up a pipeline without reductions. */
-TPACE_MAYBE_UNUSED static inline void tpace_begin(tpace_rt *r, const tpace_shape *shape, tpace_array *arrays, int narrays)
-{
-    tpace_begin_reducing(r, shape, arrays, narrays, NULL, 0);
-}
-
 /* Finish the chunk whose kernels were issued last and bring the next one in.
  * max_tau is the largest window trail of any sweep (mmtb). Returns 0 when all
  * steps are done. */
@@ -1343,6 +1121,119 @@ static inline int tpace_next(tpace_rt *r, tpace_chunk *ch, long max_tau)
     r->started = 1;
     *ch = next;
     return 1;
+}
+
+/* ---- The pipeline's steps: the same loop for every program and target. ---- */
+
+/* The largest window trail of any sweep (mmtb: how far behind its chunk the last
+ * update of a block ends). */
+static inline long tpace_max_tau(const tpace_sweep *sweeps, int nsweeps)
+{
+    long tau = 0;
+    for (int s = 0; s < nsweeps; s++)
+        tau = TPACE_MAX(tau, sweeps[s].tau);
+    return tau;
+}
+
+/* Each array's device buffer for steps [i, i + len) of chunk ch's block: its chunk
+ * buffer; for a swapped array the one of its two that holds step i; for the swap's
+ * folded temporary the other one, which the step's sweep writes. */
+static inline void tpace_step_buffers(const tpace_rt *r, const tpace_chunk *ch, int i, int len, void **buf)
+{
+    for (int a = 0; a < r->narrays; a++) {
+        const tpace_array *arr = &r->arrays[a];
+        if (arr->swap)
+            buf[a] = tpace_swap_buffer(r, ch, a, i);
+        else if (arr->transfer == TPACE_FOLDED)
+            buf[a] = tpace_swap_buffer(r, ch, arr->fold_of, i + len);
+        else
+            buf[a] = tpace_on_device(arr) ? arr->slot[ch->slot] : NULL;
+    }
+}
+
+/* Steps [i, i + len) of chunk ch's block in one fused kernel: the fused sweep's rows
+ * in the steps' windows, its tiles across the other axes. */
+static inline void tpace_launch_fused(tpace_rt *r, const tpace_chunk *ch, int i, int len, const tpace_sweep *sweeps,
+                                      const tpace_fused *fused, tpace_launch *l)
+{
+    const tpace_sweep *sw = &sweeps[fused->sweep];
+    long tiles = 1;
+    for (int d = 1; d < r->plan.s.rank; d++) {
+        l->tp_lo[d] = sw->box_lo[d];
+        l->tp_hi[d] = sw->box_hi[d];
+        if (l->tp_lo[d] >= l->tp_hi[d])
+            return;
+        const long keep = fused->tile[d - 1] - 2L * len * fused->inner_reach[d - 1]; /* columns a block keeps */
+        tiles *= (TPACE_MAX(l->tp_hi[d] - l->tp_lo[d], 1L) + keep - 1) / keep;
+    }
+    tpace_fuse_args f;
+    if (tpace_fuse_setup(r, ch, i, len, sw->tau, sw->box_lo[0], sw->box_hi[0], tiles, fused->reach, fused->array,
+                         &f) == 0)
+        return;
+    l->tp_lo[0] = f.tp_seg_lo;
+    l->tp_hi[0] = f.tp_seg_hi;
+    l->tp_fuse = &f;
+    fused->launch(r, l);
+    l->tp_fuse = NULL;
+}
+
+/* Run the pipeline: for every chunk the executor brings in (tpace_next), every step of
+ * its block and every sweep, the sweep's launcher on the part of its box inside the
+ * step's window; where kernels fuse steps, groups of steps go to the fused launcher
+ * (tpace_group_steps says how many). `in` reaches every launcher as tp_in. */
+static inline void tpace_run(tpace_rt *r, const tpace_sweep *sweeps, int nsweeps, const tpace_fused *fused,
+                             const void *in)
+{
+    const tpace_plan *p = &r->plan;
+    const long max_tau = tpace_max_tau(sweeps, nsweeps);
+    void **buf = (void **)calloc((size_t)TPACE_MAX(r->narrays, 1), sizeof *buf);
+    void **reduced = (void **)calloc((size_t)TPACE_MAX(r->nreductions, 1), sizeof *reduced);
+    if (buf == NULL || reduced == NULL)
+        tpace_fail(p, "host memory ran out starting the pipeline");
+    for (int i = 0; i < r->nreductions; i++)
+        reduced[i] = r->reductions[i].dev;
+    tpace_launch l;
+    memset(&l, 0, sizeof l);
+    l.tp_buf = buf;
+    l.tp_reduced = reduced;
+    l.tp_dim_lo = p->s.dim_lo;
+    l.tp_dim_n = p->s.dim_n;
+    l.tp_in = in;
+    tpace_chunk ch;
+    while (tpace_next(r, &ch, max_tau)) {
+        l.tp_q = ch.slot;
+        l.tp_base = ch.base;
+        for (int i = 0, len = 1; i < ch.kb; i += len) {
+            len = tpace_group_steps(p, &ch, i);
+            tpace_step_buffers(r, &ch, i, len, buf);
+            l.tp_step = ch.t + i;
+            l.tp_steps = len;
+            if (len > 1) {
+                tpace_launch_fused(r, &ch, i, len, sweeps, fused, &l);
+                continue;
+            }
+            for (int s = 0; s < nsweeps; s++) {
+                const tpace_sweep *sw = &sweeps[s];
+                if (sw->launch == NULL) /* the copy a swap replaces */
+                    continue;
+                long from, to;
+                int empty = 0;
+                tpace_window(p, &ch, i, sw->extra_lo, sw->extra_hi, sw->tau, &from, &to);
+                for (int d = 0; d < p->s.rank; d++) {
+                    l.tp_lo[d] = d == 0 ? TPACE_MAX(sw->box_lo[0], from) : sw->box_lo[d];
+                    l.tp_hi[d] = d == 0 ? TPACE_MIN(sw->box_hi[0], to) : sw->box_hi[d];
+                    empty |= l.tp_lo[d] >= l.tp_hi[d];
+                }
+                if (empty)
+                    continue;
+                if (sw->reduces)
+                    tpace_count_window(p, &ch, l.tp_lo[0], l.tp_hi[0], &l.tp_count_lo, &l.tp_count_hi);
+                sw->launch(r, &l);
+            }
+        }
+    }
+    free(buf);
+    free(reduced);
 }
 
 /* One line on stderr that people read and `tpace run` parses. */

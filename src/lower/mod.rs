@@ -1,0 +1,158 @@
+//! Lowering: the IR, its facts and the plan become one host program, in C,
+//! the same for every target. It is the user's program as written, with
+//!
+//! * each pipelined time loop replaced by its call site ([`call_site`]): the
+//!   loop's inputs evaluated once, a call of the pipeline's run function, and
+//!   the host replay of the loop's statements and reductions;
+//! * before the function that holds a loop, the loop's inputs struct
+//!   ([`inputs`]) and the prototypes the call site needs;
+//! * per pipeline, host C to place after the runtime ([`glue`]): the model's
+//!   figures, the launcher declarations and the run function, which describes
+//!   the pipeline to the runtime's executor.
+//!
+//! A target (`back/*`) adds only its device functions and, for each launcher
+//! the glue declares, the kernel and its launch. Names come from [`names`].
+
+pub mod call_site;
+pub mod glue;
+pub mod guard;
+pub mod inputs;
+pub mod names;
+pub mod reference;
+
+use crate::model::Profile;
+use crate::plan::{Compiled, Unit};
+use crate::text::{indent_at, indent_rest, splice};
+pub use names::Names;
+
+/// What the target can do, as far as the host program cares.
+#[derive(Debug, Clone, Copy)]
+pub struct Options<'p> {
+    /// Whether the target prints fused kernels (one kernel advancing several steps).
+    pub fuses: bool,
+    /// The machine the default plans are chosen for.
+    pub profile: &'p Profile,
+}
+
+/// The host program and, per pipeline, what a target needs to complete it.
+#[derive(Debug, Clone)]
+pub struct Lowered<'a> {
+    /// The program, with its plans.
+    pub compiled: &'a Compiled,
+    /// The user's program with each time loop replaced by its call site (C).
+    pub program: String,
+    /// Per pipeline, in source order.
+    pub pipelines: Vec<LoweredPipeline<'a>>,
+    /// The machine profile the default plans are for.
+    pub machine: String,
+    /// Whether the pipelines print fused kernels.
+    pub fuses: bool,
+}
+
+/// One pipeline after lowering.
+#[derive(Debug, Clone)]
+pub struct LoweredPipeline<'a> {
+    /// The pipeline with its facts and plan.
+    pub unit: Unit<'a>,
+    /// The names of what tpace adds for it.
+    pub names: Names,
+    /// Its inputs struct (C and C++), for a target's device file.
+    pub inputs: String,
+    /// Its host C after the runtime.
+    pub glue: String,
+    /// Whether the target must define a fused launcher for it.
+    pub fused: bool,
+}
+
+impl<'a> Lowered<'a> {
+    /// The host runtime and every pipeline's glue, with the user's macros that
+    /// name things in them set aside: what follows the user's program in the
+    /// host file. `target` is the target's device part when it shares the
+    /// host file (empty when it has a file of its own), `hook_linkage` the
+    /// linkage of hooks and launchers (`None`: static, one file).
+    pub fn host_part(&self, target: &str, hook_linkage: Option<&str>) -> String {
+        let mut body = String::new();
+        if let Some(linkage) = hook_linkage {
+            body.push_str(&format!(
+                "/* The device functions and launchers are in the target's own file. */\n#define TPACE_HOOK {linkage}\n"
+            ));
+        }
+        body.push_str(&crate::runtime::host());
+        body.push('\n');
+        body.push_str(target);
+        for p in &self.pipelines {
+            body.push('\n');
+            body.push_str(&p.glue);
+        }
+        guard::wrap(&self.compiled.program.user_macros, &body)
+    }
+
+    /// Whether any pipeline has a fused launcher.
+    pub fn any_fused(&self) -> bool {
+        self.pipelines.iter().any(|p| p.fused)
+    }
+}
+
+/// Lower a compiled program for a target that can do what `options` says.
+pub fn lower<'a>(compiled: &'a Compiled, options: &Options<'_>) -> Result<Lowered<'a>, String> {
+    let mut pipelines = Vec::new();
+    for unit in compiled.units() {
+        let names = Names::new(unit.index);
+        let fused = options.fuses && unit.plan.fusion.is_some();
+        let model =
+            crate::model::cmodel::program_model(unit, options.profile, options.fuses, &names.model())?;
+        pipelines.push(LoweredPipeline {
+            unit,
+            inputs: inputs::definition(unit, &names),
+            glue: glue::glue(unit, &names, &model, fused),
+            names,
+            fused,
+        });
+    }
+    Ok(Lowered {
+        compiled,
+        program: host_program(compiled, &pipelines),
+        pipelines,
+        machine: options.profile.name.clone(),
+        fuses: options.fuses,
+    })
+}
+
+/// The user's program with every pipeline lowered.
+fn host_program(compiled: &Compiled, pipelines: &[LoweredPipeline<'_>]) -> String {
+    let program = &compiled.program;
+    let src = &program.source;
+    let mut edits = Vec::new();
+    if let Some(init) = &program.init {
+        edits.push((
+            init.clone(),
+            "/* tpace init: device buffers are set up where each pipelined loop starts */"
+                .to_string(),
+        ));
+    }
+    let any_reduction = program.pipelines.iter().any(|p| !p.reductions.is_empty());
+    let first_function = pipelines
+        .iter()
+        .map(|p| p.unit.pipeline.function.start)
+        .min()
+        .unwrap_or(0);
+    let shared = call_site::shared_prologue(any_reduction);
+    if !shared.is_empty() {
+        edits.push((first_function..first_function, format!("{shared}\n")));
+    }
+    for lp in pipelines {
+        let p = lp.unit.pipeline;
+        let directive = src[p.pragma.clone()]
+            .trim_start_matches('#')
+            .replace("*/", "* /");
+        edits.push((p.pragma.clone(), format!("/* {directive} */")));
+        let indent = indent_at(src, p.stmt.start);
+        edits.push((
+            p.stmt.clone(),
+            indent_rest(&call_site::block(lp.unit, &lp.names), &indent),
+        ));
+        let at = p.function.start;
+        edits.push((at..at, format!("{}\n", call_site::prologue(lp.unit, &lp.names))));
+    }
+    splice(src, edits)
+}

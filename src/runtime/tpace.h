@@ -1,0 +1,292 @@
+/* ==== tpace runtime, types (shipped by the translator; the same for every program and target) ====
+ * What the host program's runtime and a target's device functions both know: the
+ * plan of a pipeline, its arrays, the executor's state, the device functions (hooks)
+ * every target defines, and the launchers through which the executor starts the
+ * kernels tpace printed for each sweep. Valid C and C++ (a CUDA target compiles
+ * its part as C++).
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TPACE_MAX(a, b) ((a) > (b) ? (a) : (b))
+#define TPACE_MIN(a, b) ((a) < (b) ? (a) : (b))
+
+/* Linkage of the hooks and launchers: static where host program, runtime and device
+ * code share one file; extern (and extern "C" on the C++ side) where a target splits
+ * them over two files. */
+#ifndef TPACE_HOOK
+#define TPACE_HOOK static
+#endif
+
+/* Runtime functions that only some programs call. */
+#define TPACE_MAYBE_UNUSED __attribute__((unused))
+
+struct tpace_model; /* the performance model (model part) */
+
+#define TPACE_MAX_SLOTS 64
+/* Most dimensions of a grid (the translator's runtime::MAX_RANK). */
+#define TPACE_MAX_RANK 8
+
+/* Schedules (DESIGN.md §3).
+ * naive:  every step, every chunk goes to the device and back.
+ * mm:     a chunk plus ghost planes goes in, k steps run on a shrinking window,
+ *         the chunk's own planes come back (tpace paper, Fig. 4).
+ * mmtb:   chunks in order along the cut axis with time-skewed windows; the planes
+ *         a chunk needs from its predecessor are handed over on the device, so
+ *         every point is computed once per step (MMTB paper §4, ETBM poster).
+ * incore: the whole grid stays on the device for all steps. */
+enum tpace_schedule { TPACE_NAIVE = 0, TPACE_MM = 1, TPACE_MMTB = 2, TPACE_INCORE = 3 };
+
+/* How a listed array moves between host and device. */
+enum tpace_transfer {
+    TPACE_UPDOWN = 0,     /* read and written: in and out every block of k steps */
+    TPACE_UP = 1,         /* only read: in every block */
+    TPACE_LAST_BLOCK = 2, /* pure temporary: moved only in the last block, for its final values */
+    TPACE_UNUSED = 3,     /* listed but never touched by a sweep */
+    TPACE_FOLDED = 4      /* the temporary of a copy run as a swap: never on the device; after the
+                           * last step it equals the copy's destination on the copy's box (and no
+                           * sweep writes it elsewhere), so the last block downloads that box of the
+                           * destination's buffers into it */
+};
+
+
+/* How a reduction combines its terms. */
+enum tpace_reduce_op { TPACE_RED_SUM = 0, TPACE_RED_MAX = 1, TPACE_RED_MIN = 2 };
+
+/* One reduction in a sweep (`gosa += ss * ss`): its result for every time step, in
+ * the type the program declares. The generated program replays the time loop on the
+ * host after the pipeline and combines step t's result into the variable there. */
+typedef struct tpace_reduction {
+    const char *name; /* the accumulator, for messages */
+    size_t elem;      /* bytes per value: 4 (float) or 8 (double) */
+    int op;           /* enum tpace_reduce_op */
+    void *partial;    /* host: one value per step, starting at the identity */
+    void *dev;        /* device: the same slots, where the target reduces on the device */
+} tpace_reduction;
+
+/* What the translator knows about the pipelined loop. */
+typedef struct tpace_shape {
+    const char *where;   /* file:line:col of the time loop, for messages */
+    long lo, n;          /* the cut axis (outermost dimension) covers indices [lo, lo + n) */
+    size_t plane;        /* elements per plane (product of the inner extents) */
+    long reach_lo;       /* mm: planes one time step reads below a computed plane */
+    long reach_hi;       /* ... and above */
+    long skew;           /* mmtb: planes the sweep windows move down per step */
+    long below;          /* mmtb: planes below its window a chunk reads at the block's first step */
+    long above;          /* mmtb: planes above a chunk it reads before anything writes them */
+    long steps;          /* time steps of the loop */
+    int rank;            /* dimensions of the grid */
+    const long *dim_lo;  /* per dimension, outermost (the cut axis) first: first index */
+    const long *dim_n;   /* ... and extent (dim_lo[0] = lo, dim_n[0] = n) */
+    int default_k;       /* defaults when the model has no plan that fits */
+    long default_chunks;
+    int default_streams;
+    int fuse_max;        /* most steps one kernel may advance (1: this program's kernels do one) */
+    int fuse_default;    /* steps per kernel unless TPACE_FUSE says otherwise */
+    const struct tpace_model *model; /* the performance model for this pipeline and machine (model part) */
+} tpace_shape;
+
+/* One listed array: the user's host memory and its device buffers. */
+typedef struct tpace_array {
+    const char *name;             /* for messages and the dump */
+    void *host;                   /* the user's array, element (lo, lo, ...) first */
+    size_t elem;                  /* bytes per element */
+    int transfer;                 /* enum tpace_transfer */
+    void *slot[TPACE_MAX_SLOTS];  /* one chunk buffer per slot (queue) */
+    void *carry;                  /* mm: lower ghost planes handed from chunk c to c + 1 */
+    int swap;                     /* 1: a copy sweep into this array runs as a buffer swap */
+    void *shadow[TPACE_MAX_SLOTS]; /* swap: the second buffer per slot */
+    int fused;                    /* 1: the array fused kernels advance several steps at a time */
+    void *strip_in[TPACE_MAX_SLOTS];  /* fused mmtb: intermediate steps' rows below the chunk, from its predecessor */
+    void *strip_out[TPACE_MAX_SLOTS]; /* ... and below its top edge, for its successor */
+    int fold_of;                  /* TPACE_FOLDED: the array whose buffers hold its final values */
+    const long *fold_lo;          /* TPACE_FOLDED: the copy's box, [fold_lo[d], fold_hi[d]) in */
+    const long *fold_hi;          /* dimension d (cut axis first) */
+    void *fold_keep;              /* TPACE_FOLDED: its cells between the box's rows, kept on the host (tpace_fold_gaps) */
+} tpace_array;
+
+/* Whether an array has device buffers (a folded temporary and an unused array have none). */
+TPACE_MAYBE_UNUSED static inline int tpace_on_device(const tpace_array *a)
+{
+    return a->transfer != TPACE_UNUSED && a->transfer != TPACE_FOLDED;
+}
+
+/* The out-of-core plan: shape, chosen parameters and the memory they need. */
+typedef struct tpace_plan {
+    tpace_shape s;
+    int schedule;        /* enum tpace_schedule */
+    int k;               /* time steps per transfer (1 for naive, all steps for incore) */
+    long b;              /* chunk width in planes */
+    int streams;         /* queues requested */
+    long nchunks;        /* ceil(n / b) */
+    int slots;           /* chunk buffers (and queues) in use */
+    long slot_planes;    /* planes in one chunk buffer */
+    size_t plane_bytes;  /* bytes of one plane of every array that lives on the device */
+    size_t strip_plane_bytes; /* bytes of one plane of the fused array (its strips' planes) */
+    size_t device_bytes; /* device memory the plan needs */
+    size_t budget;       /* device memory it may use (0: unknown) */
+    double seconds;      /* wall time of the pipeline */
+    size_t reduction_bytes; /* device bytes of the reductions' per-step slots */
+    int fuse_wanted;     /* steps per kernel asked for (TPACE_FUSE or the program's default) */
+    int fuse;            /* steps per kernel in use (1: one step per kernel) */
+    long strip_planes;   /* fused mmtb: planes of each hand-over strip (0: none) */
+    double predicted;    /* the model's prediction of that time (0: no model) */
+    char chosen_by[160]; /* who chose the parameters, for the report */
+} tpace_plan;
+
+/* The chunk the executor hands to the generated kernels. */
+typedef struct tpace_chunk {
+    long c;         /* chunk index along the cut axis */
+    long t;         /* first step of the block, counted from 0 */
+    int kb;         /* steps in this block (the last block may be short) */
+    int slot;       /* buffer slot, also the queue its work goes to */
+    long base;      /* grid plane at the start of the slot's buffers */
+    int last_block; /* whether this is the block with the loop's last step */
+} tpace_chunk;
+
+/* One operation of the timeline TPACE_TRACE records: what it did for which chunk,
+ * and the device stamps (tpace_dev_stamp) on the chunk's queue where it started and
+ * where it was done. */
+typedef struct tpace_trace_op {
+    long c, t;    /* the chunk and the first step of its block */
+    int kb, slot; /* the block's steps and the chunk's queue */
+    int what;     /* enum tpace_trace_what */
+    int from, to; /* stamps */
+    size_t bytes; /* bytes moved (0 for kernels) */
+} tpace_trace_op;
+
+/* The timeline being recorded (TPACE_TRACE=FILE; off while file is NULL). */
+typedef struct tpace_trace {
+    FILE *file;
+    const char *path;
+    tpace_trace_op *ops;
+    long n, cap;
+    int origin;       /* the stamp all times count from */
+    int kernels_from; /* the stamp where the current chunk's kernels may start */
+} tpace_trace;
+
+/* The executor's state. */
+typedef struct tpace_rt {
+    tpace_plan plan;
+    tpace_array *arrays;
+    int narrays;
+    tpace_reduction *reductions; /* reductions in sweeps (NULL when none) */
+    int nreductions;
+    tpace_chunk cur; /* the chunk whose kernels were issued last */
+    int started;     /* whether `cur` holds a chunk */
+    double start;
+    int mark_queue[TPACE_MAX_SLOTS]; /* target bookkeeping for tpace_dev_mark */
+    tpace_trace trace;               /* TPACE_TRACE's timeline */
+    void *target;                    /* target-specific state */
+} tpace_rt;
+
+/* Most steps one fused kernel advances (the translator instantiates kernels for 2 .. this). */
+#define TPACE_FUSE_MAX 4
+
+/* What a fused kernel (two-level blocking, MMTB paper §2.1) needs to know about the
+ * group of steps it advances: where the chunk's rows are, each step's window, how the
+ * launch splits the rows among blocks, and the mmtb strips that carry the group's
+ * intermediate steps from one chunk to the next. */
+typedef struct tpace_fuse_args {
+    long tp_base;                   /* grid row of the chunk buffers' first row */
+    long tp_rows_lo, tp_rows_hi;    /* grid rows the buffers hold: [tp_rows_lo, tp_rows_hi) */
+    long tp_box_lo, tp_box_hi;      /* the sweep's rows along the cut axis */
+    long tp_wlo[TPACE_FUSE_MAX];    /* rows [tp_wlo[l], tp_whi[l]) step l of the group computes */
+    long tp_whi[TPACE_FUSE_MAX];
+    long tp_seg_lo, tp_seg_hi;      /* rows the launch covers, */
+    long tp_seg;                    /* tp_seg of them per block */
+    long tp_level0;                 /* the group's first step within the block */
+    long tp_skew, tp_strip_rows;    /* strips: step m of the block keeps the tp_strip_rows rows below */
+    long tp_edge_in, tp_edge_out;   /* edge - (m - 1) * skew; the j-th intermediate step of the block
+                                     * fills planes [j * tp_strip_rows, (j + 1) * tp_strip_rows) of a strip */
+    const void *tp_strip_in;        /* the predecessor's rows of the intermediate steps (NULL: none) */
+    void *tp_strip_out;             /* this chunk's rows of them, for its successor (NULL: none) */
+} tpace_fuse_args;
+
+/* ---- Hooks every target defines (queues 0 .. slots - 1 carry chunks; queue `slots` the mm carry). ---- */
+TPACE_HOOK void *tpace_dev_alloc(tpace_rt *r, size_t bytes);  /* NULL when device memory runs out */
+TPACE_HOOK void tpace_dev_free(tpace_rt *r, void *p);
+TPACE_HOOK void tpace_dev_upload(tpace_rt *r, void *dev, const void *host, size_t bytes, int q);
+TPACE_HOOK void tpace_dev_download(tpace_rt *r, void *host, const void *dev, size_t bytes, int q);
+TPACE_HOOK void tpace_dev_copy(tpace_rt *r, void *dst, const void *src, size_t bytes, int q);
+TPACE_HOOK void tpace_dev_wait(tpace_rt *r, int from_q, int to_q); /* to_q waits for the work on from_q so far */
+TPACE_HOOK void tpace_dev_mark(tpace_rt *r, int q, int id);        /* remember the work on q so far as mark id */
+TPACE_HOOK void tpace_dev_wait_mark(tpace_rt *r, int id, int q);   /* q waits for mark id */
+TPACE_HOOK void tpace_dev_sync(tpace_rt *r);                       /* wait for all queues */
+TPACE_HOOK size_t tpace_dev_free_memory(tpace_rt *r);              /* free device bytes, 0 when unknown */
+TPACE_HOOK void tpace_dev_begin(tpace_rt *r);                      /* queues, host registration */
+TPACE_HOOK void tpace_dev_end(tpace_rt *r);
+TPACE_HOOK int tpace_dev_reduces_on_device(void); /* 1: kernels add into tpace_reduction.dev */
+TPACE_HOOK int tpace_dev_stamp(tpace_rt *r, int q); /* a device timestamp once q's work so far is done; -1: no timers */
+TPACE_HOOK double tpace_dev_stamp_ms(tpace_rt *r, int from, int to); /* after a sync: ms from stamp `from` to `to` */
+
+
+/* ---- Launchers: one per kernel tpace printed. The executor calls a sweep's
+ * launcher once per chunk, step and sweep (a fused launcher once per group of
+ * steps). A launcher is compiled where the user's macros are defined, so what it
+ * reads has names no user macro takes: every field here starts with tp_. ---- */
+typedef struct tpace_launch {
+    int tp_q;                   /* the chunk's queue (stream) */
+    long tp_base;               /* grid plane of the chunk buffers' first plane */
+    void *const *tp_buf;        /* per listed array, its device buffer for these steps */
+    const long *tp_dim_lo;      /* per dimension, the grid's first index and extent */
+    const long *tp_dim_n;
+    long tp_lo[TPACE_MAX_RANK]; /* per dimension, the box to compute: [tp_lo[d], tp_hi[d]) */
+    long tp_hi[TPACE_MAX_RANK];
+    long tp_step;               /* the time step (0-based, from the loop's first) of the first step */
+    int tp_steps;               /* steps to advance (a fused launcher; 1 otherwise) */
+    long tp_count_lo;           /* reductions: the planes [tp_count_lo, tp_count_hi) whose points */
+    long tp_count_hi;           /* this chunk counts (each point once per step) */
+    void *const *tp_reduced;    /* per reduction of the pipeline, its per-step slots on the device
+                                 * (targets that reduce on the device; see tpace_dev_reduces_on_device) */
+    const tpace_fuse_args *tp_fuse; /* a fused launcher: the group's rows and strips */
+    const void *tp_in;          /* the pipeline's inputs (its tpace_pN_in) */
+} tpace_launch;
+
+typedef void (*tpace_launcher)(struct tpace_rt *tp, const tpace_launch *tp_l);
+
+/* One sweep of a time step, as the translator describes it to the executor. */
+typedef struct tpace_sweep {
+    const char *what;       /* "sweep 1 (line 58)", for messages */
+    tpace_launcher launch;  /* NULL for the copy a swap replaces: not run */
+    long extra_lo, extra_hi; /* planes it computes beyond the step's window (later sweeps read them) */
+    long tau;               /* mmtb: planes its window trails the step's first sweep */
+    int reduces;            /* whether it has reductions (the executor gives it the planes to count) */
+    const long *box_lo;     /* per dimension, its loop bounds (evaluated before the pipeline) */
+    const long *box_hi;
+} tpace_sweep;
+
+/* The fused kernel of a pipeline whose steps fuse (two-level blocking). */
+typedef struct tpace_fused {
+    tpace_launcher launch;  /* NULL: no fused kernel */
+    int sweep;              /* the sweep it advances several steps at a time */
+    int array;              /* the array it reads (swapped: two buffers) */
+    long reach;             /* rows a step reads along the cut axis, below plus above */
+    const long *tile;       /* per inner axis (dimensions 1..), columns of a block's tile */
+    const long *inner_reach; /* per inner axis, the largest offset a read moves */
+} tpace_fused;
+
+TPACE_MAYBE_UNUSED static inline void tpace_fail(const tpace_plan *p, const char *what)
+{
+    fprintf(stderr, "tpace: %s: %s\n", p && p->s.where ? p->s.where : "runtime", what);
+    exit(2);
+}
+
+/* Room for item n of a growing array of `size`-byte items, doubling its capacity
+ * *cap from `first` (the trace's records here, its stamps in the target part). */
+TPACE_MAYBE_UNUSED static inline void *tpace_trace_grow(const tpace_plan *p, void *items, long *cap, long n, size_t size, long first)
+{
+    if (n < *cap)
+        return items;
+    const long want = *cap ? 2 * *cap : first;
+    void *more = realloc(items, (size_t)want * size);
+    if (more == NULL)
+        tpace_fail(p, "host memory ran out recording the TPACE_TRACE timeline");
+    *cap = want;
+    return more;
+}
+
+/* ==== end of tpace runtime, types ==== */
