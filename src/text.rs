@@ -115,7 +115,10 @@ mod tests {
     #[test]
     fn splices_in_order_whatever_the_order_given() {
         let s = "abcdef";
-        let out = splice(s, vec![(4..5, "E".into()), (1..2, "B".into()), (3..3, "+".into())]);
+        let out = splice(
+            s,
+            vec![(4..5, "E".into()), (1..2, "B".into()), (3..3, "+".into())],
+        );
         assert_eq!(out, "aBc+dEf");
     }
 

@@ -115,7 +115,7 @@ fn good_with(from: &str, to: &str) -> String {
 #[test]
 fn the_unbroken_program_is_accepted() {
     let compiled = driver::compile_source("good.c", GOOD).expect("GOOD compiles");
-    assert_eq!(compiled.program.pipeline.body.len(), 2);
+    assert_eq!(compiled.program.pipelines[0].body.len(), 2);
     // Every fixture differs from it: each is a fault on top of a valid program.
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/diagnostics");
     let mut fixtures: Vec<PathBuf> = std::fs::read_dir(&dir)
@@ -195,7 +195,7 @@ fn init_after_pipeline() {
 }
 
 #[test]
-fn two_pipelines() {
+fn two_pipelines_are_two_pipelines() {
     // The annotated time loop, from its pipeline line to its closing brace, twice.
     let start = GOOD.find("#pragma tpace pipeline").expect("pipeline");
     let end = GOOD.find("    return 0;").expect("return");
@@ -203,17 +203,110 @@ fn two_pipelines() {
         "    return 0;",
         &format!("{}    return 0;", &GOOD[start..end]),
     );
+    let compiled = driver::compile_source("twice.c", &twice).expect("two pipelines compile");
+    let p = &compiled.program.pipelines;
+    assert_eq!(p.len(), 2);
+    assert_eq!(
+        (p[0].location.as_str(), p[1].location.as_str()),
+        ("twice.c:13:5", "twice.c:30:5")
+    );
+    assert_eq!(compiled.stages.len(), 2);
+}
+
+#[test]
+fn a_pipeline_inside_another_time_loop() {
+    let inner = good_with(
+        "#pragma tpace loop dim(2)\n        for (x = 1; x < X - 1; x++) {\n#pragma tpace loop dim(1)\n            for (y = 1; y < Y - 1; y++) {\n                a[x][y]",
+        "#pragma tpace pipeline targetinout(a) size([0:X][0:Y]) halo([0:0][0:0])\n        for (x = 1; x < X - 1; x++) {\n#pragma tpace loop dim(1)\n            for (y = 1; y < Y - 1; y++) {\n                a[x][y]",
+    );
     expect_in(
-        "twice.c",
-        &twice,
+        "nested.c",
+        &inner,
         Expected {
-            message: "more than one `pipeline` directive",
-            line: 29,
+            message: "`pipeline` inside another pipeline's time loop",
+            line: 21,
             col: 1,
-            at: "#pragma tpace pipeline",
+            at: "#pragma tpace pipeline targetinout(a)",
             count: 1,
         },
     );
+}
+
+#[test]
+fn init_twice() {
+    let twice = good_with(
+        "#pragma tpace init\n",
+        "#pragma tpace init\n#pragma tpace init\n",
+    );
+    let diags = expect_in(
+        "init_twice.c",
+        &twice,
+        Expected {
+            message: "`init` is given twice",
+            line: 11,
+            col: 1,
+            at: "#pragma tpace init",
+            count: 1,
+        },
+    );
+    assert!(diags[0].help.contains("line 10"), "{diags:#?}");
+}
+
+#[test]
+fn init_inside_the_time_loop() {
+    let inside = good_with(
+        "    for (n = 0; n < 10; n++) {\n",
+        "    for (n = 0; n < 10; n++) {\n#pragma tpace init\n",
+    );
+    let inside = inside.replacen("#pragma tpace init\n\n", "\n", 1);
+    expect_in(
+        "init_inside.c",
+        &inside,
+        Expected {
+            message: "`init` inside a pipelined time loop",
+            line: 13,
+            col: 1,
+            at: "#pragma tpace init",
+            count: 1,
+        },
+    );
+}
+
+/// `init` in `main`, the pipeline in a function defined earlier in the file:
+/// text order is not execution order, and the program is accepted.
+#[test]
+fn init_in_main_before_a_call_to_an_earlier_function() {
+    let source = r#"#define X 64
+#define Y 48
+static float a[X][Y], work[X][Y];
+
+static void solve(int steps)
+{
+    int n, x, y;
+#pragma tpace pipeline targetinout(work, a) size([0:X][0:Y]) halo([1:1][1:1])
+    for (n = 0; n < steps; n++) {
+#pragma tpace loop dim(2)
+        for (x = 1; x < X - 1; x++)
+#pragma tpace loop dim(1)
+            for (y = 1; y < Y - 1; y++)
+                work[x][y] = (a[x - 1][y] + a[x + 1][y] + a[x][y - 1] + a[x][y + 1]) / 4.0f;
+#pragma tpace loop dim(2)
+        for (x = 1; x < X - 1; x++)
+#pragma tpace loop dim(1)
+            for (y = 1; y < Y - 1; y++)
+                a[x][y] = work[x][y];
+    }
+}
+
+int main(void)
+{
+#pragma tpace init
+    solve(10);
+    return 0;
+}
+"#;
+    let compiled = driver::compile_source("earlier.c", source).expect("accepted");
+    assert!(compiled.program.init.is_some());
 }
 
 // ---- Arrays ----
@@ -627,9 +720,9 @@ fn c_syntax_error_missing_semicolon() {
         Expected {
             message: "C syntax error",
             line: 10,
-            col: 5,
-            at: "int n, x, y\n",
-            count: 1,
+            col: 15,
+            at: "y\n",
+            count: 3,
         },
     );
 }
@@ -813,7 +906,7 @@ fn every_accepted_reduction_form_is_a_reduction_with_its_operator() {
             );
         let compiled = driver::compile_source("r.c", &source)
             .unwrap_or_else(|d| panic!("`{stmt}` refused: {d:#?}"));
-        let p = &compiled.program.pipeline;
+        let p = &compiled.program.pipelines[0];
         assert_eq!(p.reductions.len(), 1, "{stmt}");
         assert_eq!(
             (p.reductions[0].op, p.reductions[0].sweep),
@@ -971,7 +1064,7 @@ fn accepted_host_statements_are_kept_in_order_with_the_sweeps() {
         "        if (n % 3 == 0)\n            coef = s;\n",
     );
     let compiled = driver::compile_source("ok.c", &source).expect("accepted");
-    let p = &compiled.program.pipeline;
+    let p = &compiled.program.pipelines[0];
     let host: Vec<(&str, usize)> = p
         .host
         .iter()
@@ -997,7 +1090,7 @@ fn a_per_point_temporary_declared_outside_is_accepted() {
         "t = work[x][y] * coef; a[x][y] = t;",
     );
     let compiled = driver::compile_source("t.c", &source).expect("accepted");
-    let roles: Vec<(String, tpace::ir::ScalarRole)> = compiled.program.pipeline.body[1]
+    let roles: Vec<(String, tpace::ir::ScalarRole)> = compiled.program.pipelines[0].body[1]
         .scalars
         .iter()
         .map(|s| (s.name.clone(), s.role))
@@ -1037,7 +1130,7 @@ fn a_per_step_value_is_passed_by_value() {
     let source = good_with("    int n, x, y;", "    int n, x, y;\n    float *src = 0;")
         .replace("a[x][y] = work[x][y];", "a[x][y] = work[x][y] + src[n];");
     let compiled = driver::compile_source("step.c", &source).expect("accepted");
-    let sweep = &compiled.program.pipeline.body[1];
+    let sweep = &compiled.program.pipelines[0].body[1];
     let values: Vec<(&str, &str)> = sweep
         .step_values
         .iter()
@@ -1145,9 +1238,7 @@ fn component_arrays_list_the_components_used() {
         &components_with("a[0][x][y] =", "a[0][x][y] = a[1][x][y] +"),
     )
     .expect("accepted");
-    let names: Vec<String> = compiled
-        .program
-        .pipeline
+    let names: Vec<String> = compiled.program.pipelines[0]
         .arrays
         .iter()
         .map(|a| a.display_name())
@@ -1155,9 +1246,7 @@ fn component_arrays_list_the_components_used() {
     assert_eq!(names, ["work", "a[0]", "a[1]"]);
     // A component no sweep uses is not listed (not moved).
     let compiled = driver::compile_source("c.c", &components_with("", "")).expect("accepted");
-    let components: Vec<Option<u32>> = compiled
-        .program
-        .pipeline
+    let components: Vec<Option<u32>> = compiled.program.pipelines[0]
         .arrays
         .iter()
         .map(|a| a.component)
@@ -1294,7 +1383,7 @@ fn row_sweep(stmt: &str) -> String {
 fn a_lower_dimensional_sweep_fixes_its_plane() {
     let compiled = driver::compile_source("row.c", &row_sweep("a[X - 1][y] = work[X - 2][y];"))
         .expect("accepted");
-    let sweep = &compiled.program.pipeline.body[1];
+    let sweep = &compiled.program.pipelines[0].body[1];
     let fixed: Vec<(usize, &str, &str, bool)> = sweep
         .loops
         .iter()
@@ -1357,24 +1446,52 @@ fn a_dimension_without_a_loop_at_another_plane_is_refused() {
 }
 
 #[test]
-fn a_pragma_as_the_body_of_a_braceless_loop_says_to_add_braces() {
+fn braceless_loops_with_pragma_lines_between_their_headers_are_accepted() {
+    // A `#pragma` line is not a statement: it belongs to the loop after it, braces or not.
     let source = good_with(
         "        for (x = 1; x < X - 1; x++) {\n#pragma tpace loop dim(1)\n            for (y = 1; y < Y - 1; y++) {\n                work[x][y] = (a[x - 1][y] + a[x + 1][y] + a[x][y - 1] + a[x][y + 1]) / 4.0f;\n            }\n        }",
-        "        for (x = 1; x < X - 1; x++)\n#pragma tpace loop dim(1)\n            for (y = 1; y < Y - 1; y++) {\n                work[x][y] = (a[x - 1][y] + a[x + 1][y] + a[x][y - 1] + a[x][y + 1]) / 4.0f;\n            }",
+        "        for (x = 1; x < X - 1; x++)\n#pragma tpace loop dim(1)\n            for (y = 1; y < Y - 1; y++)\n                work[x][y] = (a[x - 1][y] + a[x + 1][y] + a[x][y - 1] + a[x][y + 1]) / 4.0f;",
+    );
+    let braced = driver::compile_source("braced.c", GOOD).expect("GOOD compiles");
+    let braceless = driver::compile_source("braceless.c", &source).expect("braceless compiles");
+    let (b, l) = (
+        &braced.program.pipelines[0],
+        &braceless.program.pipelines[0],
+    );
+    assert_eq!(b.body.len(), l.body.len());
+    for (sb, sl) in b.body.iter().zip(&l.body) {
+        let offsets = |s: &tpace::ir::Sweep| -> Vec<Vec<i64>> {
+            s.accesses.iter().map(|a| a.offsets.clone()).collect()
+        };
+        assert_eq!(offsets(sb), offsets(sl));
+        assert_eq!(sb.loops.len(), sl.loops.len());
+    }
+}
+
+#[test]
+fn a_preprocessor_line_that_is_not_a_pragma_after_a_braceless_header_says_to_add_braces() {
+    let source = good_with(
+        "        for (x = 1; x < X - 1; x++) {\n#pragma tpace loop dim(1)\n            for (y = 1; y < Y - 1; y++) {\n                work[x][y] = (a[x - 1][y] + a[x + 1][y] + a[x][y - 1] + a[x][y + 1]) / 4.0f;\n            }\n        }",
+        "        for (x = 1; x < X - 1; x++)\n#ifdef FAST\n            for (y = 1; y < Y - 1; y++) {\n                work[x][y] = (a[x - 1][y] + a[x + 1][y] + a[x][y - 1] + a[x][y + 1]) / 4.0f;\n            }\n#endif",
     );
     let diags = expect_in(
-        "braceless.c",
+        "ifdef.c",
         &source,
         Expected {
             message: "a preprocessor line right after a loop or `if` header without braces",
             line: 15,
             col: 9,
             at: "for (x = 1; x < X - 1; x++)",
-            count: 1,
+            count: diags_count(&source),
         },
     );
     assert!(
         diags[0].help.contains("put the body in braces"),
         "{diags:#?}"
     );
+}
+
+/// How many diagnostics a source gets (for tests that check only the first).
+fn diags_count(source: &str) -> usize {
+    driver::compile_source("x.c", source).map_or_else(|d| d.len(), |_| 0)
 }

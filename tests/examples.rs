@@ -9,7 +9,7 @@ mod common;
 
 use common::*;
 use std::path::Path;
-use tpace::back::{Target, reference};
+use tpace::back::Target;
 use tpace::driver;
 use tpace::driver::dump::first_difference;
 use tpace::driver::run::{Flavour, Params, Toolchain};
@@ -156,7 +156,7 @@ fn compare_source_on(
     let dir = tempfile::tempdir().expect("scratch folder");
     let reference = build_ok(
         &tc,
-        &reference::emit(&compiled.program),
+        &reference_of(&compiled),
         dir.path(),
         "reference",
         Flavour::Reference,
@@ -210,8 +210,8 @@ fn a_copy_between_element_types_is_not_a_swap() {
     let source = jacobi_variant("static float a[X][Y];", "static double a[X][Y];");
     let compiled = driver::compile_source("variant.c", &source)
         .unwrap_or_else(|d| panic!("the variant does not compile: {d:?}"));
-    assert_eq!(compiled.plan.swap, None);
-    assert_eq!(compiled.plan.fusion, None);
+    assert_eq!(compiled.stages[0].plan.swap, None);
+    assert_eq!(compiled.stages[0].plan.fusion, None);
     for p in [
         params("mmtb", 3, 7, 2),
         params("mm", 4, 9, 3),
@@ -228,8 +228,8 @@ fn work_is_pure_temporary(from: &str, to: &str) -> bool {
     let source = jacobi_variant(from, to);
     let compiled = driver::compile_source("variant.c", &source)
         .unwrap_or_else(|d| panic!("the variant does not compile: {d:?}"));
-    assert_eq!(compiled.program.pipeline.arrays[0].name, "work");
-    compiled.facts.arrays[0].pure_temporary
+    assert_eq!(compiled.program.pipelines[0].arrays[0].name, "work");
+    compiled.stages[0].facts.arrays[0].pure_temporary
 }
 
 #[test]

@@ -11,8 +11,6 @@ use std::fmt::Write;
 use std::path::Path;
 use std::process::Command;
 use tpace::back::Target;
-use tpace::back::common::MODEL_RUNTIME;
-use tpace::back::reference;
 use tpace::driver::dump::first_difference;
 use tpace::driver::run::{Flavour, Params, Toolchain};
 use tpace::model::cmodel::initializer;
@@ -51,7 +49,7 @@ fn cases() -> Vec<Case> {
     for name in &examples {
         let c = compiled(&format!("examples/{name}"));
         let src = &c.program.source;
-        let ext = workload::extents(&c, &Macros::new(&[], src).unwrap()).unwrap();
+        let ext = workload::extents(c.unit(0), &Macros::new(&[], src).unwrap()).unwrap();
         let rank = ext.len();
         let big: Vec<u64> = match rank {
             1 => vec![400_000_000],
@@ -65,7 +63,7 @@ fn cases() -> Vec<Case> {
             (big.clone(), 2048),
             (big.clone(), 100_001),
         ] {
-            let w = Workload::from_compiled(&c, &extents, steps).unwrap();
+            let w = Workload::from_unit(c.unit(0), &extents, steps).unwrap();
             let grid = u128::from(w.plane) * u128::from(w.n) * 16;
             for m in [&h100, &h200] {
                 for cap in [None, Some(grid / 3), Some(grid / 50), Some(u128::MAX >> 1)] {
@@ -85,7 +83,7 @@ fn cases() -> Vec<Case> {
         for n in [1, 2] {
             let mut extents = ext.clone();
             extents[0] = n;
-            let w = Workload::from_compiled(&c, &extents, 9).unwrap();
+            let w = Workload::from_unit(c.unit(0), &extents, 9).unwrap();
             out.push(Case {
                 label: format!("{name} n={n}"),
                 w,
@@ -96,7 +94,7 @@ fn cases() -> Vec<Case> {
     }
     // A wide halo over a short axis, and budgets that fit only the smallest plans.
     let c = compiled("examples/jacobi2d.c");
-    let mut wide = Workload::from_compiled(&c, &[5, 3000], 17).unwrap();
+    let mut wide = Workload::from_unit(c.unit(0), &[5, 3000], 17).unwrap();
     (wide.h_lo, wide.h_hi, wide.skew, wide.handover_below) = (4, 4, 4, 4);
     out.push(Case {
         label: "halo 4 over 5 planes".into(),
@@ -104,7 +102,7 @@ fn cases() -> Vec<Case> {
         m: h100.clone(),
         cap: None,
     });
-    let w = Workload::from_compiled(&c, &[20_000, 20_000], 512).unwrap();
+    let w = Workload::from_unit(c.unit(0), &[20_000, 20_000], 512).unwrap();
     // Device bytes of one plane: both arrays and the swap's second buffer.
     let plane = w.plane_bytes(|m| m.on_device()) + u128::from(w.extra_bytes_per_point * w.plane);
     // 3 planes: nothing fits; 4 or 5: only naive (and mm at k = 1, which ties);
@@ -125,7 +123,7 @@ fn harness(cases: &[Case]) -> String {
     let mut c = String::from(
         "#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n#include <time.h>\n",
     );
-    c.push_str(MODEL_RUNTIME);
+    c.push_str(tpace::runtime::MODEL);
     for (i, case) in cases.iter().enumerate() {
         writeln!(
             c,
@@ -305,7 +303,7 @@ fn without_tpace_variables_a_program_runs_the_plan_tpace_plan_prints() {
         let dir = tempfile::tempdir().unwrap();
         let reference = build_ok(
             &tc,
-            &reference::emit(&c.program),
+            &common::reference_of(&c),
             dir.path(),
             "reference",
             Flavour::Reference,
@@ -317,7 +315,8 @@ fn without_tpace_variables_a_program_runs_the_plan_tpace_plan_prints() {
             "translated",
             flavour,
         );
-        let extents = workload::extents(&c, &Macros::new(&[], &c.program.source).unwrap()).unwrap();
+        let extents =
+            workload::extents(c.unit(0), &Macros::new(&[], &c.program.source).unwrap()).unwrap();
         for steps in [1u64, 7, 40] {
             let seq = run_ok(
                 &reference.binary,
@@ -325,9 +324,9 @@ fn without_tpace_variables_a_program_runs_the_plan_tpace_plan_prints() {
                 &Params::default(),
                 &dir.path().join("r.dump"),
             );
-            let mut w = Workload::from_compiled(&c, &extents, steps).unwrap();
+            let mut w = Workload::from_unit(c.unit(0), &extents, steps).unwrap();
             if !target.fuses_steps() {
-                w = w.with_fusion(None, &c.program.pipeline.arrays);
+                w = w.with_fusion(None, &c.program.pipelines[0].arrays);
             }
             let per_plane =
                 w.plane_bytes(|m| m.on_device()) + u128::from(w.extra_bytes_per_point * w.plane);

@@ -15,7 +15,8 @@ use proptest::strategy::ValueTree;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
-use tpace::back::{Target, reference};
+use tpace::back::Target;
+use tpace::lower::reference;
 use tpace::{diag, driver};
 
 /// Text inserted at random places: C punctuation, directive pieces, jumps,

@@ -242,9 +242,9 @@ fn the_model_counts_device_memory_as_the_runtime_allocates_it() {
     ] {
         let text = tpace::driver::translate(&compiled, target).expect("translates");
         let built = build(&tc, &text, dir.path(), "j", flavour).expect("builds");
-        let mut w = Workload::from_compiled(&compiled, &[1000, 600], steps).expect("workload");
+        let mut w = Workload::from_unit(compiled.unit(0), &[1000, 600], steps).expect("workload");
         if !target.fuses_steps() {
-            w = w.with_fusion(None, &compiled.program.pipeline.arrays);
+            w = w.with_fusion(None, &compiled.program.pipelines[0].arrays);
         }
         for (schedule, name, k, b, streams) in [
             (Schedule::Mmtb, "mmtb", 7, 250, 3),
@@ -345,7 +345,7 @@ fn constant_arrays_do_not_widen_the_step_reach_beyond_what_their_reads_need() {
             env!("CARGO_MANIFEST_DIR")
         )))
         .unwrap_or_else(|e| panic!("{path}: {e:?}"));
-        let r = compiled.plan.step_reach;
+        let r = compiled.stages[0].plan.step_reach;
         (r.minus, r.plus)
     };
     // CIP: sweep 1 reads f, gx, gy at +-1; sweep 2 reads only the constant u, v at +-1.

@@ -1,6 +1,8 @@
 //! Snapshots of what the `tpace` binary prints for every example: the
-//! translations (`tpace translate`, OpenACC and CUDA) and the analysis summary
-//! (`tpace check`), stored under tests/snapshots/.
+//! translations (`tpace translate`, OpenACC and CUDA's two files) and the
+//! analysis summary (`tpace check`), stored under tests/snapshots/. The
+//! runtime the translator ships is the same in every translation: the
+//! snapshots show a line in its place, so they hold what is the program's own.
 //!
 //! A change to the generated code shows up here as a diff to review. After a
 //! deliberate change, accept the new output with `cargo insta review` (or
@@ -51,10 +53,46 @@ fn name(command: &str, example: &str) -> String {
     format!("{command}_{stem}")
 }
 
+/// `text` with every runtime part the translator ships replaced by one line naming it.
+fn without_runtime(text: &str) -> String {
+    let parts = [
+        ("runtime/tpace.h", tpace::runtime::TYPES),
+        ("runtime/base.h", tpace::runtime::BASE),
+        ("runtime/model.h", tpace::runtime::MODEL),
+        ("runtime/schedule.h", tpace::runtime::SCHEDULE),
+        ("back/openacc/runtime.h", tpace::back::openacc::RUNTIME),
+        ("back/cuda/emulation.cuh", tpace::back::cuda::EMULATION),
+        ("back/cuda/runtime.cuh", tpace::back::cuda::RUNTIME),
+    ];
+    let mut out = text.to_string();
+    for (name, part) in parts {
+        out = out.replace(part, &format!("/* [the runtime's {name}, as shipped] */\n"));
+    }
+    out
+}
+
+/// `tpace translate --target TARGET EXAMPLE -o DIR/out.EXT` and the files it wrote.
+fn translate_files(target: &str, example: &str) -> String {
+    let dir = tempfile::tempdir().expect("scratch folder");
+    let ext = if target == "cuda" { "cu" } else { "c" };
+    let main = dir.path().join(format!("out.{ext}"));
+    let main_arg = main.to_string_lossy().into_owned();
+    tpace(&["translate", "--target", target, example, "-o", &main_arg]);
+    let mut text = std::fs::read_to_string(&main).expect("the main file");
+    let host = tpace::back::host_path(&main);
+    if host.exists() {
+        text = format!(
+            "==== out.host.c ====\n{}\n==== out.cu ====\n{text}",
+            std::fs::read_to_string(&host).expect("the host file")
+        );
+    }
+    without_runtime(&text)
+}
+
 #[test]
 fn translate_output_of_every_example() {
     for example in examples() {
-        let text = tpace(&["translate", &example]);
+        let text = without_runtime(&tpace(&["translate", &example]));
         insta::with_settings!({
             description => format!("tpace translate {example}"),
             omit_expression => true,
@@ -67,7 +105,7 @@ fn translate_output_of_every_example() {
 #[test]
 fn cuda_translation_of_every_example() {
     for example in examples() {
-        let text = tpace(&["translate", "--target", "cuda", &example]);
+        let text = translate_files("cuda", &example);
         insta::with_settings!({
             description => format!("tpace translate --target cuda {example}"),
             omit_expression => true,

@@ -96,10 +96,7 @@ pub fn kernel_text(program: &Program, sweep: &Sweep) -> String {
 
 /// Whether the kernel of `sweep` uses the time loop's counter.
 pub fn uses_time(unit: Unit<'_>, sweep: &Sweep) -> bool {
-    mentions(
-        &kernel_text(unit.program, sweep),
-        &unit.pipeline.time.var,
-    )
+    mentions(&kernel_text(unit.program, sweep), &unit.pipeline.time.var)
 }
 
 /// Declarations of a sweep's per-point temporaries (Himeno's `s0`): kernel locals.
@@ -193,7 +190,10 @@ pub fn point_end(unit: Unit<'_>, s: usize, outer: &str, lo: &str, hi: &str, pad:
         format!("{pad}if ({outer} >= {lo} && {outer} < {hi}) {{ /* a point this chunk counts */\n");
     for (i, r) in reds {
         let acc = acc_name(i);
-        w.push_str(&format!("{pad}    {acc} = {};\n", combine(r.op, &acc, &r.var)));
+        w.push_str(&format!(
+            "{pad}    {acc} = {};\n",
+            combine(r.op, &acc, &r.var)
+        ));
     }
     w.push_str(&format!("{pad}}}\n"));
     w

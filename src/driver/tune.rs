@@ -649,9 +649,7 @@ pub fn tune(
     )?;
 
     // The step count: given, from the source, or from one run with the program's defaults.
-    let mut steps = req
-        .steps
-        .or_else(|| workload::steps(unit, &macros).ok());
+    let mut steps = req.steps.or_else(|| workload::steps(unit, &macros).ok());
     if steps.is_none() && req.k.is_empty() {
         let mut probe = Command::new(&built.binary);
         probe.args(&req.args);

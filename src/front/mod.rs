@@ -52,8 +52,10 @@ fn declarations(source: &str, tree: &tree_sitter::Tree) -> Vec<crate::ir::Span> 
                     }
                     out.push(child.start_byte()..end);
                 }
-                kind if kind.starts_with("preproc_if") || kind.starts_with("preproc_else")
-                    || kind == "preproc_elif" || kind == "preproc_elifdef" =>
+                kind if kind.starts_with("preproc_if")
+                    || kind.starts_with("preproc_else")
+                    || kind == "preproc_elif"
+                    || kind == "preproc_elifdef" =>
                 {
                     stack.push(child)
                 }

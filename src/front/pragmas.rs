@@ -73,7 +73,9 @@ fn for_each_directive(source: &str, mut found: impl FnMut(usize, usize)) {
             }
             b' ' | b'\t' | b'\r' | b'\x0c' => i += 1,
             b'/' if b.get(i + 1) == Some(&b'*') => {
-                i = source[i + 2..].find("*/").map_or(b.len(), |e| i + 2 + e + 2);
+                i = source[i + 2..]
+                    .find("*/")
+                    .map_or(b.len(), |e| i + 2 + e + 2);
             }
             b'/' if b.get(i + 1) == Some(&b'/') => {
                 i = logical_line_end(source, i);
@@ -111,7 +113,11 @@ pub fn blank(source: &str, pragmas: &[PragmaLine]) -> String {
 /// The statement a pragma belongs to: the outermost statement that starts at
 /// the first code after the pragma line (comments and blank lines skipped).
 /// `None` when a closing brace, the end of the file or a non-statement follows.
-pub fn attached_statement<'t>(tree: &'t Tree, blanked: &str, pragma: &PragmaLine) -> Option<Node<'t>> {
+pub fn attached_statement<'t>(
+    tree: &'t Tree,
+    blanked: &str,
+    pragma: &PragmaLine,
+) -> Option<Node<'t>> {
     let at = next_code(blanked, pragma.span.end)?;
     let mut node = tree.root_node().descendant_for_byte_range(at, at)?;
     let mut best = None;
@@ -159,8 +165,8 @@ fn logical_line_end(source: &str, at: usize) -> usize {
     let mut i = at;
     while i < b.len() {
         if b[i] == b'\n' {
-            let continued = i > 0 && b[i - 1] == b'\\'
-                || (i > 1 && b[i - 1] == b'\r' && b[i - 2] == b'\\');
+            let continued =
+                i > 0 && b[i - 1] == b'\\' || (i > 1 && b[i - 1] == b'\r' && b[i - 2] == b'\\');
             if !continued {
                 return i;
             }
@@ -221,7 +227,10 @@ mod tests {
         assert!(found[1].arg.contains("loop"), "{:?}", found[1].arg);
         // Offsets into the arg are file offsets.
         let i = found[1].arg.find("loop").unwrap();
-        assert_eq!(&src[found[1].arg_start + i..found[1].arg_start + i + 4], "loop");
+        assert_eq!(
+            &src[found[1].arg_start + i..found[1].arg_start + i + 4],
+            "loop"
+        );
     }
 
     #[test]

@@ -98,7 +98,10 @@ fn replay(unit: Unit<'_>) -> String {
          for (long tp_step = 0; tp_step < tp_in.tp_steps; tp_step++) {\n",
     );
     let t = &p.time;
-    if p.host.iter().any(|h| mentions(&src[h.span.clone()], &t.var)) {
+    if p.host
+        .iter()
+        .any(|h| mentions(&src[h.span.clone()], &t.var))
+    {
         let decl = t
             .declared_type
             .as_deref()
@@ -110,7 +113,12 @@ fn replay(unit: Unit<'_>) -> String {
         for h in p.host.iter().filter(|h| h.before == s) {
             let _ = writeln!(w, "        {}", reindent(src, h.span.clone()));
         }
-        for (i, r) in p.reductions.iter().enumerate().filter(|(_, r)| r.sweep == s) {
+        for (i, r) in p
+            .reductions
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.sweep == s)
+        {
             let value = format!("tp_in.{}[tp_step]", names::reduction_field(i));
             let _ = writeln!(
                 w,

@@ -76,7 +76,11 @@ pub fn definition(unit: Unit<'_>, names: &Names) -> String {
         for (v, name) in names::step_values(s, sweep) {
             field(
                 format!("{} *{name}", v.ty),
-                &format!("per step: `{}` in sweep {}", v.text.replace("*/", "* /"), s + 1),
+                &format!(
+                    "per step: `{}` in sweep {}",
+                    v.text.replace("*/", "* /"),
+                    s + 1
+                ),
             );
         }
     }
@@ -110,11 +114,7 @@ pub fn assignments(unit: Unit<'_>, pad: &str) -> String {
     let _ = writeln!(w, "{pad}tp_in.tp_steps = {};", t.trip_count());
     let _ = writeln!(w, "{pad}tp_in.tp_t0 = (long)({});", t.start);
     for (pos, d) in p.grid.dims.iter().enumerate() {
-        let what = if pos == 0 {
-            ", cut into chunks"
-        } else {
-            ""
-        };
+        let what = if pos == 0 { ", cut into chunks" } else { "" };
         let _ = writeln!(
             w,
             "{pad}tp_in.tp_dim_lo[{pos}] = (long)({}); tp_in.tp_dim_n[{pos}] = (long)({}); /* dim({}){what} */",

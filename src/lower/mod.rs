@@ -99,8 +99,12 @@ pub fn lower<'a>(compiled: &'a Compiled, options: &Options<'_>) -> Result<Lowere
     for unit in compiled.units() {
         let names = Names::new(unit.index);
         let fused = options.fuses && unit.plan.fusion.is_some();
-        let model =
-            crate::model::cmodel::program_model(unit, options.profile, options.fuses, &names.model())?;
+        let model = crate::model::cmodel::program_model(
+            unit,
+            options.profile,
+            options.fuses,
+            &names.model(),
+        )?;
         pipelines.push(LoweredPipeline {
             unit,
             inputs: inputs::definition(unit, &names),
@@ -152,7 +156,10 @@ fn host_program(compiled: &Compiled, pipelines: &[LoweredPipeline<'_>]) -> Strin
             indent_rest(&call_site::block(lp.unit, &lp.names), &indent),
         ));
         let at = p.function.start;
-        edits.push((at..at, format!("{}\n", call_site::prologue(lp.unit, &lp.names))));
+        edits.push((
+            at..at,
+            format!("{}\n", call_site::prologue(lp.unit, &lp.names)),
+        ));
     }
     splice(src, edits)
 }

@@ -43,8 +43,8 @@
 //!   ends the search.
 
 use super::profile::{Arch, Profile};
-use crate::plan::Unit;
 use crate::plan::Transfer;
+use crate::plan::Unit;
 
 /// The machine side of the algorithm.
 #[derive(Debug, Clone, PartialEq)]

@@ -105,11 +105,7 @@ impl Workload {
     ///
     /// `skew` is the planner's per-step window shift of the mmtb schedule
     /// (`plan.skew.per_step`, which accounts for a copy sweep run as a swap).
-    pub fn from_unit(
-        unit: Unit<'_>,
-        extents: &[u64],
-        steps: u64,
-    ) -> Result<Workload, String> {
+    pub fn from_unit(unit: Unit<'_>, extents: &[u64], steps: u64) -> Result<Workload, String> {
         let p = &unit.pipeline;
         if extents.len() != p.grid.rank() {
             return Err(format!(
@@ -159,10 +155,7 @@ impl Workload {
             kernels_per_step: p.body.len() as u64 - copy_kernels,
             handover_below: u64::try_from(unit.plan.skew.below()).unwrap_or(0),
             upload_above: u64::try_from(unit.plan.skew.above()).unwrap_or(0),
-            extra_bytes_per_point: unit
-                .plan
-                .swap
-                .map_or(0, |sw| p.arrays[sw.dst].elem.bytes()),
+            extra_bytes_per_point: unit.plan.swap.map_or(0, |sw| p.arrays[sw.dst].elem.bytes()),
             fuse: 1,
             fuse_overhead: vec![1.0; MAX_FUSED_STEPS as usize + 1],
             strip_elem_bytes: 0,

@@ -7,9 +7,9 @@
 
 use crate::back::Output;
 use crate::back::cuda::EMULATION;
-use crate::runtime::BASE;
 use crate::driver::Failure;
 use crate::driver::run::{Flavour, Toolchain, build};
+use crate::runtime::BASE;
 use std::collections::BTreeMap;
 use std::process::Command;
 

@@ -43,7 +43,8 @@ mod tests {
     fn the_host_runtime_compiles_as_c_and_the_types_as_c_plus_plus() {
         let dir = tempfile::tempdir().unwrap();
         // Hooks declared static need definitions: stubs for a syntax check.
-        let stubs = "static void *tpace_dev_alloc(tpace_rt *r, size_t b) { (void)r; return malloc(b); }\n";
+        let stubs =
+            "static void *tpace_dev_alloc(tpace_rt *r, size_t b) { (void)r; return malloc(b); }\n";
         let c = dir.path().join("host.c");
         std::fs::write(&c, format!("{}\n{stubs}", super::host())).unwrap();
         let out = std::process::Command::new("gcc")
@@ -51,7 +52,11 @@ mod tests {
             .arg(&c)
             .output();
         if let Ok(out) = out {
-            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
         }
         let cpp = dir.path().join("types.cpp");
         std::fs::write(&cpp, super::TYPES).unwrap();
@@ -60,7 +65,11 @@ mod tests {
             .arg(&cpp)
             .output()
         {
-            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
         }
     }
 }

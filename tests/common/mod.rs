@@ -6,10 +6,11 @@
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
-use tpace::back::{Target, reference};
+use tpace::back::{Output, Target};
 use tpace::driver::dump::{FLOAT_RTOL, first_difference, printed_difference};
 use tpace::driver::run::{Built, Execution, Flavour, Params, Toolchain, build, execute};
 use tpace::driver::{self, Compiled};
+use tpace::lower::reference;
 
 /// Runs a binary with `params` and extra environment variables.
 pub fn run_with(
@@ -60,8 +61,40 @@ pub fn compile(path: &Path) -> Compiled {
         .unwrap_or_else(|f| panic!("{} does not compile:\n{f}", path.display()))
 }
 
-pub fn build_ok(tc: &Toolchain, text: &str, dir: &Path, name: &str, flavour: Flavour) -> Built {
-    build(tc, text, dir, name, flavour).unwrap_or_else(|f| panic!("{name}: {f}"))
+pub fn build_ok(tc: &Toolchain, out: &Output, dir: &Path, name: &str, flavour: Flavour) -> Built {
+    build(tc, out, dir, name, flavour).unwrap_or_else(|f| panic!("{name}: {f}"))
+}
+
+/// The instrumented sequential program of a compiled file.
+pub fn reference_of(compiled: &Compiled) -> Output {
+    Output {
+        main: reference::emit(&compiled.program),
+        host: None,
+    }
+}
+
+/// Write a CUDA translation's two files into `dir` as `name.cu` and `name.host.c`.
+pub fn write_cuda(dir: &Path, name: &str, out: &Output) -> (PathBuf, PathBuf) {
+    let cu = dir.join(format!("{name}.cu"));
+    let host = tpace::back::host_path(&cu);
+    std::fs::write(&cu, &out.main).expect("write .cu");
+    std::fs::write(&host, out.host.as_deref().expect("a host program")).expect("write .host.c");
+    (cu, host)
+}
+
+/// A translation with `from` replaced by `to` in whichever of its files holds
+/// it (exactly once in all of them together: else the test is out of date).
+pub fn replace_once(out: &Output, from: &str, to: &str, what: &str) -> Output {
+    let count = |t: &str| t.matches(from).count();
+    let total = count(&out.main) + out.host.as_deref().map_or(0, count);
+    assert_eq!(
+        total, 1,
+        "the translation of {what} no longer contains `{from}` exactly once: update this test"
+    );
+    Output {
+        main: out.main.replace(from, to),
+        host: out.host.as_ref().map(|h| h.replace(from, to)),
+    }
 }
 
 pub fn run_ok(binary: &Path, steps: u64, params: &Params, dump: &Path) -> Execution {
@@ -179,7 +212,7 @@ pub fn check_program(
     let dir = tempfile::tempdir().expect("scratch folder");
     let reference = build_ok(
         tc,
-        &reference::emit(&compiled.program),
+        &reference_of(&compiled),
         dir.path(),
         "reference",
         Flavour::Reference,
@@ -326,13 +359,13 @@ pub fn check_all(target: Target, flavour: Flavour, env: &[(String, String)]) {
 }
 
 /// jacobi2d's translation for `target` with `from` replaced by `to` (which the
-/// embedded runtime must contain exactly once).
-pub fn broken_jacobi(target: Target, from: &str, to: &str) -> String {
+/// runtime must contain exactly once).
+pub fn broken_jacobi(target: Target, from: &str, to: &str) -> Output {
     broken_example("jacobi2d.c", target, from, to)
 }
 
 /// The translation of `examples/{name}` for `target`.
-pub fn translated_example(name: &str, target: Target) -> String {
+pub fn translated_example(name: &str, target: Target) -> Output {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("examples")
         .join(name);
@@ -341,14 +374,8 @@ pub fn translated_example(name: &str, target: Target) -> String {
 
 /// The translation of `examples/{name}` for `target` with `from` replaced by `to`
 /// (which it must contain exactly once).
-pub fn broken_example(name: &str, target: Target, from: &str, to: &str) -> String {
-    let text = translated_example(name, target);
-    assert_eq!(
-        text.matches(from).count(),
-        1,
-        "the translation of {name} no longer contains `{from}` exactly once: update this test"
-    );
-    text.replace(from, to)
+pub fn broken_example(name: &str, target: Target, from: &str, to: &str) -> Output {
+    replace_once(&translated_example(name, target), from, to, name)
 }
 
 /// The sequential jacobi2d, built in `dir` and run for `steps` steps.
@@ -364,7 +391,7 @@ pub fn example_reference(name: &str, tc: &Toolchain, dir: &Path, steps: u64) -> 
     let compiled = compile(&path);
     let reference = build_ok(
         tc,
-        &reference::emit(&compiled.program),
+        &reference_of(&compiled),
         dir,
         "reference",
         Flavour::Reference,
@@ -391,7 +418,7 @@ pub fn broken_reduce2d(
     let compiled = compile(&path);
     let reference = build_ok(
         tc,
-        &reference::emit(&compiled.program),
+        &reference_of(&compiled),
         dir,
         "reference",
         Flavour::Reference,
@@ -402,13 +429,14 @@ pub fn broken_reduce2d(
         &Params::default(),
         &dir.join("ref.dump"),
     );
-    let text = driver::translate(&compiled, target).expect("translates");
-    assert_eq!(
-        text.matches(from).count(),
-        1,
-        "the translation no longer contains `{from}` exactly once: update this test"
+    let out = driver::translate(&compiled, target).expect("translates");
+    let built = build_ok(
+        tc,
+        &replace_once(&out, from, to, "reduce2d.c"),
+        dir,
+        "broken",
+        flavour,
     );
-    let built = build_ok(tc, &text.replace(from, to), dir, "broken", flavour);
     (seq, built)
 }
 
@@ -425,8 +453,8 @@ pub fn check_reduction_breaks(target: Target, flavour: Flavour, env: &[(String, 
         ),
         (
             "result_of_the_wrong_step",
-            "((const double *)tp_reds[1].partial)[tp_step]",
-            "((const double *)tp_reds[1].partial)[tp_step > 0 ? tp_step - 1 : 0]",
+            "tp_in.tp_reduced1[tp_step] ? top : tp_in.tp_reduced1[tp_step])",
+            "tp_in.tp_reduced1[tp_step > 0 ? tp_step - 1 : 0] ? top : tp_in.tp_reduced1[tp_step > 0 ? tp_step - 1 : 0])",
             "top",
         ),
     ];
@@ -453,9 +481,7 @@ pub fn check_reduction_breaks(target: Target, flavour: Flavour, env: &[(String, 
 /// Check that the fixture lists each used component as an array of its own.
 pub fn assert_components_listed(path: &Path) {
     let compiled = compile(path);
-    let names: Vec<String> = compiled
-        .program
-        .pipeline
+    let names: Vec<String> = compiled.program.pipelines[0]
         .arrays
         .iter()
         .map(|a| a.display_name())

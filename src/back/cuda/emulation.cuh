@@ -221,7 +221,9 @@ static inline void tpace_emu_launch(dim3 grid, dim3 block, cudaStream_t s, F ker
 /* The arguments are evaluated at the launch, as CUDA does, and the kernel runs later. */
 #define TPACE_LAUNCH(kernel, grid, block, stream, ...) \
     tpace_emu_launch(grid, block, stream, \
-                     [tpace_emu_args = std::make_tuple(__VA_ARGS__)]() { std::apply(kernel, tpace_emu_args); })
+                     [tpace_emu_args = std::make_tuple(__VA_ARGS__)]() { \
+                         std::apply([](const auto &...tpace_emu_a) { kernel(tpace_emu_a...); }, tpace_emu_args); \
+                     })
 
 /* A launch whose kernel calls __syncthreads(): each block's threads run as
  * coroutines, in phases that end at a barrier, and in a fresh shuffled order in
@@ -374,7 +376,9 @@ static inline void tpace_emu_launch_sync(dim3 grid, dim3 block, cudaStream_t s, 
 }
 #define TPACE_LAUNCH_SYNC(kernel, grid, block, stream, ...) \
     tpace_emu_launch_sync(grid, block, stream, \
-                          [tpace_emu_args = std::make_tuple(__VA_ARGS__)]() { std::apply(kernel, tpace_emu_args); })
+                          [tpace_emu_args = std::make_tuple(__VA_ARGS__)]() { \
+                              std::apply([](const auto &...tpace_emu_a) { kernel(tpace_emu_a...); }, tpace_emu_args); \
+                          })
 #else
 #define TPACE_LAUNCH(kernel, grid, block, stream, ...) kernel<<<grid, block, 0, stream>>>(__VA_ARGS__)
 #define TPACE_LAUNCH_SYNC(kernel, grid, block, stream, ...) kernel<<<grid, block, 0, stream>>>(__VA_ARGS__)

@@ -105,7 +105,6 @@ fn join_x(v: &[u32]) -> String {
         .join(" x ")
 }
 
-
 /// The rest of the 2-D fused kernel: a block is a row of `TP_B1` threads, one
 /// column each, and the row a step computes goes through shared memory. The
 /// rows run as in 3-D (`row_runs`): the steady run, most of a segment's rows,

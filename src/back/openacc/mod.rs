@@ -4,11 +4,11 @@
 //! and last each sweep's launcher, whose body is the sweep as an OpenACC
 //! parallel loop over the chunk's buffers on the chunk's queue.
 
+use crate::back::Output;
 use crate::back::kernel::{
     accumulators, body_with, dev_name, per_point_locals, per_point_names, point_begin, point_end,
     reductions_of, sweep_arrays, sweep_summary, uses_time,
 };
-use crate::back::Output;
 use crate::ir::ReduceOp;
 use crate::lower::{Lowered, LoweredPipeline, glue, inputs, names};
 use std::fmt::Write;

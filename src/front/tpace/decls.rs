@@ -48,10 +48,9 @@ pub fn listed_arrays(
             ));
             continue;
         }
-        let found =
-            find_declaration(named, at, tree, source).and_then(|(elem, layout, decl)| {
-                Ok((elem, layout, components(named, layout, decl, rank, source)?))
-            });
+        let found = find_declaration(named, at, tree, source).and_then(|(elem, layout, decl)| {
+            Ok((elem, layout, components(named, layout, decl, rank, source)?))
+        });
         match found {
             Ok((elem, layout, count)) => {
                 let each: Vec<Option<u32>> = match count {
@@ -96,11 +95,11 @@ fn host_base(name: &str, component: Option<u32>, layout: Layout, grid: &Grid) ->
 /// Elements in one plane of the grid (product of the inner extents), as C.
 pub fn plane_elements(grid: &Grid) -> String {
     if grid.rank() == 1 {
-        return "(size_t)1".to_string();
+        return "1UL".to_string();
     }
     grid.dims[1..]
         .iter()
-        .map(|d| format!("(size_t)({})", d.n))
+        .map(|d| format!("(unsigned long)({})", d.n))
         .collect::<Vec<_>>()
         .join(" * ")
 }

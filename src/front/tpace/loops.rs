@@ -3,8 +3,8 @@
 use super::subscripts;
 use crate::diag::{DiagResult, Diagnostic};
 use crate::front::cst::{body_items, descendants, span, text};
-use crate::text::count;
 use crate::ir::{Array, Grid, Span, Sweep, SweepLoop, TimeLoop};
+use crate::text::count;
 use tree_sitter::{Node, Tree};
 
 /// What lowering a sweep needs to know about the pipeline around it.

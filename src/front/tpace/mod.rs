@@ -118,7 +118,11 @@ pub fn lower(
 /// Directives in places where they would be ignored or ambiguous: a pipeline
 /// inside another's time loop, a `loop` outside every time loop or not above a
 /// `for` loop.
-fn misplaced_directives(found: &[Found], pipelines: &[&Found], time_loops: &[Node]) -> Vec<Diagnostic> {
+fn misplaced_directives(
+    found: &[Found],
+    pipelines: &[&Found],
+    time_loops: &[Node],
+) -> Vec<Diagnostic> {
     let mut errors = Vec::new();
     let in_time_loop = |at: usize| time_loops.iter().any(|t| t.byte_range().contains(&at));
     for f in pipelines {
@@ -478,4 +482,3 @@ fn found_loops<'a, 't>(found: &'a [Found<'t>]) -> impl Fn(Node) -> Option<(usize
             })
     }
 }
-

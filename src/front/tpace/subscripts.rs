@@ -7,9 +7,9 @@ use super::decls::{declared_depth, find_decl};
 use super::loops::Context;
 use crate::diag::{DiagResult, Diagnostic};
 use crate::front::cst::{descendants, parse_c, span, text};
-use crate::text::mentions;
 use crate::front::poly::Poly;
 use crate::ir::{Access, AccessKind, Array, Grid, Layout, StepValue, SweepLoop};
+use crate::text::mentions;
 use tree_sitter::Node;
 
 /// Label of the diagnostic for an access with another number of subscripts than `size`.
