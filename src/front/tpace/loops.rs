@@ -1,27 +1,12 @@
 //! The time loop header and the spatial loop nests (sweeps) inside it.
 
+use super::context::Context;
 use super::subscripts;
 use crate::diag::{DiagResult, Diagnostic};
 use crate::front::cst::{body_items, descendants, span, text};
-use crate::ir::{Array, Grid, Span, Sweep, SweepLoop, TimeLoop};
+use crate::ir::{Span, Sweep, SweepLoop, TimeLoop};
 use crate::text::count;
-use tree_sitter::{Node, Tree};
-
-/// What lowering a sweep needs to know about the pipeline around it.
-pub struct Context<'a, 't> {
-    /// The `size` clause.
-    pub grid: &'a Grid,
-    /// The listed arrays (component arrays once per component).
-    pub arrays: &'a [Array],
-    /// The time loop's counter.
-    pub time_var: &'a str,
-    /// The C file.
-    pub source: &'a str,
-    /// Its syntax tree, for declarations.
-    pub tree: &'t Tree,
-    /// Where declarations are looked up (the time loop).
-    pub at: Node<'t>,
-}
+use tree_sitter::Node;
 
 /// The first line of a node, for diagnostics about a whole statement.
 pub fn first_line(node: Node, source: &str) -> Span {

@@ -2,6 +2,7 @@
 //! pipelined time loops and their sweeps in a C file and lowers them to the IR.
 
 pub mod clauses;
+mod context;
 mod decls;
 mod host;
 mod loops;
@@ -233,7 +234,7 @@ fn lower_pipeline(
     let (grid, halo) = grid_and_halo(clauses, pipeline.span())?;
     let arrays = decls::listed_arrays(clauses, pipeline.span(), time_loop, tree, source, &grid)?;
     let mut time = loops::time_loop(time_loop, source)?;
-    let ctx = loops::Context {
+    let ctx = context::Context {
         grid: &grid,
         arrays: &arrays,
         time_var: &time.var,
@@ -420,7 +421,7 @@ fn grid_and_halo(clauses: &PipelineClauses, whole: Span) -> DiagResult<(Grid, Ve
 
 fn lower_body(
     time_loop: Node,
-    ctx: &loops::Context,
+    ctx: &context::Context,
     found: &[Found],
 ) -> DiagResult<(Vec<Sweep>, Vec<HostStatement>)> {
     let source = ctx.source;

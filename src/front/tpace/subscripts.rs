@@ -4,7 +4,7 @@
 //! per-step values (`fict[t]`) it reads from unlisted arrays.
 
 use super::decls::{declared_depth, find_decl};
-use super::loops::Context;
+use super::context::Context;
 use crate::diag::{DiagResult, Diagnostic};
 use crate::front::cst::{descendants, parse_c, span, text};
 use crate::front::poly::Poly;
