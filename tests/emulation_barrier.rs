@@ -1,4 +1,4 @@
-//! The CPU emulation's `__syncthreads()` (src/back/cuda/emulation.cuh): under
+//! The CPU emulation's `__syncthreads()` (src/runtime/cuda_emulation.cuh): under
 //! `TPACE_LAUNCH_SYNC` a block's threads run as coroutines in phases between
 //! barriers, each phase in a freshly shuffled order, so kernels that share
 //! `__shared__` memory through barriers give the right answer under every seed,
@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-const EMULATION: &str = include_str!("../src/back/cuda/emulation.cuh");
+const EMULATION: &str = include_str!("../src/runtime/cuda_emulation.cuh");
 
 /// Host-side helpers shared by the programs: upload, launch, download, compare.
 const HOST: &str = r#"

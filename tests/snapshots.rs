@@ -60,9 +60,9 @@ fn without_runtime(text: &str) -> String {
         ("runtime/base.h", tpace::runtime::BASE),
         ("runtime/model.h", tpace::runtime::MODEL),
         ("runtime/schedule.h", tpace::runtime::SCHEDULE),
-        ("back/openacc/runtime.h", tpace::back::openacc::RUNTIME),
-        ("back/cuda/emulation.cuh", tpace::back::cuda::EMULATION),
-        ("back/cuda/runtime.cuh", tpace::back::cuda::RUNTIME),
+        ("runtime/openacc.h", tpace::runtime::OPENACC),
+        ("runtime/cuda_emulation.cuh", tpace::runtime::CUDA_EMULATION),
+        ("runtime/cuda.cuh", tpace::runtime::CUDA),
     ];
     let mut out = text.to_string();
     for (name, part) in parts {

@@ -8,8 +8,9 @@
 //! * [`SCHEDULE`] (`schedule.h`): `TPACE_*` settings, the plan, chunk arithmetic, the
 //!   schedule executor and its loop over chunks, steps and sweeps, the trace.
 //!
-//! A target adds its device functions (the `tpace_dev_*` hooks of `tpace.h`) in
-//! its own folder under `src/back/`.
+//! Each target's device functions (the `tpace_dev_*` hooks `tpace.h` declares)
+//! are one header here too: [`OPENACC`], [`CUDA`] with the CPU emulation of
+//! CUDA [`CUDA_EMULATION`]. The writer in `src/back/<target>/` prints the rest.
 
 /// Types, hook and launcher declarations (C and C++).
 pub const TYPES: &str = include_str!("tpace.h");
@@ -22,6 +23,16 @@ pub const MODEL: &str = include_str!("model.h");
 
 /// The schedule executor.
 pub const SCHEDULE: &str = include_str!("schedule.h");
+
+/// The OpenACC target's device functions (explicit device buffers, async queues).
+pub const OPENACC: &str = include_str!("openacc.h");
+
+/// The CUDA target's device functions (streams, events, checked calls), C++.
+pub const CUDA: &str = include_str!("cuda.cuh");
+
+/// The CPU emulation of the CUDA runtime API, compiled before [`CUDA`] when the
+/// compiler is not nvcc.
+pub const CUDA_EMULATION: &str = include_str!("cuda_emulation.cuh");
 
 /// The host side of the runtime, in the order it is compiled.
 pub fn host() -> String {

@@ -1,12 +1,12 @@
 //! CUDA writer: two files. The host program stays C, in `PROG.host.c`: the
 //! user's program, the runtime and the pipelines' glue, compiled by the C
 //! compiler (nvcc hands `.c` files to it). `PROG.cu` holds what nvcc must
-//! compile: the runtime's CUDA device functions (`runtime.cuh`: streams,
+//! compile: the runtime's CUDA device functions (`runtime/cuda.cuh`: streams,
 //! events, checked calls), the user's macros and types the kernels need, and
 //! per pipeline its inputs struct, a `__global__` kernel per sweep (and the
 //! fused kernel, `fused.rs`) and their `extern "C"` launchers. Built by a C++
 //! compiler that is not nvcc, `PROG.cu` runs on the CPU emulation
-//! (`emulation.cuh`).
+//! (`runtime/cuda_emulation.cuh`).
 
 mod fused;
 
@@ -19,11 +19,11 @@ use crate::lower::{Lowered, LoweredPipeline, glue, inputs, names};
 use std::fmt::Write;
 
 /// The CUDA device functions of the runtime.
-pub const RUNTIME: &str = include_str!("runtime.cuh");
+pub use crate::runtime::CUDA as RUNTIME;
 
 /// The CPU emulation of the CUDA runtime API, before [`RUNTIME`]; it is
 /// compiled only when the compiler is not nvcc.
-pub const EMULATION: &str = include_str!("emulation.cuh");
+pub use crate::runtime::CUDA_EMULATION as EMULATION;
 
 /// nvcc's flags for a translation (`tpace run` on a GPU uses `-arch=native`).
 pub const BUILD_FLAGS: &str = "-O3 -arch=native --fmad=false";

@@ -1,5 +1,5 @@
 //! OpenACC writer: one C file. The host program comes first, then the runtime
-//! with this target's device functions (`runtime.h`: explicit device buffers
+//! with this target's device functions (`runtime/openacc.h`: explicit device buffers
 //! through `acc_malloc` and `deviceptr`, async queues), the pipelines' glue,
 //! and last each sweep's launcher, whose body is the sweep as an OpenACC
 //! parallel loop over the chunk's buffers on the chunk's queue.
@@ -14,7 +14,7 @@ use crate::lower::{Lowered, LoweredPipeline, glue, inputs, names};
 use std::fmt::Write;
 
 /// The device functions of the OpenACC target.
-pub const RUNTIME: &str = include_str!("runtime.h");
+pub use crate::runtime::OPENACC as RUNTIME;
 
 /// How to build the output (printed in its first comment and by `translate`).
 pub fn build_line(file: &str) -> String {

@@ -3,8 +3,8 @@
 //! lower-dimensional sweep fixes in each dimension it has no loop for; and the
 //! per-step values (`fict[t]`) it reads from unlisted arrays.
 
-use super::decls::{declared_depth, find_decl};
 use super::context::Context;
+use super::decls::{declared_depth, find_decl};
 use crate::diag::{DiagResult, Diagnostic};
 use crate::front::cst::{descendants, parse_c, span, text};
 use crate::front::poly::Poly;
