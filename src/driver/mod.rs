@@ -47,7 +47,16 @@ pub fn translate_for(
     let options = lower::Options {
         fuses: target.fuses_steps(),
         profile,
+        steps_hook: target.chooses_steps(),
     };
+    if target == Target::Opencl {
+        // The OpenCL target's work groups come from the evolution-vector model.
+        crate::model::evolution::EvolutionMachine::from_profile(profile).map_err(|e| {
+            Failure(format!(
+                "error: {e}\n  help: give --machine a profile with those figures (bundled: h100, c2070, xeon-phi-5110p)\n"
+            ))
+        })?;
+    }
     let lowered = lower::lower(compiled, &options).map_err(|e| {
         Failure(format!(
             "error: {e}\n  help: give --machine a profile with those figures (bundled: {})\n",

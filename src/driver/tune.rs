@@ -628,6 +628,7 @@ pub fn tune(
     let flavour = match req.target {
         Target::Openacc => Flavour::Openacc,
         Target::Cuda => tc.cuda_flavour(),
+        Target::Opencl => Flavour::Opencl,
     };
     tc.extra_flags
         .extend(large_static_flags(compiled, &extents, flavour));

@@ -32,6 +32,10 @@ pub struct Options<'p> {
     pub fuses: bool,
     /// The machine the default plans are chosen for.
     pub profile: &'p Profile,
+    /// Whether the target chooses the steps per kernel itself: it defines
+    /// [`Names::steps`] for every pipeline, which the run function hands the
+    /// runtime (OpenCL: its evolution-vector model and `TPACE_T`).
+    pub steps_hook: bool,
 }
 
 /// The host program and, per pipeline, what a target needs to complete it.
@@ -45,6 +49,8 @@ pub struct Lowered<'a> {
     pub pipelines: Vec<LoweredPipeline<'a>>,
     /// The machine profile the default plans are for.
     pub machine: String,
+    /// Its figures (a target that makes choices of its own reads them).
+    pub profile: Profile,
     /// Whether the pipelines print fused kernels.
     pub fuses: bool,
 }
@@ -108,7 +114,7 @@ pub fn lower<'a>(compiled: &'a Compiled, options: &Options<'_>) -> Result<Lowere
         pipelines.push(LoweredPipeline {
             unit,
             inputs: inputs::definition(unit, &names),
-            glue: glue::glue(unit, &names, &model, fused),
+            glue: glue::glue(unit, &names, &model, fused, options.steps_hook),
             names,
             fused,
         });
@@ -118,6 +124,7 @@ pub fn lower<'a>(compiled: &'a Compiled, options: &Options<'_>) -> Result<Lowere
         program: host_program(compiled, &pipelines),
         pipelines,
         machine: options.profile.name.clone(),
+        profile: options.profile.clone(),
         fuses: options.fuses,
     })
 }

@@ -13,6 +13,7 @@ pub mod chunks;
 pub mod cmodel;
 pub mod evolution;
 pub mod expr;
+pub mod opencl;
 pub mod predict;
 pub mod profile;
 pub mod report;

@@ -251,10 +251,18 @@ static inline void tpace_plan_init(tpace_rt *r, const tpace_shape *shape)
     for (int a = 0; a < r->narrays; a++)
         if (r->arrays[a].fused)
             p->strip_plane_bytes = p->s.plane * r->arrays[a].elem;
-    /* Steps per kernel: TPACE_FUSE, else the program's default (one where it has no fused kernels). */
-    int fuse_wanted = shape->fuse_max > 1 ? (int)tpace_env_long("TPACE_FUSE", shape->fuse_default, 1, shape->fuse_max) : 1;
-    const char *fuse_env = getenv("TPACE_FUSE");
-    const int fuse_set = shape->fuse_max > 1 && fuse_env != NULL && *fuse_env != '\0';
+    /* Steps per kernel: the target's own choice where it makes one, else TPACE_FUSE, else the
+     * program's default (one where it has no fused kernels). */
+    int fuse_wanted = 1, fuse_set = 0;
+    if (shape->steps_per_kernel != NULL) {
+        const int chosen = shape->steps_per_kernel(shape); /* once: it may say what it chose */
+        fuse_wanted = TPACE_MIN(TPACE_MAX(chosen, 1), TPACE_MAX(shape->fuse_max, 1));
+        fuse_set = 1;
+    } else if (shape->fuse_max > 1) {
+        fuse_wanted = (int)tpace_env_long("TPACE_FUSE", shape->fuse_default, 1, shape->fuse_max);
+        const char *fuse_env = getenv("TPACE_FUSE");
+        fuse_set = fuse_env != NULL && *fuse_env != '\0';
+    }
     if (tpace_dev_reduces_on_device())
         for (int i = 0; i < r->nreductions; i++)
             p->reduction_bytes += (size_t)p->s.steps * r->reductions[i].elem;

@@ -86,6 +86,10 @@ typedef struct tpace_shape {
     int default_streams;
     int fuse_max;        /* most steps one kernel may advance (1: this program's kernels do one) */
     int fuse_default;    /* steps per kernel unless TPACE_FUSE says otherwise */
+    int (*steps_per_kernel)(const struct tpace_shape *s); /* where not NULL, the target chooses the steps per
+                                                           * kernel itself (up to fuse_max; OpenCL: its
+                                                           * evolution-vector model or TPACE_T), not
+                                                           * TPACE_FUSE and the performance model */
     const struct tpace_model *model; /* the performance model for this pipeline and machine (model part) */
 } tpace_shape;
 
