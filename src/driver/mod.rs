@@ -5,6 +5,7 @@ pub mod compare;
 pub mod dump;
 pub mod run;
 pub mod tune;
+pub mod tune_opencl;
 
 use crate::back::{self, Output, Target};
 use crate::diag;

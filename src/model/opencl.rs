@@ -13,9 +13,7 @@
 //! `plan::MAX_FUSED_STEPS` steps. Elsewhere T is 1: the algorithm still
 //! shapes the work groups of the one-step kernels.
 
-use super::evolution::{
-    Evolution, EvolutionMachine, Params, Refusal, StencilShape, evolve_up_to,
-};
+use super::evolution::{Evolution, EvolutionMachine, Params, Refusal, StencilShape, evolve_up_to};
 use super::predict::bytes;
 use super::profile::{Arch, Profile};
 use crate::plan::{MAX_FUSED_STEPS, Unit};
@@ -265,8 +263,7 @@ pub fn report(
         Some(steps) => match roofline_seconds(unit, profile, &c, p.group, p.t, steps) {
             Some(s) => {
                 let glups = if s > 0.0 {
-                    c.shape.extents.iter().map(|e| *e as f64).product::<f64>() * steps as f64
-                        / s
+                    c.shape.extents.iter().map(|e| *e as f64).product::<f64>() * steps as f64 / s
                         * 1e-9
                 } else {
                     0.0
@@ -359,6 +356,41 @@ pub fn report(
     Ok(out)
 }
 
+/// `tpace plan --target opencl` for one pipeline: the work groups and T
+/// ([`report`]), then the out-of-core plan for kernels of that T where the
+/// profile has the figures the out-of-core model needs (else a note).
+pub fn plan_report(
+    unit: Unit<'_>,
+    profile: &Profile,
+    request: &super::report::PlanRequest,
+) -> Result<String, String> {
+    let macros = super::expr::Macros::new(&request.set, &unit.program.source)?;
+    let extents = super::workload::extents(unit, &macros)
+        .map_err(|e| format!("{e}\n  help: give its value with --set NAME=VALUE"))?;
+    let steps = request
+        .steps
+        .or_else(|| super::workload::steps(unit, &macros).ok());
+    let mut out = report(unit, profile, &extents, steps)?;
+    let t = choose(unit, profile, &extents)?.params().t;
+    let request = super::report::PlanRequest {
+        fuse_steps: Some(t),
+        ..request.clone()
+    };
+    match super::report::plan_report(unit, profile, &request) {
+        Ok(text) => {
+            out.push_str("\nout-of-core plan for kernels of T steps:\n");
+            out.push_str(&text);
+        }
+        Err(e) => {
+            let _ = writeln!(
+                out,
+                "\nout-of-core plan: none ({e}); the program runs whatever fits the device"
+            );
+        }
+    }
+    Ok(out)
+}
+
 /// A C double literal that reads back as the same number.
 fn c_double(x: f64) -> String {
     let text = format!("{x:?}");
@@ -403,12 +435,18 @@ pub fn c_config(
         ),
         (c_double(m.bytes_per_flop), "system B/F"),
         (m.tile_bytes.to_string(), "on-chip bytes a tile may fill"),
-        (m.min_groups.to_string(), "fewest work groups a launch should have"),
+        (
+            m.min_groups.to_string(),
+            "fewest work groups a launch should have",
+        ),
         (
             m.max_group_size.unwrap_or(0).to_string(),
             "most work items a group (0: no limit)",
         ),
-        (format!("{{{}}}", radius.join(", ")), "stencil radius, x first"),
+        (
+            format!("{{{}}}", radius.join(", ")),
+            "stencil radius, x first",
+        ),
         (s.arrays.to_string(), "arrays the kernels access"),
         (s.tile_arrays.to_string(), "arrays a tile holds"),
         (s.elem_bytes.to_string(), "bytes per element"),
@@ -455,8 +493,13 @@ mod tests {
             local_bytes(u, [32, 8, 4], 2),
             ((36 * 12 * 8) + (34 * 10 * 6)) * 4
         );
-        let text = report(u, &Profile::bundled("c2070").unwrap(), &[256, 256, 256], Some(100))
-            .unwrap();
+        let text = report(
+            u,
+            &Profile::bundled("c2070").unwrap(),
+            &[256, 256, 256],
+            Some(100),
+        )
+        .unwrap();
         assert!(text.contains("chosen: work group 32x8x4"), "{text}");
         assert!(text.contains("T stopped at 1: B/F"), "{text}");
         assert!(text.contains("predicted time:"), "{text}");
@@ -476,7 +519,13 @@ mod tests {
         let ch = choose(u, &Profile::bundled("c2070").unwrap(), &[256, 128, 128]).unwrap();
         assert_eq!(ch.params().t, 1);
         assert!(why_one_step(u).is_some());
-        let text = report(u, &Profile::bundled("c2070").unwrap(), &[256, 128, 128], None).unwrap();
+        let text = report(
+            u,
+            &Profile::bundled("c2070").unwrap(),
+            &[256, 128, 128],
+            None,
+        )
+        .unwrap();
         assert!(text.contains("one step each"), "{text}");
         assert!(c_config(u, &Profile::bundled("h200").unwrap(), (0, 2)).is_err());
         let cfg = c_config(u, &Profile::bundled("h100").unwrap(), (0, 2)).unwrap();

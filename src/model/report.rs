@@ -3,7 +3,7 @@
 use super::expr::Macros;
 use super::predict::{Machine, Prediction, bytes};
 use super::profile::{Profile, Provenance};
-use super::search::{Choice, choose};
+use super::search::{Choice, choose, choose_at};
 use super::workload::{self, Movement, Workload};
 use crate::plan::Unit;
 use std::fmt::Write;
@@ -20,6 +20,9 @@ pub struct PlanRequest {
     pub steps: Option<u64>,
     /// Whether the target's kernels advance several steps each (CUDA).
     pub fuses: bool,
+    /// Steps per kernel fixed by the target's own choice (OpenCL: the
+    /// evolution-vector model's T); the search then does not weigh others.
+    pub fuse_steps: Option<u64>,
 }
 
 /// Parse a byte count: a whole number with an optional unit (`k`, `M`, `G`,
@@ -71,14 +74,20 @@ pub fn plan_report(
         None => workload::steps(unit, &macros)?,
     };
     let mut w = Workload::from_unit(unit, &extents, steps)?;
-    if !request.fuses {
+    if !request.fuses || request.fuse_steps.is_some_and(|t| t <= 1) {
         w = w.with_fusion(None, &unit.pipeline.arrays);
+    } else if let Some(t) = request.fuse_steps {
+        w.fuse = t.min(u64::from(crate::plan::MAX_FUSED_STEPS));
     }
     let cap = match (request.mem_cap, machine.memory_bytes) {
         (Some(c), Some(m)) => Some(c.min(m as u128)),
         (c, m) => c.or(m.map(|m| m as u128)),
     };
-    let choice = choose(&w, &machine, cap)?;
+    let choice = if request.fuse_steps.is_some() {
+        choose_at(&w, &machine, cap)?
+    } else {
+        choose(&w, &machine, cap)?
+    };
     let elapsed = started.elapsed();
     let mut out = String::new();
     header(&mut out, unit, profile, &w, &extents, choice.cap);
@@ -314,6 +323,7 @@ mod tests {
             mem_cap: Some(8_000_000_000),
             steps: Some(2048),
             fuses: false,
+            fuse_steps: None,
         };
         let text = plan_report(c.unit(0), &Profile::bundled("h100").unwrap(), &req).unwrap();
         assert!(text.contains("grid 48000 x 48000"), "{text}");

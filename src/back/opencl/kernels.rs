@@ -5,8 +5,8 @@
 
 use super::source::{ScalarType, host, scalar_type};
 use crate::back::kernel::{
-    accumulators, acc_name, body_with, dev_name, identity, point_begin, point_end,
-    reductions_of, sweep_arrays, sweep_summary, uses_time,
+    acc_name, accumulators, body_with, dev_name, identity, point_begin, point_end, reductions_of,
+    sweep_arrays, sweep_summary, uses_time,
 };
 use crate::ir::{ElemType, ReduceOp, ScalarRole, Sweep};
 use crate::lower::{LoweredPipeline, inputs, names};
@@ -366,7 +366,9 @@ pub fn prelude(any_double_reduction: bool, fuse_max: u32) -> String {
 /// [`C_MATH`]); string and character literals are left alone.
 pub fn c_math(body: &str) -> String {
     let known = |name: &str| {
-        let base = name.strip_suffix('f').filter(|b| C_MATH.iter().any(|(f, _)| f == b));
+        let base = name
+            .strip_suffix('f')
+            .filter(|b| C_MATH.iter().any(|(f, _)| f == b));
         C_MATH.iter().any(|(f, _)| *f == name) || base.is_some()
     };
     let bytes = body.as_bytes();
@@ -398,7 +400,9 @@ pub fn c_math(body: &str) -> String {
         } else if c.is_ascii_digit() {
             // A number, suffixes included (1.0f is not a call of f).
             let mut j = i;
-            while j < bytes.len() && (bytes[j] == b'.' || bytes[j] == b'_' || bytes[j].is_ascii_alphanumeric()) {
+            while j < bytes.len()
+                && (bytes[j] == b'.' || bytes[j] == b'_' || bytes[j].is_ascii_alphanumeric())
+            {
                 j += 1;
             }
             out.push_str(&body[i..j]);

@@ -176,7 +176,12 @@ fn api_header(user_macros: &[String]) -> String {
 
 /// The pipeline's work-group configuration and the function that chooses the
 /// work group and T when it starts.
-fn configuration(lowered: &Lowered<'_>, lp: &LoweredPipeline<'_>, table: &Table, name: &str) -> String {
+fn configuration(
+    lowered: &Lowered<'_>,
+    lp: &LoweredPipeline<'_>,
+    table: &Table,
+    name: &str,
+) -> String {
     let unit = lp.unit;
     match crate::model::opencl::c_config(unit, &lowered.profile, table.range) {
         Ok(init) => format!(
@@ -187,7 +192,8 @@ fn configuration(lowered: &Lowered<'_>, lp: &LoweredPipeline<'_>, table: &Table,
              static tpace_cl_config {name} = {init_body};\n\n\
              TPACE_HOOK int {steps}(const tpace_shape *s)\n{{\n    return tpace_cl_choose(s, &{name});\n}}\n",
             machine = lowered.machine.replace("*/", "* /"),
-            init_body = init.trim_end_matches('}').to_string() + "    {0, 0, 0}, 0, /* chosen when the pipeline starts */\n}",
+            init_body = init.trim_end_matches('}').to_string()
+                + "    {0, 0, 0}, 0, /* chosen when the pipeline starts */\n}",
             steps = lp.names.steps(),
         ),
         Err(e) => format!(
@@ -233,7 +239,10 @@ fn launcher(lp: &LoweredPipeline<'_>, s: usize, k: usize, config: &str) -> Strin
             dev_name(&arr.ident())
         );
     }
-    let _ = writeln!(w, "    tpace_cl_arg_long(tp, tp_k, &tp_arg, tp_l->tp_base);");
+    let _ = writeln!(
+        w,
+        "    tpace_cl_arg_long(tp, tp_k, &tp_arg, tp_l->tp_base);"
+    );
     for pos in 1..rank {
         let _ = writeln!(
             w,

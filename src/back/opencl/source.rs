@@ -112,11 +112,25 @@ pub fn scalar_type(written: &str) -> ScalarType {
         "unsigned short" | "unsigned short int" | "uint16_t" => known("ushort", "cl_ushort"),
         "int" | "signed" | "signed int" | "int32_t" | "_Bool" | "bool" => known("int", "cl_int"),
         "unsigned" | "unsigned int" | "uint32_t" => known("uint", "cl_uint"),
-        "long" | "long int" | "signed long" | "signed long int" | "long long" | "long long int"
-        | "signed long long" | "signed long long int" | "int64_t" | "ptrdiff_t" | "ssize_t"
+        "long"
+        | "long int"
+        | "signed long"
+        | "signed long int"
+        | "long long"
+        | "long long int"
+        | "signed long long"
+        | "signed long long int"
+        | "int64_t"
+        | "ptrdiff_t"
+        | "ssize_t"
         | "intptr_t" => known("long", "cl_long"),
-        "unsigned long" | "unsigned long int" | "unsigned long long" | "unsigned long long int"
-        | "uint64_t" | "size_t" | "uintptr_t" => known("ulong", "cl_ulong"),
+        "unsigned long"
+        | "unsigned long int"
+        | "unsigned long long"
+        | "unsigned long long int"
+        | "uint64_t"
+        | "size_t"
+        | "uintptr_t" => known("ulong", "cl_ulong"),
         _ => ScalarType {
             device: host(&norm),
             host: norm,
@@ -162,7 +176,9 @@ pub fn declarations(program: &Program, uses: &str) -> String {
 fn declared_names(decl: &str) -> Vec<String> {
     let mut names = Vec::new();
     let ids = identifiers(decl);
-    if let Some(pos) = ids.iter().position(|w| matches!(*w, "struct" | "union" | "enum"))
+    if let Some(pos) = ids
+        .iter()
+        .position(|w| matches!(*w, "struct" | "union" | "enum"))
         && let Some(tag) = ids.get(pos + 1)
     {
         names.push((*tag).to_string());

@@ -158,15 +158,14 @@ fn kernel(lp: &LoweredPipeline<'_>, f: &Fusion, t: u32) -> String {
         );
         pad.push_str("    ");
     }
-    let on_grid: Vec<String> = std::iter::once(
-        "tp_j0 >= tp_f.rows_lo && tp_j0 < tp_f.rows_hi".to_string(),
-    )
-    .chain(
-        inner
-            .iter()
-            .map(|q| format!("tp_j{q} >= tp_lo{q} && tp_j{q} < tp_lo{q} + tp_n{q}")),
-    )
-    .collect();
+    let on_grid: Vec<String> =
+        std::iter::once("tp_j0 >= tp_f.rows_lo && tp_j0 < tp_f.rows_hi".to_string())
+            .chain(
+                inner
+                    .iter()
+                    .map(|q| format!("tp_j{q} >= tp_lo{q} && tp_j{q} < tp_lo{q} + tp_n{q}")),
+            )
+            .collect();
     let tile_index = |g: &str| {
         let mut e = "tp_k0".to_string();
         for pos in &inner {
@@ -284,7 +283,13 @@ fn kernel(lp: &LoweredPipeline<'_>, f: &Fusion, t: u32) -> String {
     });
     let inner_pad = format!("{pad}        ");
     for pos in 0..rank {
-        w.push_str(&loop_var(sweep, pos, &body, &format!("tp_j{pos}"), &inner_pad));
+        w.push_str(&loop_var(
+            sweep,
+            pos,
+            &body,
+            &format!("tp_j{pos}"),
+            &inner_pad,
+        ));
     }
     w.push_str(&per_point(sweep, &inner_pad));
     let _ = writeln!(w, "{inner_pad}{}", host(&c_math(&body)));
