@@ -185,7 +185,7 @@ fn kernel(lp: &LoweredPipeline<'_>, f: &Fusion, t: u32) -> String {
     }
     let _ = writeln!(
         w,
-        "    barrier(CLK_LOCAL_MEM_FENCE);\n    \
+        "    barrier(CLK_LOCAL_MEM_FENCE); /* the tile loaded before step 1 reads it */\n    \
          /* Steps 1 .. T: step l - 1 in tp_prev (widened by T - l + 1 steps' reach), step l into tp_cur. */\n    \
          #pragma unroll\n    \
          for (int tp_lv = 1; tp_lv <= tp_T; tp_lv++) {{\n        \
@@ -316,7 +316,9 @@ fn kernel(lp: &LoweredPipeline<'_>, f: &Fusion, t: u32) -> String {
     for pos in (0..rank).rev() {
         let _ = writeln!(w, "{}}}", "    ".repeat(pos + 2));
     }
-    w.push_str("        barrier(CLK_LOCAL_MEM_FENCE);\n    }\n}\n");
+    w.push_str(
+        "        barrier(CLK_LOCAL_MEM_FENCE); /* step l done before step l + 1 reads it */\n    }\n}\n",
+    );
     w
 }
 
