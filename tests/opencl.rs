@@ -627,10 +627,6 @@ fn bad_settings_are_refused_in_words() {
             "TPACE_WG=64x is not a work-group shape",
         ),
         (vec![("TPACE_WG", "2x2x2x2")], "give 1 to 3 sizes"),
-        (
-            vec![("TPACE_WG", "8x8x2")],
-            "sizes past the grid's must be 1",
-        ),
         (vec![("TPACE_WG", "65537")], "from 1 to 65536"),
         (vec![("TPACE_WG", "8192x1")], "set a smaller TPACE_WG"),
         (
@@ -666,10 +662,25 @@ fn bad_settings_are_refused_in_words() {
         assert_eq!(first_difference(&seq.dump, &got.dump), None, "{env:?}");
         assert!(got.stderr.contains("OpenCL device "), "{}", got.stderr);
     }
-    // A 1-D grid takes one size; T's tiles must fit local memory (PoCL's: 2 MiB).
+    // Sizes past a grid's rank are taken as 1, with a note (one setting may serve
+    // pipelines of several ranks).
     let heat1d = pair("examples/heat1d.c", &["N=300"]);
-    let stderr = heat1d.refused(3, &[("TPACE_WG", "64x4")]);
-    assert!(stderr.contains("the grid has 1 dimension"), "{stderr}");
+    let seq = heat1d.sequential(3);
+    let got = heat1d.run(
+        &heat1d.translated.binary,
+        3,
+        &params("mm", 2, 70, 2),
+        &[("TPACE_WG", "64x4x2")],
+    );
+    assert_eq!(first_difference(&seq.dump, &got.dump), None);
+    assert!(
+        got.stderr
+            .contains("the grid has 1 dimension: the sizes past it are taken as 1"),
+        "{}",
+        got.stderr
+    );
+    assert_eq!(chosen(&got).0, [64, 1, 1]);
+    // T's tiles must fit local memory (PoCL's: 2 MiB).
     let heat3d = pair("examples/heat3d.c", &["NX=20", "NY=12", "NZ=16"]);
     let stderr = heat3d.refused(3, &[("TPACE_WG", "4096"), ("TPACE_T", "4")]);
     assert!(

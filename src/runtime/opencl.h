@@ -791,7 +791,8 @@ static inline void tpace_cl_tiles(const tpace_cl_config *c, int steps, size_t *t
 }
 
 /* TPACE_WG: 1 to 3 sizes, x (innermost) first, separated by `x` or `,`; sizes past
- * the grid's rank must be 1. Returns 0 when unset. */
+ * the grid's rank are ignored, with a note (one setting may serve pipelines of several
+ * ranks). Returns 0 when unset. */
 static inline int tpace_cl_env_wg(const tpace_shape *s, int rank, size_t *wg)
 {
     const char *text = getenv("TPACE_WG");
@@ -821,12 +822,12 @@ static inline int tpace_cl_env_wg(const tpace_shape *s, int rank, size_t *wg)
     }
     for (int d = rank; d < 3; d++)
         if (v[d] != 1) {
-            fprintf(stderr, "tpace: %s: TPACE_WG=%s gives %d sizes but the grid has %d dimension%s: sizes past the "
-                            "%s must be 1\n", s->where, text, n, rank, rank == 1 ? "" : "s", rank == 1 ? "first" : "grid's");
-            exit(2);
+            fprintf(stderr, "tpace: %s: note: TPACE_WG=%s gives %d sizes but the grid has %d dimension%s: the sizes "
+                            "past it are taken as 1\n", s->where, text, n, rank, rank == 1 ? "" : "s");
+            break;
         }
     for (int d = 0; d < 3; d++)
-        wg[d] = (size_t)v[d];
+        wg[d] = d < rank ? (size_t)v[d] : 1;
     return 1;
 }
 
