@@ -977,3 +977,157 @@ fn tune_sweeps_work_groups_by_t() {
         assert!(stdout.contains(want), "`{want}` not in:\n{stdout}");
     }
 }
+
+/// A program as users write it: the stencil in a function of its own with a
+/// local of a typedef'd type, object-like and function-like macros in the sweep's
+/// body (one given by `-D` at build time, so that the kernels must get the
+/// host's value), an enum constant, a local of the body, and a second
+/// pipeline of another rank in `main`; bit for bit under a work group that
+/// serves both ranks.
+const USERS_PROGRAM: &str = r#"#include <stdio.h>
+#include <stdlib.h>
+
+#ifndef N
+#define N 40
+#endif
+#define M (N + 8)
+#define HALF 0.5f
+#define AVG(p, q) (((p) + (q)) * HALF)
+#define R 0.125
+typedef float real;
+enum { SCALE = 3 };
+
+static void smooth(float (*a)[M], float (*w)[M], int steps)
+{
+    int t, i, j;
+#pragma tpace pipeline targetinout(w, a) size([0:N][0:M]) halo([1:1][1:1])
+    for (t = 0; t < steps; t++) {
+#pragma tpace loop dim(2)
+        for (i = 1; i < N - 1; i++)
+#pragma tpace loop dim(1)
+            for (j = 1; j < M - 1; j++) {
+                real s = AVG(a[i - 1][j], a[i + 1][j]);
+                w[i][j] = AVG(s, AVG(a[i][j - 1], a[i][j + 1])) * (real)SCALE / (real)SCALE;
+            }
+#pragma tpace loop dim(2)
+        for (i = 1; i < N - 1; i++)
+#pragma tpace loop dim(1)
+            for (j = 1; j < M - 1; j++)
+                a[i][j] = w[i][j];
+    }
+}
+
+int main(int argc, char **argv)
+{
+    int steps = argc > 1 ? atoi(argv[1]) : 5;
+    float (*a)[M] = (float (*)[M])malloc(sizeof(float[N][M]));
+    float (*w)[M] = (float (*)[M])malloc(sizeof(float[N][M]));
+    double *v = (double *)malloc(sizeof(double) * 3 * N);
+    double *u = (double *)malloc(sizeof(double) * 3 * N);
+    int i, j, t;
+    if (a == NULL || w == NULL || v == NULL || u == NULL)
+        return 1;
+    for (i = 0; i < N; i++)
+        for (j = 0; j < M; j++)
+            w[i][j] = a[i][j] = (float)((i * 13 + j * 7) % 17) / 3.0f;
+    for (i = 0; i < 3 * N; i++)
+        u[i] = v[i] = (double)(i % 11) - 4.5;
+    smooth(a, w, steps);
+#pragma tpace pipeline targetinout(u, v) size([0:3 * N]) halo([1:1])
+    for (t = 0; t < steps; t++) {
+#pragma tpace loop dim(1)
+        for (i = 1; i < 3 * N - 1; i++)
+            u[i] = v[i] + R * (v[i - 1] - 2.0 * v[i] + v[i + 1]);
+#pragma tpace loop dim(1)
+        for (i = 1; i < 3 * N - 1; i++)
+            v[i] = u[i];
+    }
+    double s = 0.0;
+    for (i = 0; i < N; i++)
+        for (j = 0; j < M; j++)
+            s += a[i][j] * (double)(j % 3 + 1);
+    for (i = 0; i < 3 * N; i++)
+        s += v[i];
+    printf("checksum %.12e\n", s);
+    free(a);
+    free(w);
+    free(v);
+    free(u);
+    return 0;
+}
+"#;
+
+#[test]
+fn users_macros_types_and_two_pipelines() {
+    if !opencl_here() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("users.c");
+    std::fs::write(&path, USERS_PROGRAM).unwrap();
+    let compiled = compile(&path);
+    assert_eq!(compiled.program.pipelines.len(), 2);
+    let out = driver::translate(&compiled, Target::Opencl).expect("translates");
+    // The user's pieces reach the kernels through the host's preprocessor.
+    assert!(
+        out.main.contains("TPACE_CL_XSTR(typedef float real;)"),
+        "no typedef"
+    );
+    assert!(out.main.contains("TPACE_CL_XSTR(real s = AVG("), "no body");
+    let mut tc = Toolchain::detect();
+    // N given at build time: the kernels must see 23, not the file's 40.
+    tc.defines = vec!["N=23".into()];
+    let reference = build_ok(
+        &tc,
+        &reference_of(&compiled),
+        dir.path(),
+        "reference",
+        Flavour::Reference,
+    );
+    let translated = build_ok(&tc, &out, dir.path(), "translated", Flavour::Opencl);
+    assert!(
+        warnings(&translated.warnings).is_empty(),
+        "{}",
+        translated.warnings
+    );
+    for steps in [0, 1, 6] {
+        let seq = run_ok(
+            &reference.binary,
+            steps,
+            &Params::default(),
+            &dir.path().join("r.dump"),
+        );
+        for (p, wg, t) in [
+            (params("mmtb", 4, 5, 2), "16x4", "3"),
+            (params("mm", 2, 7, 3), "8x8", "2"),
+            (params("incore", 6, 1, 1), "3", "1"),
+            (Params::default(), "", ""),
+        ] {
+            let env = vec![
+                ("TPACE_WG".to_string(), wg.to_string()),
+                ("TPACE_T".into(), t.into()),
+            ];
+            let got = run_with(
+                &translated.binary,
+                steps,
+                &p,
+                &env,
+                &dir.path().join("t.dump"),
+            );
+            assert_eq!(
+                first_difference(&seq.dump, &got.dump),
+                None,
+                "{steps} steps, {p:?} TPACE_WG={wg} TPACE_T={t}"
+            );
+            assert_eq!(seq.stdout, got.stdout);
+            if steps > 0 {
+                assert_eq!(
+                    got.stderr.matches(": OpenCL device ").count(),
+                    2,
+                    "a note per pipeline:\n{}",
+                    got.stderr
+                );
+            }
+        }
+    }
+}

@@ -40,7 +40,7 @@ pub fn by_value(lp: &LoweredPipeline<'_>, s: usize) -> Vec<(ScalarType, String, 
         out.push((
             scalar_type(&t.var_type),
             t.var.clone(),
-            format!("tp_in->tp_t0 + tp_l->tp_step"),
+            "tp_in->tp_t0 + tp_l->tp_step".to_string(),
         ));
     }
     out
