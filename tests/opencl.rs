@@ -1131,3 +1131,63 @@ fn users_macros_types_and_two_pipelines() {
         }
     }
 }
+
+/// Kernels that do not compile for the device stop the program with the build
+/// log and the failed call in words.
+#[test]
+fn a_failed_kernel_build_prints_the_build_log() {
+    if !opencl_here() {
+        return;
+    }
+    let pr = pair("examples/jacobi2d.c", &["X=40", "Y=30"]);
+    let out = driver::translate(&pr.compiled, Target::Opencl).expect("translates");
+    let broken = build_ok(
+        &pr.tc,
+        &replace_once(
+            &out,
+            "#define TPACE_MAX(a, b) ((a) > (b) ? (a) : (b))\\n",
+            "#define TPACE_MAX(a, b) ((a) > (b) ? (a) : (b))\\ntpace_no_such_type x;\\n",
+            "jacobi2d.c",
+        ),
+        pr.dir.path(),
+        "broken",
+        Flavour::Opencl,
+    );
+    let run = Command::new(&broken.binary).arg("3").output().unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("the OpenCL kernels did not build for"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("tpace_no_such_type"),
+        "the build log:\n{stderr}"
+    );
+    assert!(
+        stderr.contains("clBuildProgram") && stderr.contains("CL_BUILD_PROGRAM_FAILURE"),
+        "{stderr}"
+    );
+}
+
+/// `tune --target opencl` refuses bad lists in words, before building anything.
+#[test]
+fn tune_refuses_bad_work_groups_and_t() {
+    for (args, says) in [
+        (vec!["--wg", "abc"], "--wg `abc` is not a work-group shape"),
+        (
+            vec!["--wg", "32x0"],
+            "--wg `32x0` is not a work-group shape",
+        ),
+        (vec!["--t", "9"], "--t 9: T is from 1 to 4"),
+        (vec!["--t", "0"], "--t 0: T is from 1 to 4"),
+    ] {
+        let mut all = vec!["tune", "examples/jacobi2d.c", "--target", "opencl"];
+        all.extend(args.iter());
+        let out = tpace(&all);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(stderr.contains(says), "{args:?}: `{says}` not in {stderr}");
+        assert!(!stderr.contains("panick"), "{stderr}");
+    }
+}

@@ -60,6 +60,8 @@ pub struct ClMeasured {
     pub kernel_seconds: Option<f64>,
     /// The OpenCL device it ran on.
     pub device: Option<String>,
+    /// The work group and T the program says it used (`work group AxBxC, T=t`).
+    pub stderr_choice: Option<String>,
 }
 
 impl ClMeasured {
@@ -116,13 +118,15 @@ fn kernel_seconds(stderr: &str) -> Option<f64> {
     line[at..].split_whitespace().next()?.parse().ok()
 }
 
-/// Run the built program once.
+/// Run the built program once; with `own`, without TPACE_WG and TPACE_T (the
+/// program's own choice).
 fn run(
     binary: &Path,
     args: &[String],
     p: &ClPoint,
     mem_cap: Option<u128>,
     trace: &Path,
+    own: bool,
 ) -> ClMeasured {
     let mut cmd = Command::new(binary);
     cmd.args(args);
@@ -137,8 +141,10 @@ fn run(
     ] {
         cmd.env_remove(v);
     }
-    cmd.env("TPACE_WG", wg_text(p.wg));
-    cmd.env("TPACE_T", p.t.to_string());
+    if !own {
+        cmd.env("TPACE_WG", wg_text(p.wg));
+        cmd.env("TPACE_T", p.t.to_string());
+    }
     cmd.env("TPACE_TRACE", trace);
     if let Some(plan) = &p.plan {
         cmd.env("TPACE_SCHEDULE", plan.schedule.name());
@@ -162,6 +168,7 @@ fn run(
         seconds: None,
         kernel_seconds: None,
         device: None,
+        stderr_choice: None,
     };
     let out = match cmd.output() {
         Ok(o) => o,
@@ -172,6 +179,10 @@ fn run(
     };
     let stderr = String::from_utf8_lossy(&out.stderr);
     m.device = opencl_device(&stderr);
+    m.stderr_choice = stderr
+        .lines()
+        .find_map(|l| l.split_once(" work group ").map(|(_, r)| r))
+        .and_then(|r| r.split_once(" (").map(|(c, _)| format!("work group {c}")));
     if !out.status.success() {
         let line = stderr
             .lines()
@@ -520,7 +531,7 @@ pub fn tune(
     let mut results = Vec::with_capacity(points.len());
     for (i, p) in points.iter().enumerate() {
         bar.set_message(p.label());
-        let m = run(&built.binary, &req.args, p, mem_cap, &trace);
+        let m = run(&built.binary, &req.args, p, mem_cap, &trace, false);
         let line = format!(
             "[{}/{}] {}: {}",
             i + 1,
@@ -629,11 +640,33 @@ pub fn tune(
         .find(|m| m.point == pick_point)
         .map(|m| (*m).clone());
     let (measured, how) = match found {
-        Some(m) => (m, "in the sweep"),
-        None => (
-            run(&built.binary, &req.args, &pick_point, mem_cap, &trace),
-            "run once more",
-        ),
+        Some(m) => (m, "in the sweep".to_string()),
+        None => {
+            let m = run(
+                &built.binary,
+                &req.args,
+                &pick_point,
+                mem_cap,
+                &trace,
+                false,
+            );
+            if m.error.is_none() {
+                (m, "run once more".to_string())
+            } else {
+                // The device refuses the model's shape for this kernel (too many work
+                // items for its registers, say): the program's own choice, which starts
+                // from the model's and shrinks it to fit, is what a user gets.
+                let own = run(&built.binary, &req.args, &pick_point, mem_cap, &trace, true);
+                let note = own
+                    .stderr_choice
+                    .clone()
+                    .unwrap_or_else(|| "its own choice".into());
+                (
+                    own,
+                    format!("the device refused it; the program's own choice, {note}, run instead"),
+                )
+            }
+        }
     };
     match (&measured.error, measured.time()) {
         (None, Some(t)) => {

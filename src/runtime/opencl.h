@@ -251,7 +251,7 @@ static inline void tpace_cl_pick(tpace_cl *c)
                                   devices + nd, &n);
         if (e == CL_DEVICE_NOT_FOUND)
             continue;
-        TPACE_CL(where, e);
+        tpace_cl_check(e, "clGetDeviceIDs", where);
         n = TPACE_MIN(n, (cl_uint)(TPACE_CL_MAX_DEVICES - nd));
         for (cl_uint j = 0; j < n; j++, nd++) {
             owner[nd] = (int)i;
@@ -300,7 +300,7 @@ static inline void tpace_cl_build(tpace_cl *c)
     cl_int e = CL_SUCCESS;
     const char *source = tpace_cl_source();
     c->program = clCreateProgramWithSource(c->context, 1, &source, NULL, &e);
-    TPACE_CL(where, e);
+    tpace_cl_check(e, "clCreateProgramWithSource", where);
     /* C rounds float division and square root correctly; OpenCL does only when asked. */
     cl_device_fp_config fp = 0;
     TPACE_CL(where, clGetDeviceInfo(c->device, CL_DEVICE_SINGLE_FP_CONFIG, sizeof fp, &fp, NULL));
@@ -319,7 +319,7 @@ static inline void tpace_cl_build(tpace_cl *c)
             fprintf(stderr, "tpace: the OpenCL kernels did not build for %s; the build log:\n%s\n", c->device_name, log);
         }
         free(log);
-        TPACE_CL(where, e);
+        tpace_cl_check(e, "clBuildProgram", where);
     }
     c->nkernels = tpace_cl_kernel_count();
     c->kernels = (cl_kernel *)calloc((size_t)TPACE_MAX(c->nkernels, 1), sizeof *c->kernels);
@@ -328,7 +328,7 @@ static inline void tpace_cl_build(tpace_cl *c)
         tpace_fail(NULL, "host memory ran out setting up the OpenCL kernels");
     for (int k = 0; k < c->nkernels; k++) {
         c->kernels[k] = clCreateKernel(c->program, tpace_cl_kernel_name(k), &e);
-        TPACE_CL(where, e);
+        tpace_cl_check(e, "clCreateKernel", where);
         TPACE_CL(where, clGetKernelWorkGroupInfo(c->kernels[k], c->device, CL_KERNEL_WORK_GROUP_SIZE,
                                                  sizeof c->kernel_group[k], &c->kernel_group[k], NULL));
     }
@@ -356,7 +356,7 @@ static inline tpace_cl *tpace_cl_get(void)
         c->max_items[d] = d < (int)dims ? items[d] : 1;
     cl_int e = CL_SUCCESS;
     c->context = clCreateContext(NULL, 1, &c->device, NULL, NULL, &e);
-    TPACE_CL(where, e);
+    tpace_cl_check(e, "clCreateContext", where);
     tpace_cl_build(c);
     c->ready = 1;
     return c;
@@ -377,7 +377,7 @@ TPACE_HOOK void *tpace_dev_alloc(tpace_rt *r, size_t bytes)
     if (e == CL_MEM_OBJECT_ALLOCATION_FAILURE || e == CL_OUT_OF_RESOURCES || e == CL_INVALID_BUFFER_SIZE ||
         e == CL_OUT_OF_HOST_MEMORY)
         return NULL; /* the executor says which parameter to lower */
-    TPACE_CL(r->plan.s.where, e);
+    tpace_cl_check(e, "clCreateBuffer", r->plan.s.where);
     long i = 0;
     while (i < c->nallocs && c->allocs[i].mem != NULL)
         i++;
@@ -510,7 +510,7 @@ TPACE_HOOK void tpace_dev_begin(tpace_rt *r)
     for (int q = 0; q < c->nqueues; q++) {
         cl_int e = CL_SUCCESS;
         c->queue[q] = clCreateCommandQueue(c->context, c->device, c->profiling ? CL_QUEUE_PROFILING_ENABLE : 0, &e);
-        TPACE_CL(r->plan.s.where, e);
+        tpace_cl_check(e, "clCreateCommandQueue", r->plan.s.where);
     }
     memset(c->mark, 0, sizeof c->mark);
 }
@@ -863,6 +863,9 @@ static inline int tpace_cl_choose(const tpace_shape *s, tpace_cl_config *c)
         t = (int)t_env;
         at += snprintf(how + at, sizeof how - (size_t)at, "; T set by TPACE_T");
     }
+    const char *fuse = getenv("TPACE_FUSE");
+    if (fuse != NULL && *fuse != '\0')
+        at += snprintf(how + at, sizeof how - (size_t)at, "; TPACE_FUSE is the CUDA target's, OpenCL reads TPACE_T");
     if (t > c->max_t) {
         at += snprintf(how + at, sizeof how - (size_t)at, "; T=%d is 1 here: this pipeline's kernels advance one "
                        "step each (no tiled kernel)", t);
