@@ -285,6 +285,25 @@ fn work_groups_and_t_over_their_edges() {
             params("mmtb", 4, 1, 2),
             1,
         ),
+        // More than 65535 work groups along the cut axis: launches cut in two (NVIDIA's limit).
+        (
+            "examples/jacobi2d.c",
+            &["X=70000", "Y=6"],
+            3,
+            "4x1",
+            "2",
+            params("incore", 3, 1, 1),
+            2,
+        ),
+        (
+            "examples/jacobi2d.c",
+            &["X=70000", "Y=6"],
+            3,
+            "4x1",
+            "1",
+            params("mm", 3, 69000, 2),
+            1,
+        ),
         // Heat-3D, 30 x 20 x 40 (x = 40): its 3-D tiled kernel.
         (
             "examples/heat3d.c",

@@ -575,19 +575,33 @@ static inline void tpace_cl_arg_local(tpace_rt *r, int k, cl_uint *arg, size_t b
 }
 
 /* Launch kernel k on queue q over `global` work items in groups of `local` (dims 1 to 3). */
+/* GPUs take at most this many work groups along their second and third axes in one
+ * launch (CUDA's grid limit, which NVIDIA's OpenCL inherits): a launch with more is
+ * cut into several, each with a global offset (the kernels count their groups from
+ * their global ids, offset included). */
+#define TPACE_CL_MAX_GROUPS_YZ 65535
+
 static inline void tpace_cl_launch(tpace_rt *r, int k, int q, cl_uint dims, const size_t *global,
                                    const size_t *local, const char *what)
 {
     tpace_cl *c = &tpace_cl_state;
-    cl_int e = clEnqueueNDRangeKernel(c->queue[q], c->kernels[k], dims, NULL, global, local, 0, NULL, NULL);
-    if (e != CL_SUCCESS) {
-        fprintf(stderr,
-                "tpace: %s: OpenCL call clEnqueueNDRangeKernel (%s, work group %zux%zux%zu, %zu x %zu x %zu work "
-                "items) failed with %s (%d): %s\n",
-                r->plan.s.where, what, local[0], dims > 1 ? local[1] : 1, dims > 2 ? local[2] : 1, global[0],
-                dims > 1 ? global[1] : 1, dims > 2 ? global[2] : 1, tpace_cl_error_name(e), (int)e,
-                tpace_cl_error_words(e));
-        exit(2);
+    size_t step[3] = {global[0], 1, 1}, offset[3] = {0, 0, 0}, part[3] = {global[0], 1, 1};
+    for (cl_uint d = 1; d < dims; d++)
+        step[d] = TPACE_MIN(global[d], (size_t)TPACE_CL_MAX_GROUPS_YZ * local[d]);
+    for (offset[2] = 0; offset[2] < (dims > 2 ? global[2] : 1); offset[2] += step[2]) {
+        for (offset[1] = 0; offset[1] < (dims > 1 ? global[1] : 1); offset[1] += step[1]) {
+            for (cl_uint d = 1; d < dims; d++)
+                part[d] = TPACE_MIN(step[d], global[d] - offset[d]);
+            cl_int e = clEnqueueNDRangeKernel(c->queue[q], c->kernels[k], dims, offset, part, local, 0, NULL, NULL);
+            if (e != CL_SUCCESS) {
+                fprintf(stderr,
+                        "tpace: %s: OpenCL call clEnqueueNDRangeKernel (%s, work group %zux%zux%zu, %zu x %zu x %zu "
+                        "work items) failed with %s (%d): %s\n",
+                        r->plan.s.where, what, local[0], dims > 1 ? local[1] : 1, dims > 2 ? local[2] : 1, part[0],
+                        part[1], part[2], tpace_cl_error_name(e), (int)e, tpace_cl_error_words(e));
+                exit(2);
+            }
+        }
     }
 }
 

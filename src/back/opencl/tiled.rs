@@ -104,7 +104,7 @@ fn kernel(lp: &LoweredPipeline<'_>, f: &Fusion, t: u32) -> String {
             "    /* Grid position {pos}: reach {lo} below and {hi} above a step; the work group's block starts at tp_b{pos}. */\n    \
              const long tp_rlo{pos} = {lo}, tp_span{pos} = {span};\n    \
              const long tp_w{pos} = (long)get_local_size({dim}), tp_l{pos} = (long)get_local_id({dim});\n    \
-             const long tp_b{pos} = {first} + (long)get_group_id({dim}) * tp_w{pos};",
+             const long tp_b{pos} = {first} + ((long)get_global_id({dim}) - tp_l{pos}); /* the group's first item: launches may be offset */",
             lo = lo[pos],
             hi = hi[pos],
             span = lo[pos] + hi[pos],
