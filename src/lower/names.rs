@@ -60,6 +60,12 @@ impl Names {
         format!("{}_steps", self.prefix)
     }
 
+    /// A target's configuration of the pipeline's kernels (OpenCL: its work-group
+    /// figures and choice).
+    pub fn config(&self) -> String {
+        format!("{}_config", self.prefix)
+    }
+
     /// A device kernel of sweep `s` (targets whose kernels are functions of their own).
     pub fn kernel(&self, s: usize) -> String {
         format!("{}_sweep{}_kernel", self.prefix, s + 1)

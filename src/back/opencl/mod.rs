@@ -77,7 +77,7 @@ pub fn write(lowered: &Lowered<'_>) -> Output {
         MAX_FUSED_STEPS,
     );
     for (lp, table) in lowered.pipelines.iter().zip(&tables) {
-        let config = format!("{}_cl", lp.names.steps().trim_end_matches("_steps"));
+        let config = lp.names.config();
         let _ = writeln!(
             after,
             "/* ==== tpace: the kernels of pipeline {}, the time loop at {} ==== */",
