@@ -221,7 +221,7 @@ static inline void tpace_cl_name(char *to, size_t size, const char *from)
  * the choices there are. */
 static inline void tpace_cl_pick(tpace_cl *c)
 {
-    const char *where = "OpenCL set-up";
+    const char *where = c->where ? c->where : "OpenCL set-up";
     cl_platform_id platforms[TPACE_CL_MAX_PLATFORMS];
     cl_uint np = 0;
     TPACE_CL(where, clGetPlatformIDs(TPACE_CL_MAX_PLATFORMS, platforms, &np));
@@ -296,7 +296,7 @@ static inline void tpace_cl_pick(tpace_cl *c)
 /* Build the program's kernels for the device; on failure print the build log. */
 static inline void tpace_cl_build(tpace_cl *c)
 {
-    const char *where = "OpenCL set-up";
+    const char *where = c->where ? c->where : "OpenCL set-up";
     cl_int e = CL_SUCCESS;
     const char *source = tpace_cl_source();
     c->program = clCreateProgramWithSource(c->context, 1, &source, NULL, &e);
@@ -341,7 +341,7 @@ static inline tpace_cl *tpace_cl_get(void)
     tpace_cl *c = &tpace_cl_state;
     if (c->ready)
         return c;
-    const char *where = "OpenCL set-up";
+    const char *where = c->where ? c->where : "OpenCL set-up";
     tpace_cl_pick(c);
     TPACE_CL(where, clGetDeviceInfo(c->device, CL_DEVICE_LOCAL_MEM_SIZE, sizeof c->local_mem, &c->local_mem, NULL));
     TPACE_CL(where, clGetDeviceInfo(c->device, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof c->global_mem, &c->global_mem, NULL));
@@ -859,6 +859,7 @@ static inline size_t tpace_cl_group_limit(const tpace_cl *cl, const tpace_cl_con
  * (the executor's steps per kernel). */
 static inline int tpace_cl_choose(const tpace_shape *s, tpace_cl_config *c)
 {
+    tpace_cl_state.where = s->where; /* set-up messages name the pipeline that needs the device */
     tpace_cl *cl = tpace_cl_get();
     const int rank = TPACE_MIN(c->rank, 3);
     unsigned long long ext[3] = {1, 1, 1};
