@@ -146,7 +146,10 @@ pub fn first_difference_with(
         };
         let which = ordinal(nth, reference, &r.name);
         if g.elem != r.elem || g.dims != r.dims {
-            return Some(format!("array `{}`{which} dumped with another shape", r.name));
+            return Some(format!(
+                "array `{}`{which} dumped with another shape",
+                r.name
+            ));
         }
         if r.dims.is_empty() {
             // A reduction's result: one value.

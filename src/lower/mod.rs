@@ -14,6 +14,7 @@
 //! the glue declares, the kernel and its launch. Names come from [`names`].
 
 pub mod call_site;
+pub mod device;
 pub mod glue;
 pub mod guard;
 pub mod inputs;
@@ -98,13 +99,17 @@ pub fn lower<'a>(compiled: &'a Compiled, options: &Options<'_>) -> Result<Lowere
     let mut pipelines = Vec::new();
     for unit in compiled.units() {
         let names = Names::new(unit.index);
-        let fused = options.fuses && unit.plan.fusion.is_some();
-        let model = crate::model::cmodel::program_model(
-            unit,
-            options.profile,
-            options.fuses,
-            &names.model(),
-        )?;
+        // The fused kernel is C++ template code printed from the sweep as written: a
+        // sweep that names a variable with a C++ keyword runs as plain kernels, which
+        // rename it.
+        let fuses = options.fuses
+            && unit.plan.fusion.as_ref().is_none_or(|f| {
+                let sweep = &unit.pipeline.body[f.sweep];
+                names::cxx_keyword_names(unit.pipeline, sweep, &unit.program.source).is_empty()
+            });
+        let fused = fuses && unit.plan.fusion.is_some();
+        let model =
+            crate::model::cmodel::program_model(unit, options.profile, fuses, &names.model())?;
         pipelines.push(LoweredPipeline {
             unit,
             inputs: inputs::definition(unit, &names),

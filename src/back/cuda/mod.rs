@@ -31,6 +31,7 @@ pub const BUILD_FLAGS: &str = "-O3 -arch=native --fmad=false";
 /// How to build the two files (printed in their first comments and by `translate`).
 pub fn build_line(cu: &str, host: &str) -> String {
     let program = cu.strip_suffix(".cu").unwrap_or("PROGRAM");
+    let [cu, host, program] = [cu, host, program].map(crate::text::shell_word);
     format!("nvcc -O3 -arch=sm_90 --fmad=false {cu} {host} -o {program}")
 }
 
@@ -67,12 +68,14 @@ pub fn write(lowered: &Lowered<'_>) -> Output {
         emulation = EMULATION,
         runtime = RUNTIME,
     );
-    // The user's macros, headers and types, as they stand before each pipeline's function.
+    // The user's macros, headers and the types the kernels use, as they stand before
+    // each pipeline's function.
+    let parts: Vec<String> = lowered.pipelines.iter().map(pipeline).collect();
+    let needed = crate::lower::device::declarations(program, &parts.concat());
     let mut at = 0;
-    for lp in &lowered.pipelines {
+    for (lp, part) in lowered.pipelines.iter().zip(&parts) {
         let before = lp.unit.pipeline.function.start;
-        let spans: Vec<_> = program
-            .declarations
+        let spans: Vec<_> = needed
             .iter()
             .filter(|d| d.start >= at && d.end <= before)
             .collect();
@@ -86,7 +89,7 @@ pub fn write(lowered: &Lowered<'_>) -> Output {
             }
         }
         at = before;
-        cu.push_str(&pipeline(lp));
+        cu.push_str(part);
     }
     Output {
         main: cu,
@@ -125,7 +128,7 @@ fn launcher_inputs(lp: &LoweredPipeline<'_>, s: usize) -> Vec<(String, String, S
             (
                 sc.ty.clone().unwrap_or_else(|| "long".into()),
                 sc.name.clone(),
-                format!("tp_in->{}", sc.name),
+                format!("tp_in->{}", names::scalar_field(&sc.name)),
             )
         })
         .collect();
@@ -331,7 +334,19 @@ fn kernel(lp: &LoweredPipeline<'_>, s: usize) -> String {
         );
     }
     w.push_str("}\n");
-    w
+    // The kernel is C++: a variable the user's C names `new` or `class` gets a name
+    // C++ takes (tpace's own text here uses no C++-only keyword).
+    let keywords = names::cxx_keyword_names(p, sweep, &unit.program.source);
+    if keywords.is_empty() {
+        w
+    } else {
+        crate::text::rename_identifiers(&w, &|id| {
+            keywords
+                .iter()
+                .any(|k| k == id)
+                .then(|| names::cxx_name(id))
+        })
+    }
 }
 
 /// Sweep `s`'s launcher: its kernel over the box the executor gives it, on the
