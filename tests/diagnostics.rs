@@ -520,6 +520,31 @@ fn size_rank_not_matching_the_loop_nest() {
 }
 
 #[test]
+fn a_braceless_loop_is_shown_by_its_header_without_the_pragma_after_it() {
+    let braced = read_fixture("size_rank_mismatch_loops");
+    let from = "        for (x = 1; x < X - 1; x++) {\n#pragma tpace loop dim(1)\n            for (y = 1; y < Y - 1; y++) {\n                a[x][y] = work[x][y];\n            }\n        }\n";
+    let to = "        for (x = 1; x < X - 1; x++)\n#pragma tpace loop dim(1)\n            for (y = 1; y < Y - 1; y++)\n                a[x][y] = work[x][y];\n";
+    assert_eq!(braced.matches(from).count(), 1);
+    let source = braced.replace(from, to);
+    let diags = expect_in(
+        "braceless.c",
+        &source,
+        Expected {
+            message: "loop nest has 2 loops but `size` declares 3 dimensions",
+            line: 17,
+            col: 9,
+            at: "for (x = 1; x < X - 1; x++)",
+            count: 2,
+        },
+    );
+    // The second sweep's caret: its header alone, not the pragma line after it.
+    assert_eq!(
+        &source[diags[1].span.clone()],
+        "for (x = 1; x < X - 1; x++)"
+    );
+}
+
+#[test]
 fn loop_dim_beyond_the_rank() {
     expect(
         "dim_beyond_rank",
