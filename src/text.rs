@@ -95,8 +95,8 @@ pub fn rename_identifiers(text: &str, rename: &dyn Fn(&str) -> Option<String>) -
         let rest = &text[i..];
         let skip = if rest.starts_with("//") {
             rest.find('\n').unwrap_or(rest.len())
-        } else if rest.starts_with("/*") {
-            rest[2..].find("*/").map_or(rest.len(), |e| e + 4)
+        } else if let Some(comment) = rest.strip_prefix("/*") {
+            comment.find("*/").map_or(rest.len(), |e| e + 4)
         } else if b[i] == b'"' || b[i] == b'\'' {
             // Up to the closing quote, past escaped characters.
             let mut j = i + 1;

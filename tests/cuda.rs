@@ -768,44 +768,35 @@ fn fused_kernels_do_not_spill_registers() {
     }
 }
 
-/// C lets a variable be called `new`, C++ (a `.cu` file) does not: in a sweep
-/// whose steps would fuse, such a name makes the sweep run as plain kernels,
-/// which rename it (`tp_kw_new`); the program builds with nvcc without warnings
-/// and matches the sequential program on the emulation.
-#[test]
-fn a_cxx_keyword_in_a_sweep_that_would_fuse() {
+/// jacobi2d at 40 x 30 with `edits` (each must apply once).
+fn jacobi_small(edits: &[(&str, &str)]) -> String {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let source = std::fs::read_to_string(root.join("examples/jacobi2d.c")).expect("jacobi2d.c");
-    let edits = [
+    let mut source = std::fs::read_to_string(root.join("examples/jacobi2d.c")).expect("jacobi2d.c");
+    for (from, to) in [
         ("#define X 1000", "#define X 40"),
         ("#define Y 600", "#define Y 30"),
-        (
-            "    int n, x, y;\n",
-            "    int n, x, y;\n    const float new = 0.25f;\n",
-        ),
-        ("a[x][y + 1]) / 4.0;", "a[x][y + 1]) * new;"),
-    ];
-    let mut variant = source.clone();
-    for (from, to) in edits {
+    ]
+    .iter()
+    .chain(edits)
+    {
         assert_eq!(
-            variant.matches(from).count(),
+            source.matches(from).count(),
             1,
             "`{from}` not in jacobi2d.c"
         );
-        variant = variant.replace(from, to);
+        source = source.replace(from, to);
     }
-    let fused = |src: &str| {
-        let compiled = driver::compile_source("jacobi2d_new.c", src).expect("compiles");
-        let out = driver::translate(&compiled, Target::Cuda).expect("translates");
-        (out.main.contains("tpace_p1_sweep1_fused"), compiled, out)
-    };
-    assert!(
-        fused(&source).0,
-        "jacobi2d's steps no longer fuse: pick another program"
-    );
-    let (is_fused, compiled, out) = fused(&variant);
-    assert!(!is_fused, "a sweep naming `new` was fused");
-    assert!(out.main.contains("tp_kw_new"), "`new` was not renamed");
+    source
+}
+
+/// Translate `source` for CUDA: whether its steps fuse, and the translation,
+/// checked on the emulation against the sequential program under a few plans
+/// (the default one included, which fuses where it can) and built with nvcc
+/// (sm_90) without warnings.
+fn check_cuda_source(name: &str, source: &str) -> (bool, tpace::back::Output) {
+    let compiled = driver::compile_source(&format!("{name}.c"), source).expect("compiles");
+    let out = driver::translate(&compiled, Target::Cuda).expect("translates");
+    let fused = out.main.contains("tpace_p1_sweep1_fused");
     let tc = Toolchain::detect();
     let dir = tempfile::tempdir().expect("scratch folder");
     let reference = build_ok(
@@ -836,22 +827,76 @@ fn a_cxx_keyword_in_a_sweep_that_would_fuse() {
             &seed(5),
             &dir.path().join("t.dump"),
         );
-        assert_eq!(first_difference(&seq.dump, &got.dump), None, "{p:?}");
+        assert_eq!(
+            first_difference(&seq.dump, &got.dump),
+            None,
+            "{name}: {p:?}"
+        );
     }
-    let Some(nvcc) = nvcc() else { return };
-    let (cu, host) = write_cuda(dir.path(), "jacobi2d_new", &out);
-    let nv = Command::new(&nvcc)
-        .args(["-O3", "-arch=sm_90", "--fmad=false"])
-        .args(["-Werror", "all-warnings", "-Xcompiler", "-Wall,-Wextra"])
-        .arg(&cu)
-        .arg(&host)
-        .arg("-o")
-        .arg(dir.path().join("jacobi2d_new"))
-        .output()
-        .expect("run nvcc");
+    if let Some(nvcc) = nvcc() {
+        let (cu, host) = write_cuda(dir.path(), name, &out);
+        let nv = Command::new(&nvcc)
+            .args(["-O3", "-arch=sm_90", "--fmad=false"])
+            .args(["-Werror", "all-warnings", "-Xcompiler", "-Wall,-Wextra"])
+            .arg(&cu)
+            .arg(&host)
+            .arg("-o")
+            .arg(dir.path().join(name))
+            .output()
+            .expect("run nvcc");
+        assert!(
+            nv.status.success() && nv.stderr.is_empty(),
+            "{name}: nvcc reports:\n{}",
+            String::from_utf8_lossy(&nv.stderr)
+        );
+    }
+    (fused, out)
+}
+
+/// C lets a variable be called `new`, C++ (a `.cu` file) does not: in a sweep
+/// whose steps would fuse, such a name makes the sweep run as plain kernels,
+/// which rename it (`tp_kw_new`); the program builds and matches.
+#[test]
+fn a_cxx_keyword_in_a_sweep_that_would_fuse() {
+    let (plain_fuses, _) = check_cuda_source("jacobi2d_small", &jacobi_small(&[]));
     assert!(
-        nv.status.success() && nv.stderr.is_empty(),
-        "nvcc reports:\n{}",
-        String::from_utf8_lossy(&nv.stderr)
+        plain_fuses,
+        "jacobi2d's steps no longer fuse: pick another program"
     );
+    let variant = jacobi_small(&[
+        (
+            "    int n, x, y;\n",
+            "    int n, x, y;\n    const float new = 0.25f;\n",
+        ),
+        ("a[x][y + 1]) / 4.0;", "a[x][y + 1]) * new;"),
+    ]);
+    let (fused, out) = check_cuda_source("jacobi2d_new", &variant);
+    assert!(!fused, "a sweep naming `new` was fused");
+    assert!(out.main.contains("tp_kw_new"), "`new` was not renamed");
+}
+
+/// A function of the file that a fused sweep calls is device code in the `.cu`
+/// (`__device__`, before the kernels), and the fused kernel calls it.
+#[test]
+fn a_function_a_fused_sweep_calls_runs_on_the_device() {
+    let variant = jacobi_small(&[
+        (
+            "static double checksum(void)",
+            "static float quarter(float s)\n{\n    return s / 4.0f;\n}\n\nstatic double checksum(void)",
+        ),
+        (
+            "(a[x - 1][y] + a[x + 1][y] + a[x][y - 1] + a[x][y + 1]) / 4.0;",
+            "quarter(a[x - 1][y] + a[x + 1][y] + a[x][y - 1] + a[x][y + 1]);",
+        ),
+    ]);
+    let (fused, out) = check_cuda_source("jacobi2d_quarter", &variant);
+    assert!(fused, "the sweep calling `quarter` no longer fuses");
+    assert!(
+        out.main
+            .contains("__device__ static float quarter(float s)"),
+        "no device copy of `quarter`"
+    );
+    // The host program keeps its own definition and names it (no unused-function warning).
+    let host = out.host.as_deref().expect("a host program");
+    assert!(host.contains("static float quarter(float s)") && host.contains("(void)quarter;"));
 }

@@ -1520,3 +1520,82 @@ fn a_preprocessor_line_that_is_not_a_pragma_after_a_braceless_header_says_to_add
 fn diags_count(source: &str) -> usize {
     driver::compile_source("x.c", source).map_or_else(|d| d.len(), |_| 0)
 }
+
+// ---- Functions a sweep calls ----
+
+/// GOOD with `helpers` after the arrays and the first sweep's statement replaced.
+fn calling(helpers: &str, stmt: &str) -> String {
+    let with_helpers = good_with(
+        "static float work[X][Y];\n",
+        &format!("static float work[X][Y];\n{helpers}"),
+    );
+    let from = "work[x][y] = (a[x - 1][y] + a[x + 1][y] + a[x][y - 1] + a[x][y + 1]) / 4.0f;";
+    assert!(with_helpers.contains(from));
+    with_helpers.replacen(from, stmt, 1)
+}
+
+#[test]
+fn a_function_a_sweep_calls_may_not_read_a_listed_array() {
+    // The sweep's statement, line 18 of GOOD, moves down by the helper's four lines.
+    let source = calling(
+        "static float west(int x, int y)\n{\n    return a[x - 1][y];\n}\n",
+        "work[x][y] = (west(x, y) + a[x + 1][y]) / 2.0f;",
+    );
+    let diags = expect_in(
+        "west.c",
+        &source,
+        Expected {
+            message: "`west`, called in a sweep, reads `a`, a variable declared outside it",
+            line: 22,
+            col: 31,
+            at: "west(x, y)",
+            count: 1,
+        },
+    );
+    assert!(
+        diags[0].help.contains("as an argument"),
+        "{}",
+        diags[0].help
+    );
+}
+
+#[test]
+fn a_function_a_sweep_calls_may_not_read_a_variable_through_another() {
+    let source = calling(
+        "static float scale = 0.25f;\nstatic float scaled(float v) { return v * scale; }\nstatic float quarter(float v) { return scaled(v); }\n",
+        "work[x][y] = quarter(a[x - 1][y] + a[x + 1][y] + a[x][y - 1] + a[x][y + 1]);",
+    );
+    expect_in(
+        "through.c",
+        &source,
+        Expected {
+            message: "`quarter`, called in a sweep, reads `scale` (through `scaled`), a variable declared outside it",
+            line: 21,
+            col: 30,
+            at: "quarter(",
+            count: 1,
+        },
+    );
+}
+
+#[test]
+fn a_function_a_sweep_calls_may_read_its_arguments_locals_and_file_constants() {
+    let source = calling(
+        "static const float quarter_of = 0.25f;\n\
+         static float sum4(float p, float q, float r, float s);\n\
+         static float quarter(float v) { float w = v; return w * quarter_of; }\n\
+         static float sum4(float p, float q, float r, float s) { return p + q + r + s; }\n",
+        "work[x][y] = quarter(sum4(a[x - 1][y], a[x + 1][y], a[x][y - 1], a[x][y + 1]));",
+    );
+    let compiled = driver::compile_source("helpers.c", &source).expect("accepted");
+    // The accesses in the arguments are the sweep's, with their offsets.
+    let offsets: Vec<Vec<i64>> = compiled.program.pipelines[0].body[0]
+        .accesses
+        .iter()
+        .map(|a| a.offsets.clone())
+        .collect();
+    assert!(
+        offsets.contains(&vec![-1, 0]) && offsets.contains(&vec![0, 1]),
+        "{offsets:?}"
+    );
+}

@@ -149,6 +149,27 @@ fn host_program(compiled: &Compiled, pipelines: &[LoweredPipeline<'_>]) -> Strin
     if !shared.is_empty() {
         edits.push((first_function..first_function, format!("{shared}\n")));
     }
+    // A function a sweep calls runs on the device too: OpenACC must be told before
+    // its first declaration (the #ifdef keeps C compilers without OpenACC quiet).
+    for f in &device::functions(program).functions {
+        let at = f.first.start;
+        let line_before = src[..at].trim_end().rsplit('\n').next().unwrap_or("");
+        if line_before.contains("acc routine") {
+            continue;
+        }
+        let newline = if src[..at].ends_with('\n') || at == 0 {
+            ""
+        } else {
+            "\n"
+        };
+        edits.push((
+            at..at,
+            format!(
+                "{newline}#ifdef _OPENACC\n#pragma acc routine seq /* tpace: `{}` is called in a sweep, so it runs on the device too */\n#endif\n",
+                f.name
+            ),
+        ));
+    }
     for lp in pipelines {
         let p = lp.unit.pipeline;
         let directive = src[p.pragma.clone()]

@@ -99,16 +99,18 @@ pub fn cxx_name(name: &str) -> String {
     }
 }
 
+/// The words `<iso646.h>` defines as the operators they are in C++ (`and`, `or`):
+/// never renamed in text, where they may be those operators.
+pub const ISO646: [&str; 11] = [
+    "and", "and_eq", "bitand", "bitor", "compl", "not", "not_eq", "or", "or_eq", "xor", "xor_eq",
+];
+
 /// The names a kernel of `sweep` would take from the user's C that are C++
 /// keywords: its scalars, loop indices and the time counter where C++ reserves
 /// their names, and any other C++-only keyword the body mentions (a variable it
 /// declares itself), but for `and`, `or`, `not` and the other words `<iso646.h>`
 /// defines as the operators they are in C++.
 pub fn cxx_keyword_names(p: &Pipeline, sweep: &Sweep, source: &str) -> Vec<String> {
-    const ISO646: [&str; 11] = [
-        "and", "and_eq", "bitand", "bitor", "compl", "not", "not_eq", "or", "or_eq", "xor",
-        "xor_eq",
-    ];
     let mut out: Vec<String> = Vec::new();
     let variables = sweep
         .scalars
