@@ -1599,3 +1599,35 @@ fn a_function_a_sweep_calls_may_read_its_arguments_locals_and_file_constants() {
         "{offsets:?}"
     );
 }
+
+#[test]
+fn a_pointer_swap_between_steps_is_refused_with_what_to_write_instead() {
+    // The copy sweep replaced by the usual C pointer swap.
+    let source = good_with(
+        "static float a[X][Y];\nstatic float work[X][Y];\n",
+        "static float a_store[X][Y], work_store[X][Y];\n",
+    )
+    .replace(
+        "int n, x, y;",
+        "int n, x, y;\n    float (*a)[Y] = a_store, (*work)[Y] = work_store, (*tmp)[Y];",
+    );
+    let copy = "#pragma tpace loop dim(2)\n        for (x = 1; x < X - 1; x++) {\n#pragma tpace loop dim(1)\n            for (y = 1; y < Y - 1; y++) {\n                a[x][y] = work[x][y];\n            }\n        }\n";
+    assert_eq!(source.matches(copy).count(), 1);
+    let source = source.replace(
+        copy,
+        "        tmp = a;\n        a = work;\n        work = tmp;\n",
+    );
+    let diags = expect_in(
+        "swap.c",
+        &source,
+        Expected {
+            message: "the listed array `a` is used in the time loop outside the sweeps",
+            line: 21,
+            col: 15,
+            at: "a;",
+            count: 4,
+        },
+    );
+    assert_eq!(diags[0].label, "a pointer assigned between sweeps");
+    assert!(diags[0].help.contains("buffer swap"), "{}", diags[0].help);
+}
