@@ -17,8 +17,14 @@ use std::fmt::Write;
 pub use crate::runtime::OPENACC as RUNTIME;
 
 /// How to build the output (printed in its first comment and by `translate`).
-pub fn build_line(file: &str) -> String {
-    format!("gcc -O2 -std=gnu11 -fopenacc {file} -o PROGRAM -lm   (or nvc -acc)")
+pub fn build_line(file: &str, mpi: bool) -> String {
+    if mpi {
+        format!(
+            "mpicc -O2 -std=gnu11 -fopenacc {file} -o PROGRAM -lm   (then mpirun -np N ./PROGRAM)"
+        )
+    } else {
+        format!("gcc -O2 -std=gnu11 -fopenacc {file} -o PROGRAM -lm   (or nvc -acc)")
+    }
 }
 
 /// Print the OpenACC program.
@@ -47,7 +53,7 @@ pub fn write(lowered: &Lowered<'_>) -> Output {
         version = env!("CARGO_PKG_VERSION"),
         path = program.path,
         machine = lowered.machine,
-        build = build_line("FILE.c"),
+        build = build_line("FILE.c", lowered.mpi),
         user = lowered.program,
         host = lowered.host_part(RUNTIME, None),
     );
