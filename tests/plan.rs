@@ -258,6 +258,7 @@ fn the_model_counts_device_memory_as_the_runtime_allocates_it() {
                 k: Some(k),
                 chunk: Some(b),
                 streams: Some(streams),
+                ..Params::default()
             };
             let run = execute(
                 &built.binary,
