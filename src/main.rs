@@ -101,6 +101,10 @@ enum Cmd {
         /// Run the probe on the CPU emulation of CUDA (tests the probe; the figures are the CPU's).
         #[arg(long)]
         emulate: bool,
+        /// Also measure the exchange between two MPI ranks (mpirun -np 2): exchange_gbs
+        /// and exchange_latency_us, which plans over several ranks use.
+        #[arg(long)]
+        mpi: bool,
     },
     /// Choose schedule, k, chunk width and streams from the performance model; print the plan.
     Plan {
@@ -290,8 +294,15 @@ fn real_main(cli: Cli) -> Result<ExitCode, Failure> {
             name,
             bytes,
             emulate,
+            mpi,
         } => {
-            let probed = tpace::probe::probe(&Toolchain::detect(), bytes, emulate)?;
+            let tc = Toolchain::detect();
+            let mut probed = tpace::probe::probe(&tc, bytes, emulate)?;
+            if mpi {
+                probed
+                    .values
+                    .extend(tpace::probe::probe_exchange(&tc, bytes.min(64 << 20))?);
+            }
             let text = tpace::probe::profile_toml(&name, &probed, &driver::today());
             // The profile must load back as one.
             tpace::model::Profile::parse(&name, &text)

@@ -499,7 +499,7 @@ pub fn run(
     };
     let how = format!("{emulated}{fast}");
     let summary = format!(
-        "{path}: target {target}{how} schedule={sched} k={k} b={b} streams={s} chunks={c} steps={steps}\n\
+        "{path}: target {target}{how} schedule={sched} k={k} b={b} streams={s} chunks={c} steps={steps} devices={devices} ranks={ranks}\n\
          \x20 sequential {seq_t} s, translated {acc_t} s ({glups} Glup/s)\n\
          \x20 {verdict}; printed output {printed}\n",
         path = compiled.program.path,
@@ -510,6 +510,8 @@ pub fn run(
         s = get("streams"),
         c = get("chunks"),
         steps = get("steps"),
+        devices = get("devices"),
+        ranks = get("ranks"),
         seq_t = seq.seconds.map_or("?".into(), |s| format!("{s:.4}")),
         acc_t = acc.seconds.map_or("?".into(), |s| format!("{s:.4}")),
         glups = get("glups"),

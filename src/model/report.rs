@@ -131,7 +131,7 @@ fn devices_report(
     );
     let _ = writeln!(
         out,
-        "  exchanges          {:>12.6} s   {} block(s), {} between two neighbours each (both ways); {} redundant point updates per boundary and block",
+        "  exchanges          {:>12.6} s   {} block(s), one exchange before each but the first: {} between two neighbours (both ways); {} redundant point updates per boundary and block",
         d.exchange_s,
         d.blocks,
         bytes(d.exchange_bytes as f64),

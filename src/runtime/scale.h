@@ -427,6 +427,14 @@ static void tpace_plan_devices(const tpace_shape *shape, const tpace_array *arra
     const long reach = shape->reach_lo + shape->reach_hi;
     const long deepest = TPACE_MAX(shape->reach_lo, shape->reach_hi);
     const long k_most = w->ranks > 1 && deepest > 0 ? TPACE_MAX(thinnest / deepest, 1L) : (1L << 20);
+    if (env_k > k_most) {
+        char msg[512];
+        snprintf(msg, sizeof msg,
+                 "TPACE_K=%ld needs %ld ghost planes from each neighbour rank, more than the thinnest rank's %ld "
+                 "planes; lower TPACE_K to %ld or use fewer ranks",
+                 env_k, env_k * deepest, thinnest, k_most);
+        tpace_stop(shape->where, msg);
+    }
     const long steps = TPACE_MAX(shape->steps, 1L);
     const long slab = (shape->n + devices - 1) / devices;
     size_t exchanged = 0, reduction_bytes = 0; /* bytes of one plane of every exchanged array */
@@ -459,10 +467,11 @@ static void tpace_plan_devices(const tpace_shape *shape, const tpace_array *arra
                 (tpace_u64)env_b, (tpace_u64)env_streams, fuse_set);
             if (!c.found)
                 continue;
-            const double blocks = (double)((steps + k - 1) / k);
+            /* One exchange before every block but the first (which starts from the program's data). */
+            const double exchanges = (double)((steps + k - 1) / k - 1);
             const double exchange =
                 m->exchange_bps > 0
-                    ? blocks * ((double)(k * reach) * (double)exchanged / m->exchange_bps + m->exchange_latency_s)
+                    ? exchanges * ((double)(k * reach) * (double)exchanged / m->exchange_bps + m->exchange_latency_s)
                     : 0.0;
             if (!found || c.seconds + exchange < best) {
                 found = 1;
@@ -521,9 +530,11 @@ static void tpace_run_devices(const tpace_shape *shape, tpace_array *arrays, int
                  shape->n, s.devices, w->ranks, local);
         tpace_stop(shape->where, msg);
     }
-    long rank_lo[TPACE_MAX_SLOTS * 16], rank_hi[TPACE_MAX_SLOTS * 16];
-    if (w->ranks > TPACE_MAX_SLOTS * 16)
-        tpace_stop(shape->where, "too many ranks for this version (at most 1024)");
+    /* The planes each rank's devices own. */
+    long *rank_lo = (long *)calloc((size_t)w->ranks, sizeof *rank_lo);
+    long *rank_hi = (long *)calloc((size_t)w->ranks, sizeof *rank_hi);
+    if (rank_lo == NULL || rank_hi == NULL)
+        tpace_stop(shape->where, "host memory ran out starting the devices");
     for (int q = 0; q < w->ranks; q++) {
         long from, to;
         tpace_slab(s.lo, s.n, s.devices, (long)q * local, &rank_lo[q], &to);
@@ -539,14 +550,6 @@ static void tpace_run_devices(const tpace_shape *shape, tpace_array *arrays, int
     tpace_shape slab_shape;
     tpace_plan_devices(shape, arrays, narrays, reds, nreds, s.devices, local, thinnest, &slab_shape);
     const long k = slab_shape.force_k;
-    if (w->ranks > 1 && k * TPACE_MAX(shape->reach_lo, shape->reach_hi) > thinnest) {
-        snprintf(msg, sizeof msg,
-                 "TPACE_K=%ld needs %ld ghost planes from each neighbour rank, more than the thinnest rank's %ld "
-                 "planes; lower TPACE_K to %ld or use fewer ranks",
-                 k, k * TPACE_MAX(shape->reach_lo, shape->reach_hi), thinnest,
-                 thinnest / TPACE_MAX(TPACE_MAX(shape->reach_lo, shape->reach_hi), 1L));
-        tpace_stop(shape->where, msg);
-    }
     s.rt = (tpace_rt *)calloc((size_t)local, sizeof *s.rt);
     tpace_array *copies = (tpace_array *)calloc((size_t)(local * narrays), sizeof *copies);
     tpace_reduction *red_copies = (tpace_reduction *)calloc((size_t)TPACE_MAX(local * nreds, 1), sizeof *red_copies);
@@ -653,6 +656,8 @@ static void tpace_run_devices(const tpace_shape *shape, tpace_array *arrays, int
     free(red_copies);
     free(copies);
     free(s.rt);
+    free(rank_lo);
+    free(rank_hi);
 }
 
 /* Run a pipeline: on one device as the schedule part does, or on several (TPACE_GPUS,
