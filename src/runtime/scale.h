@@ -161,6 +161,7 @@ static int tpace_exchanged(const tpace_array *a)
     return a->transfer == TPACE_UPDOWN;
 }
 
+#ifdef TPACE_MPI
 /* Bytes of planes [from, to) of every exchanged array, packed one array after another. */
 static size_t tpace_edge_bytes(const tpace_scale *s, long from, long to)
 {
@@ -188,6 +189,8 @@ static void tpace_edge_copy(const tpace_scale *s, long from, long to, char *buf,
         at += bytes;
     }
 }
+
+#endif
 
 /* Copy planes [from, to) of executor r's ghost region on `side` (0 below its slab, 1
  * above) from the host arrays into its ghost copies. */
