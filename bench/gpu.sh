@@ -8,7 +8,7 @@
 # and runs `tpace tune` sweeps against the model's pick.
 # Prints a table last; logs go to $OUT (or /tmp/tpace-bench).
 # BENCH_PARTS picks what runs: check, run, jacobi, heat, huge, beyond, himeno, cip, tune,
-# fast, profile, ab (default: check run himeno cip). TRACE=1 records every timed run's
+# fast, profile, ab, mpi (default: check run himeno cip). TRACE=1 records every timed run's
 # timeline (TPACE_TRACE) under $OUT/traces.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -51,14 +51,14 @@ if [[ $parts == *check* ]]; then
     rm -f "$work"/*.ref "$work"/*.gpu
     for dir in bench/gen/*/; do
         name=$(basename "$dir")
-        [[ $name == ab-* ]] && continue # an earlier revision's translations, for the part `ab`
+        [[ $name == ab-* || $name == mpi-* ]] && continue # for the parts `ab` and `mpi`
         gcc -O2 -std=gnu11 -Wno-unknown-pragmas "$dir/reference.c" -o "$work/$name.ref" -lm 2>"$out/$name.gcc.txt" &
         nvcc $nvflags -Werror all-warnings $(cuda_sources "$dir") -o "$work/$name.gpu" 2>"$out/$name.nvcc.txt" &
     done
     wait
     for dir in bench/gen/*/; do
         name=$(basename "$dir")
-        [[ $name == ab-* ]] && continue
+        [[ $name == ab-* || $name == mpi-* ]] && continue
         [[ -x $work/$name.ref ]] || { echo "$name: reference build failed: $(head -3 "$out/$name.gcc.txt")" | tee -a "$table"; continue; }
         [[ -x $work/$name.gpu ]] || { echo "$name: nvcc failed: $(head -3 "$out/$name.nvcc.txt")" | tee -a "$table"; continue; }
         rm -f "$work/ref.dump"
@@ -280,6 +280,59 @@ if [[ $parts == *ab* ]]; then
             done
         done
     fi
+fi
+if [[ $parts == *mpi* ]]; then
+    # The --mpi translations (bench/prepare.sh): every GPU of the node, first checked bit
+    # for bit at the default sizes (2 ranks, and 1 process driving every GPU), then timed
+    # on the large grids: 1 rank, 2 ranks (sharing the GPU on a one-GPU machine, one GPU
+    # each on two), and one process with TPACE_GPUS set to every GPU.
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+    ngpu=$(nvidia-smi -L | grep -c GPU)
+    echo "== MPI and several GPUs: $ngpu GPU(s), $(mpirun --version 2>&1 | head -1) ==" | tee -a "$table"
+    for name in jacobi2d heat3d himeno; do
+        dir=bench/gen/mpi-$name
+        gcc -O2 -std=gnu11 -Wno-unknown-pragmas "$dir/reference.c" -o "$work/mpi-$name.ref" -lm
+        nvcc $nvflags -ccbin mpicxx -Werror all-warnings $(cuda_sources "$dir") -o "$work/mpi-$name.small" 2>"$out/mpi-$name.nvcc.txt" ||
+            { echo "$name --mpi: nvcc failed: $(head -3 "$out/mpi-$name.nvcc.txt")" | tee -a "$table"; continue; }
+        TPACE_DUMP="$work/mref.dump" "$work/mpi-$name.ref" 13 >"$work/mref.out" 2>/dev/null
+        for how in "2 1" "1 $ngpu" "2 1 mmtb 3 7 3" "3 1 mm 2 5 2"; do
+            read -r ranks gpus s k b n <<<"$how"
+            rm -f "$work/mgpu.dump"
+            set_env=(TPACE_GPUS=$gpus)
+            [[ -n $s ]] && set_env+=(TPACE_SCHEDULE=$s TPACE_K=$k TPACE_CHUNK=$b TPACE_STREAMS=$n)
+            env "${set_env[@]}" TPACE_DUMP="$work/mgpu.dump" mpirun --oversubscribe -np "$ranks" "$work/mpi-$name.small" 13 \
+                >"$work/mgpu.out" 2>"$out/mpi-$name-$ranks-$gpus.err"
+            line=$(grep '^tpace: ' "$out/mpi-$name-$ranks-$gpus.err" | tail -1)
+            if verdict=$("$tpace" compare "$work/mref.dump" "$work/mgpu.dump" --stdout "$work/mref.out" "$work/mgpu.out"); then
+                verdict="identical ($ranks ranks x TPACE_GPUS=$gpus)"
+            else
+                verdict="DIFFERENT ($ranks ranks x TPACE_GPUS=$gpus): $(tr '\n' ' ' <<<"$verdict") $(tail -2 "$out/mpi-$name-$ranks-$gpus.err" | tr '\n' ' ')"
+            fi
+            row "mpi-$name" "$(field schedule "$line")" "$(field k "$line")" "$(field b "$line")" "$(field streams "$line")" \
+                "$(field chunks "$line")" "$(field fuse "$line")" 13 "$(field seconds "$line")" "$(field glups "$line")" "$verdict"
+        done
+    done
+    for cfg in "jacobi2d -DX=49152 -DY=61440" "heat3d -DNX=1152 -DNY=1536 -DNZ=1728"; do
+        read -r name defs <<<"$cfg"
+        nvcc $nvflags -ccbin mpicxx $defs $(cuda_sources "bench/gen/mpi-$name") -o "$work/mpi-$name.big"
+        steps=${MPI_STEPS:-128}
+        mrun() { # label ranks gpus env...
+            local label=$1 ranks=$2 gpus=$3
+            shift 3
+            local line
+            line=$(env TPACE_GPUS=$gpus "$@" mpirun --oversubscribe -np "$ranks" "$work/mpi-$name.big" "$steps" 2>&1 >/dev/null |
+                grep '^tpace: ' | tail -1)
+            row "$name $label" "$(field schedule "$line")" "$(field k "$line")" "$(field b "$line")" "$(field streams "$line")" \
+                "$(field chunks "$line")" "$(field fuse "$line")" "$steps" "$(field seconds "$line")" "$(field glups "$line")" \
+                "devices=$(field devices "$line") ranks=$(field ranks "$line") predicted=$(field predicted_seconds "$line") $*"
+        }
+        for budget in 8G ""; do
+            b=${budget:+TPACE_DEVICE_MEM=$budget}
+            mrun "1 rank" 1 1 $b
+            mrun "2 ranks" 2 1 $b
+            [[ $ngpu -gt 1 ]] && mrun "1 process, $ngpu GPUs" 1 "$ngpu" $b
+        done
+    done
 fi
 if [[ $parts == *jacobi* ]]; then
     echo "== Jacobi-2D float, 49152 x 61440 (2 arrays, 24.2 GB), budget 8G ==" | tee -a "$table"

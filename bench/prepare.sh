@@ -24,6 +24,12 @@ for f in examples/*.c tests/fixtures/layouts/*.c tests/fixtures/reductions/*.c t
         | tee "bench/gen/$name/cpu-check.txt"
     rm -f "bench/gen/$name/reference" "bench/gen/$name/translated" bench/gen/"$name"/*.dump bench/gen/"$name"/*.o
 done
+# --mpi translations for gpu.sh's part `mpi` (several ranks, TPACE_GPUS).
+for name in jacobi2d heat3d himeno; do
+    mkdir -p "bench/gen/mpi-$name"
+    target/release/tpace translate "examples/$name.c" --target cuda --mpi -o "bench/gen/mpi-$name/translated.cu" 2>/dev/null
+    cp "bench/gen/$name/reference.c" "bench/gen/mpi-$name/reference.c"
+done
 if [[ -n ${AB_REV:-} ]]; then
     ab=$(mktemp -d)
     git worktree add --detach -q "$ab/tree" "$AB_REV"

@@ -149,8 +149,8 @@ fn the_shuffled_streams_catch_a_missing_wait() {
         &tc,
         &broken_jacobi(
             Target::Cuda,
-            "tpace_dev_sync(r);\n        if (prev.t",
-            "tpace_dev_sync(r);\n        if (prev.t",
+            "tpace_dev_sync(r);\n        if (r->next_t",
+            "tpace_dev_sync(r);\n        if (r->next_t",
         ),
         dir.path(),
         "intact",
@@ -171,8 +171,8 @@ fn the_shuffled_streams_catch_a_missing_wait() {
         ),
         (
             "next_block_before_downloads",
-            "tpace_dev_sync(r);\n        if (prev.t",
-            "if (prev.t",
+            "tpace_dev_sync(r);\n        if (r->next_t",
+            "if (r->next_t",
             "mmtb",
         ),
         (

@@ -59,8 +59,8 @@ fn the_comparison_catches_a_broken_runtime() {
         ),
         (
             "mmtb_short_download",
-            "tpace_download_planes(r, ch, from, tpace_mmtb_done_below(p, ch->c, ch->kb, max_tau));",
-            "tpace_download_planes(r, ch, from + 1, tpace_mmtb_done_below(p, ch->c, ch->kb, max_tau));",
+            "to = tpace_mmtb_done_below(p, ch->c, ch->kb, max_tau);",
+            "to = tpace_mmtb_done_below(p, ch->c, ch->kb, max_tau) - 1;",
             "mmtb",
         ),
         (

@@ -32,9 +32,15 @@ pub fn compile_file(path: &Path) -> Result<Compiled, Failure> {
 
 /// The translated program for a target, planned for the default machine.
 pub fn translate(compiled: &Compiled, target: Target) -> Result<Output, Failure> {
+    translate_with(compiled, target, false)
+}
+
+/// The translation for `target` on the default machine; `mpi`: for several MPI
+/// processes (`--mpi`).
+pub fn translate_with(compiled: &Compiled, target: Target, mpi: bool) -> Result<Output, Failure> {
     let profile = crate::model::Profile::bundled(crate::model::cmodel::DEFAULT_MACHINE)
         .expect("the default machine profile is bundled");
-    translate_for(compiled, target, &profile)
+    translate_for(compiled, target, &profile, mpi)
 }
 
 /// Translate for `target`, planned for the machine `profile` describes: each
@@ -43,16 +49,24 @@ pub fn translate_for(
     compiled: &Compiled,
     target: Target,
     profile: &crate::model::Profile,
+    mpi: bool,
 ) -> Result<Output, Failure> {
     let options = lower::Options {
         fuses: target.fuses_steps(),
         profile,
+        mpi,
     };
     let lowered = lower::lower(compiled, &options).map_err(|e| {
-        Failure(format!(
-            "error: {e}\n  help: give --machine a profile with those figures (bundled: {})\n",
-            crate::model::profile::bundled_names().join(", ")
-        ))
+        let help = if e.starts_with("--mpi") {
+            "--mpi changes the program where it starts; its main must be in the translated file"
+                .to_string()
+        } else {
+            format!(
+                "give --machine a profile with those figures (bundled: {})",
+                crate::model::profile::bundled_names().join(", ")
+            )
+        };
+        Failure(format!("error: {e}\n  help: {help}\n"))
     })?;
     Ok(back::write(target, &lowered))
 }

@@ -228,8 +228,8 @@ fn run(unit: Unit<'_>, names: &Names, fused: bool) -> String {
     }
     let _ = writeln!(
         w,
-        "    tpace_rt tp;\n    tpace_begin(&tp, &shape, arrays, {n}, {reds}, {nred});\n    \
-         tpace_run(&tp, sweeps, {ns}, {fused}, tp_in);\n    tpace_end(&tp);",
+        "    /* On one device, or on several (TPACE_GPUS, MPI ranks), each with its slab. */\n    \
+         tpace_run_pipeline(&shape, arrays, {n}, {reds}, {nred}, sweeps, {ns}, {fused}, tp_in);",
         reds = if nred > 0 { "reds" } else { "NULL" },
         ns = p.body.len(),
         fused = if plan.fusion.is_some() && fused {

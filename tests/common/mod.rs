@@ -117,6 +117,7 @@ pub fn params(schedule: &str, k: u64, chunk: u64, streams: u64) -> Params {
         k: Some(k),
         chunk: Some(chunk),
         streams: Some(streams),
+        ..Params::default()
     }
 }
 

@@ -29,10 +29,12 @@ pub use crate::runtime::CUDA_EMULATION as EMULATION;
 pub const BUILD_FLAGS: &str = "-O3 -arch=native --fmad=false";
 
 /// How to build the two files (printed in their first comments and by `translate`).
-pub fn build_line(cu: &str, host: &str) -> String {
+pub fn build_line(cu: &str, host: &str, mpi: bool) -> String {
     let program = cu.strip_suffix(".cu").unwrap_or("PROGRAM");
     let [cu, host, program] = [cu, host, program].map(crate::text::shell_word);
-    format!("nvcc -O3 -arch=sm_90 --fmad=false {cu} {host} -o {program}")
+    // Open MPI's C++ wrapper as nvcc's host compiler: it still compiles .c files as C.
+    let mpi = if mpi { " -ccbin mpicxx" } else { "" };
+    format!("nvcc -O3 -arch=sm_90 --fmad=false{mpi} {cu} {host} -o {program}")
 }
 
 /// Print the CUDA program: the `.cu` file and the host program beside it.
@@ -49,7 +51,7 @@ pub fn write(lowered: &Lowered<'_>) -> Output {
             version = env!("CARGO_PKG_VERSION"),
             path = program.path,
             machine = lowered.machine,
-            build = build_line("PROG.cu", "PROG.host.c"),
+            build = build_line("PROG.cu", "PROG.host.c", lowered.mpi),
         )
     };
     let host = format!(

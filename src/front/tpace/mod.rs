@@ -113,6 +113,7 @@ pub fn lower(
         init,
         pipelines: lowered,
         declarations: Vec::new(),
+        main: None,
         user_macros: scalars::macro_names(tree, source).into_iter().collect(),
     })
 }
