@@ -29,10 +29,24 @@ pub struct Program {
     /// declarations (`typedef`, `struct`, `union`, `enum`), in order: what a
     /// device file of its own needs to compile the sweeps' bodies.
     pub declarations: Vec<Span>,
+    /// The program's `main`, if this file defines it: where a translation for
+    /// several processes (`--mpi`) starts MPI.
+    pub main: Option<MainFunction>,
     /// Names of the macros the program defines itself (in the file, in the headers it
     /// includes with quotes, or on the command line): generated code that the user's
     /// macros could rewrite is compiled with these set aside.
     pub user_macros: Vec<String>,
+}
+
+/// The function `main`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MainFunction {
+    /// The whole definition.
+    pub span: Span,
+    /// The byte right after the `{` that opens its body.
+    pub body: usize,
+    /// Its parameters' names, `(argc, argv)`, when it takes them.
+    pub args: Option<(String, String)>,
 }
 
 /// The time loop annotated with `pipeline`, and everything the directive says about it.

@@ -33,6 +33,9 @@ enum Cmd {
         /// Machine profile the default plan is chosen for: a bundled name (h100, h200) or a file.
         #[arg(long, default_value = tpace::model::cmodel::DEFAULT_MACHINE)]
         machine: String,
+        /// For several MPI processes (Open MPI): build with mpicc, run with mpirun -np N.
+        #[arg(long)]
+        mpi: bool,
     },
     /// Check a C file and print what tpace understood of it; writes nothing.
     Check {
@@ -58,6 +61,13 @@ enum Cmd {
         /// Async queues (sets TPACE_STREAMS).
         #[arg(long)]
         streams: Option<u64>,
+        /// Run the translation as this many MPI processes (translated with --mpi,
+        /// built with mpicc, run under mpirun).
+        #[arg(long)]
+        ranks: Option<u64>,
+        /// Devices each process drives (sets TPACE_GPUS).
+        #[arg(long)]
+        gpus: Option<u64>,
         /// Keep the generated sources and binaries in this folder.
         #[arg(long)]
         keep: Option<PathBuf>,
@@ -91,6 +101,10 @@ enum Cmd {
         /// Run the probe on the CPU emulation of CUDA (tests the probe; the figures are the CPU's).
         #[arg(long)]
         emulate: bool,
+        /// Also measure the exchange between two MPI ranks (mpirun -np 2): exchange_gbs
+        /// and exchange_latency_us, which plans over several ranks use.
+        #[arg(long)]
+        mpi: bool,
     },
     /// Choose schedule, k, chunk width and streams from the performance model; print the plan.
     Plan {
@@ -111,6 +125,13 @@ enum Cmd {
         /// Time steps (needed when the time loop's bound is a run-time value).
         #[arg(long)]
         steps: Option<u64>,
+        /// Devices the run spreads over, all processes together: the plan of each
+        /// device's slab, with its ghost planes exchanged once per block.
+        #[arg(long, default_value_t = 1)]
+        devices: u64,
+        /// MPI processes among which the devices are (default: one per device).
+        #[arg(long)]
+        ranks: Option<u64>,
     },
     /// Build once, run over schedule x k x b x streams, write results.csv and heatmap.svg,
     /// and compare the best configuration with the model's pick.
@@ -199,11 +220,12 @@ fn real_main(cli: Cli) -> Result<ExitCode, Failure> {
             output,
             target,
             machine,
+            mpi,
         } => {
             let compiled = driver::compile_file(&input)?;
             let profile = tpace::model::Profile::load(&machine)
                 .map_err(|e| Failure(format!("error: {e}\n")))?;
-            let out = driver::translate_for(&compiled, target, &profile)?;
+            let out = driver::translate_for(&compiled, target, &profile, mpi)?;
             // Two files can not go to standard output: a split target writes beside the input's name.
             let path = output.or_else(|| {
                 out.host.as_ref().map(|_| {
@@ -222,7 +244,7 @@ fn real_main(cli: Cli) -> Result<ExitCode, Failure> {
                     eprintln!(
                         "tpace: wrote {}{host}; build: {}",
                         path.display(),
-                        tpace::back::build_line(target, &path)
+                        tpace::back::build_line(target, &path, mpi)
                     );
                 }
                 None => print!("{}", out.main),
@@ -241,6 +263,8 @@ fn real_main(cli: Cli) -> Result<ExitCode, Failure> {
             k,
             chunk,
             streams,
+            ranks,
+            gpus,
             keep,
             fast_math,
             rtol,
@@ -254,6 +278,8 @@ fn real_main(cli: Cli) -> Result<ExitCode, Failure> {
                 k,
                 chunk,
                 streams,
+                gpus,
+                ranks,
             };
             let outcome = driver::run::run(
                 &compiled,
@@ -276,8 +302,15 @@ fn real_main(cli: Cli) -> Result<ExitCode, Failure> {
             name,
             bytes,
             emulate,
+            mpi,
         } => {
-            let probed = tpace::probe::probe(&Toolchain::detect(), bytes, emulate)?;
+            let tc = Toolchain::detect();
+            let mut probed = tpace::probe::probe(&tc, bytes, emulate)?;
+            if mpi {
+                probed
+                    .values
+                    .extend(tpace::probe::probe_exchange(&tc, bytes.min(64 << 20))?);
+            }
             let text = tpace::probe::profile_toml(&name, &probed, &driver::today());
             // The profile must load back as one.
             tpace::model::Profile::parse(&name, &text)
@@ -295,6 +328,8 @@ fn real_main(cli: Cli) -> Result<ExitCode, Failure> {
             set,
             mem_cap,
             steps,
+            devices,
+            ranks,
         } => {
             use tpace::model::{Profile, report};
             let fail = |e: String| Failure(format!("error: {e}\n"));
@@ -309,6 +344,8 @@ fn real_main(cli: Cli) -> Result<ExitCode, Failure> {
                 steps,
                 fuses: target.fuses_steps(),
                 fuse_steps: None,
+                devices,
+                ranks: ranks.unwrap_or(devices),
             };
             for unit in compiled.units() {
                 let text = if target.chooses_steps() {

@@ -435,3 +435,78 @@ fn user_variables_are_honoured_and_the_model_fills_in_the_rest() {
     let err = err.0;
     assert!(err.contains("raise TPACE_DEVICE_MEM"), "{err}");
 }
+
+/// Over several devices the program runs the plan the Rust model chooses for them
+/// (`tpace plan --devices`): the same k, schedule and streams, the same predicted
+/// time (the exchange per block included), and still the sequential answer.
+#[test]
+fn several_devices_run_the_plan_the_model_chooses_for_them() {
+    let tc = Toolchain::detect();
+    let h100 = Machine::from_profile(&Profile::bundled("h100").unwrap()).unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let c = compile(&root.join("examples/jacobi2d.c"));
+    let dir = tempfile::tempdir().unwrap();
+    let reference = build_ok(
+        &tc,
+        &common::reference_of(&c),
+        dir.path(),
+        "r",
+        Flavour::Reference,
+    );
+    let translated = build_ok(
+        &tc,
+        &tpace::driver::translate(&c, Target::Openacc).unwrap(),
+        dir.path(),
+        "t",
+        Flavour::Openacc,
+    );
+    let extents =
+        workload::extents(c.unit(0), &Macros::new(&[], &c.program.source).unwrap()).unwrap();
+    let mut ks = std::collections::BTreeSet::new();
+    for (devices, steps, cap) in [
+        (2u64, 7u64, None),
+        (3, 40, None),
+        (2, 40, Some(2_000_000u128)),
+    ] {
+        let mut w = Workload::from_unit(c.unit(0), &extents, steps).unwrap();
+        w = w.with_fusion(None, &c.program.pipelines[0].arrays);
+        let d = tpace::model::devices::choose_devices(&w, &h100, cap, devices, 1).unwrap();
+        let mut env = vec![("TPACE_GPUS".to_string(), devices.to_string())];
+        if let Some(cap) = cap {
+            env.push(("TPACE_DEVICE_MEM".to_string(), cap.to_string()));
+        }
+        let seq = run_ok(
+            &reference.binary,
+            steps,
+            &Params::default(),
+            &dir.path().join("r.dump"),
+        );
+        let got = run_with(
+            &translated.binary,
+            steps,
+            &Params::default(),
+            &env,
+            &dir.path().join("t.dump"),
+        );
+        let what = format!("{devices} devices, {steps} steps, cap {cap:?}");
+        let r = &got.report;
+        let best = d.choice.best.config;
+        assert_eq!(r["devices"], devices.to_string(), "{what}");
+        assert_eq!(r["schedule"], best.schedule.name(), "{what}");
+        assert_eq!(r["k"].parse::<u64>().unwrap(), best.k, "{what}");
+        assert_eq!(r["streams"].parse::<u64>().unwrap(), best.streams, "{what}");
+        let predicted: f64 = r["predicted_seconds"].parse().unwrap();
+        assert!(
+            (predicted - d.total_s).abs() <= 1e-8 * d.total_s,
+            "{what}: predicted {predicted} vs {}",
+            d.total_s
+        );
+        assert!(
+            got.stderr.contains(&format!("over {devices} devices")),
+            "{what}"
+        );
+        assert_eq!(first_difference(&seq.dump, &got.dump), None, "{what}");
+        ks.insert(best.k);
+    }
+    assert!(!ks.is_empty());
+}

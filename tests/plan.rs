@@ -258,6 +258,7 @@ fn the_model_counts_device_memory_as_the_runtime_allocates_it() {
                 k: Some(k),
                 chunk: Some(b),
                 streams: Some(streams),
+                ..Params::default()
             };
             let run = execute(
                 &built.binary,
@@ -354,4 +355,54 @@ fn constant_arrays_do_not_widen_the_step_reach_beyond_what_their_reads_need() {
     assert_eq!(reach("tests/fixtures/layouts/wide_coefficients.c"), (3, 3));
     // Jacobi: the changing array at +-1, nothing constant.
     assert_eq!(reach("examples/jacobi2d.c"), (1, 1));
+}
+
+/// `tpace plan --devices`: every device's plan on its slab and ghost planes, the
+/// exchanges counted; more devices predict less time on a large grid, and a grid
+/// with fewer planes than devices is refused in words.
+#[test]
+fn a_plan_over_several_devices() {
+    let run = |devices: &str| {
+        let (out, _) = tpace(&[
+            "plan",
+            "examples/jacobi2d.c",
+            "--set",
+            "X=200000",
+            "--set",
+            "Y=100000",
+            "--steps",
+            "256",
+            "--devices",
+            devices,
+        ]);
+        text(&out)
+    };
+    let seconds = |report: &str| -> f64 {
+        report
+            .lines()
+            .find(|l| l.trim_start().starts_with("predicted time"))
+            .and_then(|l| l.split_whitespace().nth(2))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("no predicted time in:\n{report}"))
+    };
+    let one = run("1");
+    let eight = run("8");
+    assert!(
+        eight.contains("8 devices (8 rank(s)): slabs of up to 25000 planes"),
+        "{eight}"
+    );
+    assert!(eight.contains("exchanges"), "{eight}");
+    assert!(eight.contains("every device's plan"), "{eight}");
+    assert!(seconds(&eight) < seconds(&one) / 4.0, "{eight}\n{one}");
+    let (out, _) = tpace(&[
+        "plan",
+        "examples/jacobi2d.c",
+        "--steps",
+        "10",
+        "--devices",
+        "2000",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("fewer than the 2000 devices"), "{stderr}");
 }

@@ -82,3 +82,59 @@ fn without_a_gpu_the_probe_refuses_in_words() {
     );
     assert!(!path.exists(), "a refused probe wrote {}", path.display());
 }
+
+/// `--mpi` adds the exchange between two MPI ranks, which `plan --devices` uses.
+#[test]
+fn the_probe_measures_the_exchange_between_two_ranks() {
+    let mpicc = std::env::var("MPICC").unwrap_or_else(|_| "mpicc".into());
+    if !Command::new(&mpicc)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+    {
+        assert!(std::env::var_os("CI").is_none(), "mpicc not found in CI");
+        eprintln!("mpicc not found: the exchange probe did not run here");
+        return;
+    }
+    let dir = tempfile::tempdir().expect("scratch folder");
+    let path = dir.path().join("mpi.toml");
+    let out = tpace(&[
+        "probe",
+        "--emulate",
+        "--mpi",
+        "--bytes",
+        "4000000",
+        "-o",
+        path.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let p = tpace::model::Profile::load(path.to_str().unwrap()).expect("the profile loads");
+    let gbs = p.exchange_gbs.expect("exchange_gbs measured");
+    let latency = p.exchange_latency_us.expect("exchange_latency_us measured");
+    assert!(
+        gbs.value > 0.0 && latency.value > 0.0,
+        "{gbs:?} {latency:?}"
+    );
+    assert!(gbs.source.contains("MPI"), "{}", gbs.source);
+    let plan = tpace(&[
+        "plan",
+        "examples/jacobi2d.c",
+        "--steps",
+        "100",
+        "--devices",
+        "2",
+        "--machine",
+        path.to_str().unwrap(),
+    ]);
+    let text = String::from_utf8_lossy(&plan.stdout);
+    assert!(
+        plan.status.success(),
+        "{}",
+        String::from_utf8_lossy(&plan.stderr)
+    );
+    assert!(text.contains("2 devices (2 rank(s))"), "{text}");
+}

@@ -60,6 +60,7 @@ fn without_runtime(text: &str) -> String {
         ("runtime/base.h", tpace::runtime::BASE),
         ("runtime/model.h", tpace::runtime::MODEL),
         ("runtime/schedule.h", tpace::runtime::SCHEDULE),
+        ("runtime/scale.h", tpace::runtime::SCALE),
         ("runtime/openacc.h", tpace::runtime::OPENACC),
         ("runtime/cuda_emulation.cuh", tpace::runtime::CUDA_EMULATION),
         ("runtime/cuda.cuh", tpace::runtime::CUDA),

@@ -87,12 +87,13 @@ pub fn host_path(main: &Path) -> PathBuf {
     main.with_extension("host.c")
 }
 
-/// The command that builds a translation whose main file is `main`.
-pub fn build_line(target: Target, main: &Path) -> String {
+/// The command that builds a translation whose main file is `main` (`mpi`:
+/// one made with `--mpi`, built through Open MPI's compiler wrappers).
+pub fn build_line(target: Target, main: &Path, mpi: bool) -> String {
     let shown = main.display().to_string();
     match target {
-        Target::Openacc => openacc::build_line(&shown),
-        Target::Cuda => cuda::build_line(&shown, &host_path(main).display().to_string()),
-        Target::Opencl => opencl::build_line(&shown),
+        Target::Openacc => openacc::build_line(&shown, mpi),
+        Target::Cuda => cuda::build_line(&shown, &host_path(main).display().to_string(), mpi),
+        Target::Opencl => opencl::build_line(&shown, mpi),
     }
 }

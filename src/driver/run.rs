@@ -3,7 +3,7 @@
 //! printed numbers within a relative tolerance, and report.
 
 use super::dump::{self, DumpedArray};
-use super::{Compiled, Failure, translate};
+use super::{Compiled, Failure};
 use crate::back::{Output, Target};
 use crate::lower::reference;
 use std::collections::BTreeMap;
@@ -39,6 +39,15 @@ pub struct Toolchain {
     /// Folders searched for `#include "..."` files, as `-I` (the source's own
     /// folder among them when a program is built away from it).
     pub include_dirs: Vec<PathBuf>,
+    /// Build translations made with `--mpi`: through Open MPI's compiler wrappers.
+    pub mpi: bool,
+    /// Open MPI's C and C++ compiler wrappers and launcher (`$MPICC`, `$MPICXX`,
+    /// `$MPIRUN`, else mpicc, mpicxx, mpirun).
+    pub mpicc: String,
+    /// See [`Toolchain::mpicc`].
+    pub mpicxx: String,
+    /// See [`Toolchain::mpicc`].
+    pub mpirun: String,
     /// Build translated programs with multiply-adds contracted into FMAs (nvcc
     /// `--fmad=true`, gcc `-ffp-contract=fast`): faster, but rounded differently
     /// from the sequential program, so `run` compares arrays within a tolerance
@@ -87,6 +96,10 @@ impl Toolchain {
             defines: Vec::new(),
             extra_flags: Vec::new(),
             include_dirs: Vec::new(),
+            mpi: false,
+            mpicc: var("MPICC").unwrap_or_else(|| "mpicc".into()),
+            mpicxx: var("MPICXX").unwrap_or_else(|| "mpicxx".into()),
+            mpirun: var("MPIRUN").unwrap_or_else(|| "mpirun".into()),
             fast_math: false,
         }
     }
@@ -165,7 +178,7 @@ pub fn build(
             warnings += &compile(c, &main)?;
         }
         Flavour::Opencl => {
-            let mut c = Command::new(&tc.cc);
+            let mut c = Command::new(if tc.mpi { &tc.mpicc } else { &tc.cc });
             c.args(&tc.cflags).args(["-std=gnu11", "-Wall", "-Wextra"]);
             if tc.fast_math {
                 c.arg("-ffp-contract=fast");
@@ -184,6 +197,9 @@ pub fn build(
                 )
             })?;
             let mut c = Command::new(nvcc);
+            if tc.mpi {
+                c.args(["-ccbin", &tc.mpicxx]);
+            }
             for flag in crate::back::cuda::BUILD_FLAGS.split_whitespace() {
                 c.arg(if tc.fast_math && flag == "--fmad=false" {
                     "--fmad=true"
@@ -217,7 +233,7 @@ pub fn build(
                 warnings += &compile(c, host)?;
                 objects.push(host_obj);
             }
-            let mut c = Command::new(&tc.cxx);
+            let mut c = Command::new(if tc.mpi { &tc.mpicxx } else { &tc.cxx });
             c.args(&objects).arg("-o").arg(&binary).arg("-lm");
             warnings += &compile(c, &main)?;
         }
@@ -228,7 +244,11 @@ pub fn build(
 /// The C compiler with tpace's flags: the sequential build (pragmas ignored,
 /// quietly) or a translation's host program (OpenACC on).
 fn c_compiler(tc: &Toolchain, sequential: bool) -> Command {
-    let mut c = Command::new(&tc.cc);
+    let mut c = Command::new(if tc.mpi && !sequential {
+        &tc.mpicc
+    } else {
+        &tc.cc
+    });
     c.args(&tc.cflags).args(["-std=gnu11", "-Wall", "-Wextra"]);
     if sequential {
         c.arg("-Wno-unknown-pragmas");
@@ -304,8 +324,32 @@ pub fn execute(
     env: &[(String, String)],
     dump_path: &Path,
 ) -> Result<Execution, Failure> {
+    execute_as(binary, args, env, dump_path, None, "mpirun")
+}
+
+/// [`execute`], as `ranks` MPI processes under `mpirun` when given.
+pub fn execute_as(
+    binary: &Path,
+    args: &[String],
+    env: &[(String, String)],
+    dump_path: &Path,
+    ranks: Option<u64>,
+    mpirun: &str,
+) -> Result<Execution, Failure> {
     let _ = std::fs::remove_file(dump_path);
-    let out = Command::new(binary)
+    let mut cmd = match ranks {
+        Some(n) => {
+            let mut c = Command::new(mpirun);
+            // More ranks than cores is fine for a check; root may run them (a container).
+            c.args(["--oversubscribe", "-np", &n.to_string()])
+                .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+                .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+                .arg(binary);
+            c
+        }
+        None => Command::new(binary),
+    };
+    let out = cmd
         .args(args)
         .envs(env.iter().map(|(k, v)| (k, v)))
         .env("TPACE_DUMP", dump_path)
@@ -358,6 +402,10 @@ pub struct Params {
     pub chunk: Option<u64>,
     /// `TPACE_STREAMS`
     pub streams: Option<u64>,
+    /// `TPACE_GPUS`: devices each process drives.
+    pub gpus: Option<u64>,
+    /// MPI processes to run the translation as (under mpirun); `None`: one, without MPI.
+    pub ranks: Option<u64>,
 }
 
 impl Params {
@@ -371,6 +419,7 @@ impl Params {
             ("TPACE_K", self.k),
             ("TPACE_CHUNK", self.chunk),
             ("TPACE_STREAMS", self.streams),
+            ("TPACE_GPUS", self.gpus),
         ] {
             if let Some(v) = v {
                 env.push((name.into(), v.to_string()));
@@ -434,19 +483,24 @@ pub fn run(
         Target::Cuda => tc.cuda_flavour(),
         Target::Opencl => Flavour::Opencl,
     };
+    let mpi = params.ranks.is_some();
+    let mut mpi_tc = tc.clone();
+    mpi_tc.mpi = mpi;
     let translated = build(
-        tc,
-        &translate(compiled, target)?,
+        &mpi_tc,
+        &super::translate_with(compiled, target, mpi)?,
         dir,
         "translated",
         flavour,
     )?;
     let seq = execute(&reference.binary, args, &[], &dir.join("reference.dump"))?;
-    let acc = execute(
+    let acc = execute_as(
         &translated.binary,
         args,
         &params.env(),
         &dir.join("translated.dump"),
+        params.ranks,
+        &tc.mpirun,
     )?;
     let check = if tc.fast_math {
         dump::ArrayCheck::Within(None)
@@ -473,7 +527,7 @@ pub fn run(
     };
     let how = format!("{emulated}{fast}");
     let summary = format!(
-        "{path}: target {target}{how} schedule={sched} k={k} b={b} streams={s} chunks={c} steps={steps}\n\
+        "{path}: target {target}{how} schedule={sched} k={k} b={b} streams={s} chunks={c} steps={steps} devices={devices} ranks={ranks}\n\
          \x20 sequential {seq_t} s, translated {acc_t} s ({glups} Glup/s)\n\
          \x20 {verdict}; printed output {printed}\n",
         path = compiled.program.path,
@@ -484,6 +538,8 @@ pub fn run(
         s = get("streams"),
         c = get("chunks"),
         steps = get("steps"),
+        devices = get("devices"),
+        ranks = get("ranks"),
         seq_t = seq.seconds.map_or("?".into(), |s| format!("{s:.4}")),
         acc_t = acc.seconds.map_or("?".into(), |s| format!("{s:.4}")),
         glups = get("glups"),

@@ -647,7 +647,7 @@ pub fn tune(
     eprintln!("tune: building {} for {how}", program.path);
     let built = build(
         &tc,
-        &translate_for(compiled, req.target, &profile)?,
+        &translate_for(compiled, req.target, &profile, false)?,
         scratch.path(),
         "translated",
         flavour,

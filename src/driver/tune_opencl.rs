@@ -465,7 +465,7 @@ pub fn tune(
     eprintln!("tune: building {} for OpenCL ({})", program.path, tc.cc);
     let built = build(
         &tc,
-        &translate_for(compiled, req.target, &profile)?,
+        &translate_for(compiled, req.target, &profile, false)?,
         scratch.path(),
         "translated",
         Flavour::Opencl,

@@ -32,7 +32,61 @@ pub fn parse(path: &str, source: &str) -> DiagResult<Program> {
     }
     let mut program = tpace::lower(path, source, &tree, &blanked, &lines)?;
     program.declarations = declarations(source, &tree);
+    program.main = main_function(source, &tree);
     Ok(program)
+}
+
+/// The definition of `main`, if the file has one.
+fn main_function(source: &str, tree: &tree_sitter::Tree) -> Option<crate::ir::MainFunction> {
+    let root = tree.root_node();
+    cst::named_children(root).into_iter().find_map(|f| {
+        if f.kind() != "function_definition" {
+            return None;
+        }
+        let declarator = f.child_by_field_name("declarator")?;
+        let function = if declarator.kind() == "function_declarator" {
+            declarator
+        } else {
+            cst::named_children(declarator)
+                .into_iter()
+                .find(|n| n.kind() == "function_declarator")?
+        };
+        let name = function.child_by_field_name("declarator")?;
+        if cst::text(name, source) != "main" {
+            return None;
+        }
+        let body = f.child_by_field_name("body")?;
+        let params: Vec<String> = function
+            .child_by_field_name("parameters")
+            .map(|list| {
+                cst::named_children(list)
+                    .into_iter()
+                    .filter(|p| p.kind() == "parameter_declaration")
+                    .filter_map(|p| p.child_by_field_name("declarator"))
+                    .filter_map(|d| declared(d, source))
+                    .collect()
+            })
+            .unwrap_or_default();
+        Some(crate::ir::MainFunction {
+            span: f.byte_range(),
+            body: body.start_byte() + 1,
+            args: match params.as_slice() {
+                [argc, argv, ..] => Some((argc.clone(), argv.clone())),
+                _ => None,
+            },
+        })
+    })
+}
+
+/// The name a declarator declares (`argv` in `char **argv` or `char *argv[]`).
+fn declared(mut node: tree_sitter::Node, source: &str) -> Option<String> {
+    loop {
+        match node.kind() {
+            "identifier" => return Some(cst::text(node, source).to_string()),
+            "parenthesized_declarator" => node = node.named_child(0)?,
+            _ => node = node.child_by_field_name("declarator")?,
+        }
+    }
 }
 
 /// The file's preprocessor lines but pragmas and its file-scope type

@@ -272,3 +272,21 @@ pub fn shared_prologue(any_reduction: bool) -> String {
      static void tpace_dump(const char *, const void *, unsigned long, int, const long *, const long *);\n"
         .to_string()
 }
+
+/// Declarations `--mpi` adds before the first function: MPI's start and, for a
+/// program that opens files, `fopen` routed to rank 0 for writing.
+pub fn mpi_prologue(fopen: bool) -> String {
+    let mut w = String::from(
+        "/* tpace (--mpi): starts MPI and keeps rank 0's output alone (defined after the program). */\n\
+         static void tpace_mpi_start(int *, char ***);\n",
+    );
+    if fopen {
+        w.push_str(
+            "/* tpace (--mpi): every rank runs this program; files it opens for writing are written by\n \
+             * rank 0 alone (the other ranks write into /dev/null). */\n\
+             static FILE *tpace_mpi_fopen(const char *, const char *);\n\
+             #define fopen(tpace_path, tpace_mode) tpace_mpi_fopen(tpace_path, tpace_mode)\n",
+        );
+    }
+    w
+}

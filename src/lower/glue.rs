@@ -80,6 +80,22 @@ fn run(unit: Unit<'_>, names: &Names, fused: bool, steps_hook: bool) -> String {
         names.run(),
         names.inputs()
     );
+    // The user's functions the sweeps call: only the kernels call them now.
+    let called = super::device::functions(unit.program);
+    if let Some(mine) = called
+        .per_pipeline
+        .get(unit.index)
+        .filter(|m| !m.is_empty())
+    {
+        let _ = writeln!(
+            w,
+            "    /* The functions the sweeps call run in the kernels; named here so that the host\n     \
+             * compiler sees the program use them. */"
+        );
+        for f in mine {
+            let _ = writeln!(w, "    (void){};", called.functions[*f].name);
+        }
+    }
     let n = p.arrays.len();
     let _ = writeln!(
         w,
@@ -229,8 +245,8 @@ fn run(unit: Unit<'_>, names: &Names, fused: bool, steps_hook: bool) -> String {
     }
     let _ = writeln!(
         w,
-        "    tpace_rt tp;\n    tpace_begin(&tp, &shape, arrays, {n}, {reds}, {nred});\n    \
-         tpace_run(&tp, sweeps, {ns}, {fused}, tp_in);\n    tpace_end(&tp);",
+        "    /* On one device, or on several (TPACE_GPUS, MPI ranks), each with its slab. */\n    \
+         tpace_run_pipeline(&shape, arrays, {n}, {reds}, {nred}, sweeps, {ns}, {fused}, tp_in);",
         reds = if nred > 0 { "reds" } else { "NULL" },
         ns = p.body.len(),
         fused = if plan.fusion.is_some() && fused {

@@ -14,6 +14,7 @@
 //! the glue declares, the kernel and its launch. Names come from [`names`].
 
 pub mod call_site;
+pub mod device;
 pub mod glue;
 pub mod guard;
 pub mod inputs;
@@ -36,6 +37,8 @@ pub struct Options<'p> {
     /// [`Names::steps`] for every pipeline, which the run function hands the
     /// runtime (OpenCL: its evolution-vector model and `TPACE_T`).
     pub steps_hook: bool,
+    /// Whether the program runs as several MPI processes (`--mpi`).
+    pub mpi: bool,
 }
 
 /// The host program and, per pipeline, what a target needs to complete it.
@@ -53,6 +56,8 @@ pub struct Lowered<'a> {
     pub profile: Profile,
     /// Whether the pipelines print fused kernels.
     pub fuses: bool,
+    /// Whether the program runs as several MPI processes (`--mpi`).
+    pub mpi: bool,
 }
 
 /// One pipeline after lowering.
@@ -78,6 +83,11 @@ impl<'a> Lowered<'a> {
     /// linkage of hooks and launchers (`None`: static, one file).
     pub fn host_part(&self, target: &str, hook_linkage: Option<&str>) -> String {
         let mut body = String::new();
+        if self.mpi {
+            body.push_str(
+                "/* Translated with --mpi: the runtime's MPI parts are on (build with mpicc). */\n#define TPACE_MPI 1\n",
+            );
+        }
         if let Some(linkage) = hook_linkage {
             body.push_str(&format!(
                 "/* The device functions and launchers are in the target's own file. */\n#define TPACE_HOOK {linkage}\n"
@@ -90,7 +100,11 @@ impl<'a> Lowered<'a> {
             body.push('\n');
             body.push_str(&p.glue);
         }
-        guard::wrap(&self.compiled.program.user_macros, &body)
+        let mut set_aside = self.compiled.program.user_macros.clone();
+        if self.mpi && redirects_fopen(&self.compiled.program) {
+            set_aside.push("fopen".into()); /* tpace's own, routed to rank 0 */
+        }
+        guard::wrap(&set_aside, &body)
     }
 
     /// Whether any pipeline has a fused launcher.
@@ -104,13 +118,17 @@ pub fn lower<'a>(compiled: &'a Compiled, options: &Options<'_>) -> Result<Lowere
     let mut pipelines = Vec::new();
     for unit in compiled.units() {
         let names = Names::new(unit.index);
-        let fused = options.fuses && unit.plan.fusion.is_some();
-        let model = crate::model::cmodel::program_model(
-            unit,
-            options.profile,
-            options.fuses,
-            &names.model(),
-        )?;
+        // The fused kernel is C++ template code printed from the sweep as written: a
+        // sweep that names a variable with a C++ keyword runs as plain kernels, which
+        // rename it.
+        let fuses = options.fuses
+            && unit.plan.fusion.as_ref().is_none_or(|f| {
+                let sweep = &unit.pipeline.body[f.sweep];
+                names::cxx_keyword_names(unit.pipeline, sweep, &unit.program.source).is_empty()
+            });
+        let fused = fuses && unit.plan.fusion.is_some();
+        let model =
+            crate::model::cmodel::program_model(unit, options.profile, fuses, &names.model())?;
         pipelines.push(LoweredPipeline {
             unit,
             inputs: inputs::definition(unit, &names),
@@ -119,18 +137,30 @@ pub fn lower<'a>(compiled: &'a Compiled, options: &Options<'_>) -> Result<Lowere
             fused,
         });
     }
+    if options.mpi && compiled.program.main.is_none() {
+        return Err(format!(
+            "--mpi: {} has no `main`, where MPI must start; translate the file that defines it",
+            compiled.program.path
+        ));
+    }
     Ok(Lowered {
         compiled,
-        program: host_program(compiled, &pipelines),
+        program: host_program(compiled, &pipelines, options.mpi),
         pipelines,
         machine: options.profile.name.clone(),
         profile: options.profile.clone(),
         fuses: options.fuses,
+        mpi: options.mpi,
     })
 }
 
+/// Whether the program opens files (with `--mpi`, rank 0 alone writes them).
+fn redirects_fopen(program: &crate::ir::Program) -> bool {
+    crate::text::mentions(&program.source, "fopen")
+}
+
 /// The user's program with every pipeline lowered.
-fn host_program(compiled: &Compiled, pipelines: &[LoweredPipeline<'_>]) -> String {
+fn host_program(compiled: &Compiled, pipelines: &[LoweredPipeline<'_>], mpi: bool) -> String {
     let program = &compiled.program;
     let src = &program.source;
     let mut edits = Vec::new();
@@ -147,9 +177,48 @@ fn host_program(compiled: &Compiled, pipelines: &[LoweredPipeline<'_>]) -> Strin
         .map(|p| p.unit.pipeline.function.start)
         .min()
         .unwrap_or(0);
-    let shared = call_site::shared_prologue(any_reduction);
+    let mut shared = call_site::shared_prologue(any_reduction);
+    let mut first_function = first_function;
+    if let (true, Some(main)) = (mpi, &program.main) {
+        // MPI starts where the program does.
+        first_function = first_function.min(main.span.start);
+        shared.push_str(&call_site::mpi_prologue(redirects_fopen(program)));
+        let args = main
+            .args
+            .as_ref()
+            .map_or("(int *)0, (char ***)0".to_string(), |(c, v)| {
+                format!("&{c}, &{v}")
+            });
+        edits.push((
+            main.body..main.body,
+            format!(
+                "\n    tpace_mpi_start({args}); /* tpace: MPI starts here, and ends when the program does (--mpi) */"
+            ),
+        ));
+    }
     if !shared.is_empty() {
         edits.push((first_function..first_function, format!("{shared}\n")));
+    }
+    // A function a sweep calls runs on the device too: OpenACC must be told before
+    // its first declaration (the #ifdef keeps C compilers without OpenACC quiet).
+    for f in &device::functions(program).functions {
+        let at = f.first.start;
+        let line_before = src[..at].trim_end().rsplit('\n').next().unwrap_or("");
+        if line_before.contains("acc routine") {
+            continue;
+        }
+        let newline = if src[..at].ends_with('\n') || at == 0 {
+            ""
+        } else {
+            "\n"
+        };
+        edits.push((
+            at..at,
+            format!(
+                "{newline}#ifdef _OPENACC\n#pragma acc routine seq /* tpace: `{}` is called in a sweep, so it runs on the device too */\n#endif\n",
+                f.name
+            ),
+        ));
     }
     for lp in pipelines {
         let p = lp.unit.pipeline;

@@ -1,5 +1,5 @@
 //! The model's figures as C constants for the model part of the runtime
-//! (`src/back/runtime/model.h`), so that a generated program searches for its
+//! (`src/runtime/model.h`), so that a generated program searches for its
 //! plan at start-up exactly as [`super::search::choose`] does.
 
 use super::predict::Machine;
@@ -124,8 +124,16 @@ pub fn initializer(w: &Workload, m: &Machine) -> String {
         keep.join(", ")
     ));
     out.push_str(&format!(
-        "    {} /* fused kernels: seconds per point and step computed (0: no floor) */\n}}",
+        "    {}, /* fused kernels: seconds per point and step computed (0: no floor) */\n",
         c_double(m.fused_point_s)
+    ));
+    out.push_str(&format!(
+        "    {}, /* several devices: ghost planes exchanged per second (0: free) */\n",
+        c_double(m.exchange_bps)
+    ));
+    out.push_str(&format!(
+        "    {} /* several devices: seconds of one exchange's fixed cost */\n}}",
+        c_double(m.exchange_latency_s)
     ));
     out
 }

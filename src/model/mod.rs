@@ -4,13 +4,14 @@
 //!
 //! ```text
 //! profile (profiles/*.toml) ─┐
-//! Compiled + extents ─ workload ─ predict (one plan) ─ search (best plan) ─ report (`tpace plan`)
+//! Unit + extents ─ workload ─ predict (one plan) ─ search (best plan) ─ devices (several) ─ report (`tpace plan`)
 //! ```
 
 #![warn(missing_docs)]
 
 pub mod chunks;
 pub mod cmodel;
+pub mod devices;
 pub mod evolution;
 pub mod expr;
 pub mod opencl;

@@ -86,6 +86,10 @@ pub struct Machine {
     pub memory_bytes: Option<f64>,
     /// Seconds a fused kernel spends per point and step it computes (0: no floor).
     pub fused_point_s: f64,
+    /// Several devices: bytes per second of ghost planes between neighbours (0: free).
+    pub exchange_bps: f64,
+    /// Several devices: seconds of one exchange's fixed cost.
+    pub exchange_latency_s: f64,
 }
 
 impl Machine {
@@ -124,6 +128,11 @@ impl Machine {
                 .map_or(0.0, |f| f.value * 1e-6),
             memory_bytes: p.memory_bytes(),
             fused_point_s: p.fused_point_ps.as_ref().map_or(0.0, |f| f.value * 1e-12),
+            exchange_bps: gbs(&p.exchange_gbs).unwrap_or(0.0),
+            exchange_latency_s: p
+                .exchange_latency_us
+                .as_ref()
+                .map_or(0.0, |f| f.value / 1e6),
         })
     }
 

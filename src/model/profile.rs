@@ -114,6 +114,12 @@ pub struct Profile {
     /// spends per point and step it computes, its tiles' halos included: the floor
     /// that its shared-memory exchange and barriers set. Absent: no floor.
     pub fused_point_ps: Option<Figure>,
+    /// Several devices: the rate at which a block's ghost planes go between
+    /// neighbouring devices (MPI between nodes, or through host memory within one).
+    /// Absent: exchanges are taken as free.
+    pub exchange_gbs: Option<Figure>,
+    /// Several devices: the fixed cost of one such exchange. Absent: zero.
+    pub exchange_latency_us: Option<Figure>,
 }
 
 /// The bundled profiles: name and file text.
@@ -169,7 +175,7 @@ impl Profile {
 
     /// Every present figure, with the field name, in declaration order.
     pub fn figures(&self) -> Vec<(&'static str, &Figure)> {
-        let all: [(&'static str, &Option<Figure>); 19] = [
+        let all: [(&'static str, &Option<Figure>); 21] = [
             ("memory_gbs", &self.memory_gbs),
             ("stencil_gbs", &self.stencil_gbs),
             ("h2d_gbs", &self.h2d_gbs),
@@ -189,6 +195,8 @@ impl Profile {
             ("max_work_group_size", &self.max_work_group_size),
             ("launch_overhead_us", &self.launch_overhead_us),
             ("fused_point_ps", &self.fused_point_ps),
+            ("exchange_gbs", &self.exchange_gbs),
+            ("exchange_latency_us", &self.exchange_latency_us),
         ];
         all.into_iter()
             .filter_map(|(n, f)| f.as_ref().map(|f| (n, f)))

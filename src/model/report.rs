@@ -23,6 +23,10 @@ pub struct PlanRequest {
     /// Steps per kernel fixed by the target's own choice (OpenCL: the
     /// evolution-vector model's T); the search then does not weigh others.
     pub fuse_steps: Option<u64>,
+    /// Devices the run spreads over, all ranks together (0 or 1: one).
+    pub devices: u64,
+    /// MPI ranks among which the devices are (0 or 1: one process).
+    pub ranks: u64,
 }
 
 /// Parse a byte count: a whole number with an optional unit (`k`, `M`, `G`,
@@ -83,6 +87,9 @@ pub fn plan_report(
         (Some(c), Some(m)) => Some(c.min(m as u128)),
         (c, m) => c.or(m.map(|m| m as u128)),
     };
+    if request.devices > 1 {
+        return devices_report(unit, profile, &machine, &w, &extents, cap, request, started);
+    }
     let choice = if request.fuse_steps.is_some() {
         choose_at(&w, &machine, cap)?
     } else {
@@ -94,6 +101,71 @@ pub fn plan_report(
     best(&mut out, &w, &machine, &choice.best, choice.cap);
     alternatives(&mut out, &choice);
     footer(&mut out, profile, &choice, elapsed.as_secs_f64());
+    Ok(out)
+}
+
+/// The plan of a run over several devices: the decomposition, the exchanges, and
+/// the one-device plan every device runs on its slab and ghost planes.
+#[allow(clippy::too_many_arguments)]
+fn devices_report(
+    unit: Unit<'_>,
+    profile: &Profile,
+    machine: &Machine,
+    w: &Workload,
+    extents: &[u64],
+    cap: Option<u128>,
+    request: &PlanRequest,
+    started: Instant,
+) -> Result<String, String> {
+    let ranks = request.ranks.max(1);
+    let d = super::devices::choose_devices(w, machine, cap, request.devices, ranks)?;
+    let elapsed = started.elapsed();
+    let mut out = String::new();
+    header(&mut out, unit, profile, w, extents, d.choice.cap);
+    let c = d.choice.best.config;
+    let glups = if d.total_s > 0.0 {
+        w.points() as f64 * w.steps as f64 / d.total_s * 1e-9
+    } else {
+        0.0
+    };
+    let _ = writeln!(
+        out,
+        "\n{} devices ({} rank(s)): slabs of up to {} planes; each device computes {} planes (its slab and the ghost planes {} steps read)",
+        d.devices, ranks, d.slab, d.planes, c.k
+    );
+    let _ = writeln!(
+        out,
+        "  predicted time     {:>12.6} s   {glups:.1} Glup/s",
+        d.total_s
+    );
+    let _ = writeln!(
+        out,
+        "  exchanges          {:>12.6} s   {} block(s), one exchange before each but the first: {} between two neighbours (both ways); {} redundant point updates per boundary and block",
+        d.exchange_s,
+        d.blocks,
+        bytes(d.exchange_bytes as f64),
+        d.redundant_points
+    );
+    let _ = writeln!(out, "\nevery device's plan, on its planes:");
+    let slab_w = Workload {
+        n: d.planes,
+        ..w.clone()
+    };
+    best(&mut out, &slab_w, machine, &d.choice.best, d.choice.cap);
+    let _ = writeln!(
+        out,
+        "\nrun it with: TPACE_GPUS=<devices per process> (and mpirun -np {ranks} for ranks) TPACE_SCHEDULE={} TPACE_K={} TPACE_CHUNK={} TPACE_STREAMS={}",
+        c.schedule.name(),
+        c.k,
+        c.b,
+        c.streams
+    );
+    let _ = writeln!(
+        out,
+        "model: {} plans predicted per k, in {:.2} ms",
+        d.choice.considered,
+        elapsed.as_secs_f64() * 1e3
+    );
     Ok(out)
 }
 
@@ -323,7 +395,7 @@ mod tests {
             mem_cap: Some(8_000_000_000),
             steps: Some(2048),
             fuses: false,
-            fuse_steps: None,
+            ..PlanRequest::default()
         };
         let text = plan_report(c.unit(0), &Profile::bundled("h100").unwrap(), &req).unwrap();
         assert!(text.contains("grid 48000 x 48000"), "{text}");

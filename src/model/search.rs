@@ -87,17 +87,31 @@ fn keep_best(top: &mut Vec<Prediction>, p: Prediction, keep: usize) {
 /// kernel compete too (fused kernels cost strips of device memory and recompute
 /// their tiles' halos); the fused plan wins ties.
 pub fn choose(w: &Workload, m: &Machine, cap: Option<u128>) -> Result<Choice, String> {
-    let fused = choose_at(w, m, cap);
+    choose_fused(w, m, cap, &k_candidates(w.steps), &Schedule::ALL)
+}
+
+/// [`choose`] with k taken from `ks` and the schedules from `schedules` (several
+/// devices fix k for all of them and leave in-core and naive out).
+pub fn choose_fused(
+    w: &Workload,
+    m: &Machine,
+    cap: Option<u128>,
+    ks: &[u64],
+    schedules: &[Schedule],
+) -> Result<Choice, String> {
+    let fused = choose_among(w, m, cap, ks, schedules);
     if w.fuse <= 1 {
         return fused;
     }
-    let single = choose_at(
+    let single = choose_among(
         &Workload {
             fuse: 1,
             ..w.clone()
         },
         m,
         cap,
+        ks,
+        schedules,
     );
     match (fused, single) {
         (Ok(f), Ok(s)) => Ok(if faster(&s.best, &f.best).is_lt() {
@@ -113,19 +127,29 @@ pub fn choose(w: &Workload, m: &Machine, cap: Option<u128>) -> Result<Choice, St
 /// [`choose`] for the workload's own number of steps per kernel only (what
 /// `tpace tune` compares with, since its runs all fuse alike).
 pub fn choose_at(w: &Workload, m: &Machine, cap: Option<u128>) -> Result<Choice, String> {
+    choose_among(w, m, cap, &k_candidates(w.steps), &Schedule::ALL)
+}
+
+/// The search itself, over k in `ks` and the given schedules.
+fn choose_among(
+    w: &Workload,
+    m: &Machine,
+    cap: Option<u128>,
+    ks: &[u64],
+    schedules: &[Schedule],
+) -> Result<Choice, String> {
     let cap = cap.or(m.memory_bytes.map(|b| b as u128));
     // The four best plans of each schedule, fastest first.
     let mut tops: Vec<Vec<Prediction>> = vec![Vec::new(); Schedule::ALL.len()];
     let mut considered = 0;
     let mut too_big = 0;
     let mut smallest: Option<u128> = None;
-    let ks = k_candidates(w.steps);
     let bs = b_candidates(w.n);
-    for schedule in Schedule::ALL {
+    for &schedule in schedules {
         let (k_list, b_list, s_list): (&[u64], &[u64], &[u64]) = match schedule {
             Schedule::Incore => (&[1], &[1], &[1]),
             Schedule::Naive => (&[1], &bs, &STREAMS),
-            Schedule::Mm | Schedule::Mmtb => (&ks, &bs, &STREAMS),
+            Schedule::Mm | Schedule::Mmtb => (ks, &bs, &STREAMS),
         };
         for &k in k_list {
             for &b in b_list {

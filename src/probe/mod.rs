@@ -16,8 +16,11 @@ use std::process::Command;
 /// The probe program, after the runtime's clock and the emulation.
 pub const PROBE: &str = include_str!("probe.cu");
 
+/// The exchange probe (`--mpi`): two MPI ranks exchanging ghost-plane-sized messages.
+pub const EXCHANGE: &str = include_str!("exchange.c");
+
 /// What each figure the probe prints measures, in the profile's words.
-pub const FIGURES: [(&str, &str); 10] = [
+pub const FIGURES: [(&str, &str); 12] = [
     (
         "memory_gbs",
         "device-to-device copy, bytes read + written per second",
@@ -43,7 +46,59 @@ pub const FIGURES: [(&str, &str); 10] = [
         "shared_bytes",
         "shared memory one block may use (cudaDevAttrMaxSharedMemoryPerBlockOptin)",
     ),
+    (
+        "exchange_gbs",
+        "two MPI ranks exchanging at once (MPI_Sendrecv), bytes one receives per second",
+    ),
+    (
+        "exchange_latency_us",
+        "two MPI ranks exchanging 8 bytes at once (MPI_Sendrecv)",
+    ),
 ];
+
+/// Measure the exchange between two MPI ranks (`mpirun -np 2`) with messages of
+/// `bytes` bytes: the figures `exchange_gbs` and `exchange_latency_us`.
+pub fn probe_exchange(tc: &Toolchain, bytes: u64) -> Result<BTreeMap<String, f64>, Failure> {
+    let dir = tempfile::tempdir()
+        .map_err(|e| Failure(format!("error: cannot make a scratch folder: {e}\n")))?;
+    let source = dir.path().join("exchange.c");
+    let binary = dir.path().join("exchange");
+    std::fs::write(&source, EXCHANGE)
+        .map_err(|e| Failure(format!("error: cannot write {}: {e}\n", source.display())))?;
+    let built = Command::new(&tc.mpicc)
+        .args(["-O2", "-std=gnu11"])
+        .arg(&source)
+        .arg("-o")
+        .arg(&binary)
+        .output()
+        .map_err(|e| {
+            Failure(format!(
+                "error: cannot run `{}`: {e}\n  help: install Open MPI or set MPICC\n",
+                tc.mpicc
+            ))
+        })?;
+    if !built.status.success() {
+        return Err(Failure(format!(
+            "error: the exchange probe does not build:\n{}",
+            String::from_utf8_lossy(&built.stderr)
+        )));
+    }
+    let out = Command::new(&tc.mpirun)
+        .args(["--oversubscribe", "-np", "2"])
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .arg(&binary)
+        .arg(bytes.min(1 << 30).to_string())
+        .output()
+        .map_err(|e| Failure(format!("error: cannot run `{}`: {e}\n", tc.mpirun)))?;
+    if !out.status.success() {
+        return Err(Failure(format!(
+            "error: the exchange probe failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        )));
+    }
+    Ok(parse(&String::from_utf8_lossy(&out.stdout)))
+}
 
 /// The figures one probe run measured.
 #[derive(Debug, Clone, PartialEq)]

@@ -15,13 +15,16 @@ static inline double tpace_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* Set on MPI ranks but 0: only rank 0 writes the dump. */
+static int tpace_dump_off = 0;
+
 /* Append one array to the file named by TPACE_DUMP (nothing when unset):
  * a text line "name elem_bytes rank lo n lo n ..." and the raw elements. */
 static void tpace_dump(const char *name, const void *data, unsigned long elem, int rank, const long *lo,
                        const long *n)
 {
     const char *path = getenv("TPACE_DUMP");
-    if (path == NULL || *path == '\0')
+    if (path == NULL || *path == '\0' || tpace_dump_off)
         return;
     FILE *f = fopen(path, "ab");
     if (f == NULL) {

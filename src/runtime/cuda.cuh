@@ -12,8 +12,9 @@
 static inline void tpace_cuda_check(cudaError_t e, const char *call, const char *where)
 {
     if (e != cudaSuccess) {
-        fprintf(stderr, "tpace: %s: CUDA call %s failed: %s\n", where, call, cudaGetErrorString(e));
-        exit(2);
+        char msg[512];
+        snprintf(msg, sizeof msg, "CUDA call %s failed: %s", call, cudaGetErrorString(e));
+        tpace_stop(where, msg);
     }
 }
 #define TPACE_CUDA(r, call) tpace_cuda_check((call), #call, (r)->plan.s.where)
@@ -24,8 +25,9 @@ static inline void tpace_cuda_check_launch(const tpace_rt *r, const char *kernel
 {
     cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess) {
-        fprintf(stderr, "tpace: %s: launching %s failed: %s\n", r->plan.s.where, kernel, cudaGetErrorString(e));
-        exit(2);
+        char msg[512];
+        snprintf(msg, sizeof msg, "launching %s failed: %s", kernel, cudaGetErrorString(e));
+        tpace_stop(r->plan.s.where, msg);
     }
 }
 
@@ -36,6 +38,7 @@ typedef struct tpace_cuda {
     cudaEvent_t mark[TPACE_MAX_SLOTS];
     cudaEvent_t scratch[TPACE_MAX_SLOTS + 1];
     int registered[TPACE_MAX_SLOTS];
+    void *locked[TPACE_MAX_SLOTS]; /* what was page-locked, per array */
     long max_blocks; /* blocks per launch: four waves of eight 256-thread blocks per multiprocessor */
     cudaEvent_t *stamps; /* TPACE_TRACE: timing events, in the order recorded */
     long nstamps, stamp_cap;
@@ -129,12 +132,15 @@ TPACE_HOOK size_t tpace_dev_free_memory(tpace_rt *r)
 
 TPACE_HOOK void tpace_dev_begin(tpace_rt *r)
 {
-    static tpace_cuda state;
-    memset(&state, 0, sizeof state);
-    r->target = &state;
+    /* One state per executor (several devices run one executor each). */
+    tpace_cuda *c = (tpace_cuda *)calloc(1, sizeof(tpace_cuda));
+    if (c == NULL)
+        tpace_stop(r->plan.s.where, "host memory ran out starting the device");
+    tpace_cuda &state = *c;
+    r->target = c;
     const tpace_plan *p = &r->plan;
     int sms = 0;
-    TPACE_CUDA(r, cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    TPACE_CUDA(r, cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, r->device));
     state.max_blocks = 32L * TPACE_MAX(sms, 1);
     for (int q = 0; q <= p->slots; q++) {
         TPACE_CUDA(r, cudaStreamCreate(&state.stream[q]));
@@ -143,14 +149,17 @@ TPACE_HOOK void tpace_dev_begin(tpace_rt *r)
             TPACE_CUDA(r, cudaEventCreateWithFlags(&state.mark[q], cudaEventDisableTiming));
     }
     /* Page-lock the user's arrays for the pipeline: pageable copies are about six
-     * times slower and do not overlap kernels. If the system refuses, run anyway. */
+     * times slower and do not overlap kernels. If the system refuses, run anyway.
+     * With several devices each locks its own slab (ghost planes come from copies). */
     for (int a = 0; a < r->narrays && a < TPACE_MAX_SLOTS; a++) {
         tpace_array *arr = &r->arrays[a];
         if (arr->transfer == TPACE_UNUSED || p->s.steps == 0)
             continue;
-        size_t bytes = (size_t)p->s.n * p->s.plane * arr->elem;
-        if (cudaHostRegister(arr->host, bytes, cudaHostRegisterDefault) == cudaSuccess) {
+        size_t bytes = (size_t)(r->own_hi - r->own_lo) * p->s.plane * arr->elem;
+        void *slab = (char *)arr->host + (size_t)(r->own_lo - p->s.lo) * p->s.plane * arr->elem;
+        if (cudaHostRegister(slab, bytes, cudaHostRegisterDefault) == cudaSuccess) {
             state.registered[a] = 1;
+            state.locked[a] = slab;
         } else {
             (void)cudaGetLastError();
             fprintf(stderr, "tpace: %s: note: could not page-lock `%s`; its copies use pageable memory\n",
@@ -165,7 +174,7 @@ TPACE_HOOK void tpace_dev_end(tpace_rt *r)
     TPACE_CUDA(r, cudaDeviceSynchronize());
     for (int a = 0; a < r->narrays && a < TPACE_MAX_SLOTS; a++)
         if (c->registered[a])
-            TPACE_CUDA(r, cudaHostUnregister(r->arrays[a].host));
+            TPACE_CUDA(r, cudaHostUnregister(c->locked[a]));
     for (long i = 0; i < c->nstamps; i++)
         TPACE_CUDA(r, cudaEventDestroy(c->stamps[i]));
     free(c->stamps);
@@ -177,6 +186,25 @@ TPACE_HOOK void tpace_dev_end(tpace_rt *r)
         if (q < r->plan.slots)
             TPACE_CUDA(r, cudaEventDestroy(c->mark[q]));
     }
+    free(c);
+    r->target = NULL;
+}
+
+/* Devices: the CUDA devices this process sees (CUDA_VISIBLE_DEVICES applies). */
+TPACE_HOOK int tpace_dev_count(void)
+{
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) {
+        (void)cudaGetLastError();
+        n = 0;
+    }
+    return n > 0 ? n : 1;
+}
+
+/* Calls that follow (allocations, streams, launches) go to the executor's device. */
+TPACE_HOOK void tpace_dev_activate(tpace_rt *r)
+{
+    TPACE_CUDA(r, cudaSetDevice(r->device));
 }
 
 /* Kernels add each step's reduction results into device slots (tpace_block_reduce). */

@@ -23,7 +23,7 @@
 #define __shared__ static
 #define __launch_bounds__(...)
 typedef int cudaError_t;
-enum { cudaSuccess = 0, cudaErrorMemoryAllocation = 2, cudaErrorInvalidValue = 1 };
+enum { cudaSuccess = 0, cudaErrorMemoryAllocation = 2, cudaErrorInvalidValue = 1, cudaErrorInvalidDevice = 101 };
 enum cudaMemcpyKind { cudaMemcpyHostToDevice, cudaMemcpyDeviceToHost, cudaMemcpyDeviceToDevice };
 #define cudaHostRegisterDefault 0
 struct dim3 {
@@ -108,7 +108,28 @@ typedef tpace_emu::event_t *cudaEvent_t;
 
 static inline const char *cudaGetErrorString(cudaError_t e)
 {
-    return e == cudaSuccess ? "no error" : e == cudaErrorMemoryAllocation ? "out of memory" : "invalid value";
+    return e == cudaSuccess ? "no error"
+           : e == cudaErrorMemoryAllocation ? "out of memory"
+           : e == cudaErrorInvalidDevice ? "invalid device ordinal"
+                                          : "invalid value";
+}
+/* TPACE_EMU_DEVICES plays the number of devices (unset: one). Each device's memory is
+ * the host's, like any emulated device memory; its streams are its own. */
+static int tpace_emu_device = 0;
+static inline cudaError_t cudaGetDeviceCount(int *n)
+{
+    const char *t = getenv("TPACE_EMU_DEVICES");
+    *n = t && *t ? atoi(t) : 1;
+    return cudaSuccess;
+}
+static inline cudaError_t cudaSetDevice(int d)
+{
+    int n = 0;
+    cudaGetDeviceCount(&n);
+    if (d < 0 || d >= n)
+        return cudaErrorInvalidDevice;
+    tpace_emu_device = d;
+    return cudaSuccess;
 }
 static inline cudaError_t cudaGetLastError(void) { return cudaSuccess; }
 static inline cudaError_t cudaMalloc(void **p, size_t bytes)

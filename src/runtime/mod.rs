@@ -7,6 +7,8 @@
 //! * [`MODEL`] (`model.h`): the performance model's predictor and search, in C.
 //! * [`SCHEDULE`] (`schedule.h`): `TPACE_*` settings, the plan, chunk arithmetic, the
 //!   schedule executor and its loop over chunks, steps and sweeps, the trace.
+//! * [`SCALE`] (`scale.h`): one pipeline over several devices and MPI ranks (slabs,
+//!   ghost planes exchanged once per block), and the entry the glue calls.
 //!
 //! Each target's device functions (the `tpace_dev_*` hooks `tpace.h` declares)
 //! are one header here too: [`OPENACC`], [`CUDA`] with the CPU emulation of
@@ -24,6 +26,9 @@ pub const MODEL: &str = include_str!("model.h");
 /// The schedule executor.
 pub const SCHEDULE: &str = include_str!("schedule.h");
 
+/// Several devices and MPI ranks: slabs, ghost planes, exchanges, the pipeline's entry.
+pub const SCALE: &str = include_str!("scale.h");
+
 /// The OpenACC target's device functions (explicit device buffers, async queues).
 pub const OPENACC: &str = include_str!("openacc.h");
 
@@ -40,7 +45,7 @@ pub const OPENCL: &str = include_str!("opencl.h");
 
 /// The host side of the runtime, in the order it is compiled.
 pub fn host() -> String {
-    format!("{TYPES}\n{BASE}\n{MODEL}\n{SCHEDULE}")
+    format!("{TYPES}\n{BASE}\n{MODEL}\n{SCHEDULE}\n{SCALE}")
 }
 
 /// Most dimensions of a grid the runtime handles (`TPACE_MAX_RANK`).

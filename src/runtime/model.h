@@ -41,6 +41,8 @@ typedef struct tpace_model {
     tpace_u64 strip_elem_bytes;  /* bytes per element of the fused array (its mmtb strips) */
     tpace_u64 fuse_keep[5];      /* per fused step count: elements of a row a block keeps */
     double fused_point_s;        /* fused kernels: seconds per point and step computed (0: no floor) */
+    double exchange_bps;         /* several devices: a block's ghost planes between neighbours (0: free) */
+    double exchange_latency_s;   /* ... and the fixed cost of one exchange */
 } tpace_model;
 
 /* A run: extents, steps. */

@@ -99,6 +99,19 @@ TPACE_HOOK void tpace_dev_begin(tpace_rt *r)
     (void)r;
 }
 
+/* Devices: the accelerators OpenACC sees, or the host (one) under a host fallback. */
+TPACE_HOOK int tpace_dev_count(void)
+{
+    const int n = acc_get_num_devices(acc_device_not_host);
+    return n > 0 ? n : 1;
+}
+
+TPACE_HOOK void tpace_dev_activate(tpace_rt *r)
+{
+    if (acc_get_num_devices(acc_device_not_host) > 0)
+        acc_set_device_num(r->device, acc_device_not_host);
+}
+
 TPACE_HOOK void tpace_dev_end(tpace_rt *r)
 {
     (void)r;

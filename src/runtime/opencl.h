@@ -120,9 +120,10 @@ static inline const char *tpace_cl_error_words(cl_int e)
 static inline void tpace_cl_check(cl_int e, const char *call, const char *where)
 {
     if (e != CL_SUCCESS) {
-        fprintf(stderr, "tpace: %s: OpenCL call %s failed with %s (%d): %s\n", where, call, tpace_cl_error_name(e),
-                (int)e, tpace_cl_error_words(e));
-        exit(2);
+        char msg[1024];
+        snprintf(msg, sizeof msg, "OpenCL call %s failed with %s (%d): %s", call, tpace_cl_error_name(e), (int)e,
+                 tpace_cl_error_words(e));
+        tpace_stop(where, msg);
     }
 }
 #define TPACE_CL(where, call) tpace_cl_check((call), #call, (where))
@@ -136,8 +137,9 @@ typedef struct tpace_cl_alloc {
     size_t bytes;
 } tpace_cl_alloc;
 
-/* Queues (one per slot plus the mm carry queue), marks, the kernels and the
- * allocations: one set for the whole program, set up when it first needs the device. */
+/* The device, its context, the kernels and the allocations: one set for the whole
+ * program, set up when it first needs the device (each executor's queues are its own,
+ * tpace_cl_queues). */
 typedef struct tpace_cl {
     int ready;
     cl_platform_id platform;
@@ -150,12 +152,6 @@ typedef struct tpace_cl {
     cl_kernel *kernels;
     size_t *kernel_group; /* most work items each kernel takes on this device */
     int nkernels;
-    cl_command_queue queue[TPACE_MAX_SLOTS + 1];
-    int nqueues;
-    cl_event mark[TPACE_MAX_SLOTS];
-    int profiling;        /* queues time their commands (TPACE_TRACE) */
-    cl_event *stamps;     /* TPACE_TRACE: markers, in the order recorded */
-    long nstamps, stamp_cap;
     tpace_cl_alloc *allocs;
     long nallocs, alloc_cap;
     const char *where;    /* the pipeline running, for messages */
@@ -172,9 +168,8 @@ static inline cl_mem tpace_cl_mem(const void *p, size_t bytes, size_t *offset)
     const uintptr_t start = TPACE_CL_BASE + (uintptr_t)i * TPACE_CL_SPAN + TPACE_CL_SPAN / 2;
     if (i < 0 || i >= c->nallocs || c->allocs[i].mem == NULL || a < start || a - start > c->allocs[i].bytes ||
         bytes > c->allocs[i].bytes - (a - start)) {
-        fprintf(stderr, "tpace: %s: internal error: a device address outside every OpenCL buffer (please report it)\n",
-                c->where ? c->where : "runtime");
-        exit(2);
+        tpace_stop(c->where ? c->where : "runtime",
+                   "internal error: a device address outside every OpenCL buffer (please report it)");
     }
     *offset = (size_t)(a - start);
     return c->allocs[i].mem;
@@ -284,8 +279,7 @@ static inline void tpace_cl_pick(tpace_cl *c)
             fprintf(stderr, "  platform %u: %s\n", i, pname[i]);
         for (int d = 0; d < nd; d++)
             fprintf(stderr, "  device %d: %s (platform %d)\n", d, dname[d], owner[d]);
-        fprintf(stderr, "tpace: set TPACE_CL_PLATFORM and TPACE_CL_DEVICE to an index or a part of a name above\n");
-        exit(2);
+        tpace_stop(where, "set TPACE_CL_PLATFORM and TPACE_CL_DEVICE to an index or a part of a name above");
     }
     c->platform = platforms[owner[pick]];
     c->device = devices[pick];
@@ -325,7 +319,7 @@ static inline void tpace_cl_build(tpace_cl *c)
     c->kernels = (cl_kernel *)calloc((size_t)TPACE_MAX(c->nkernels, 1), sizeof *c->kernels);
     c->kernel_group = (size_t *)calloc((size_t)TPACE_MAX(c->nkernels, 1), sizeof *c->kernel_group);
     if (c->kernels == NULL || c->kernel_group == NULL)
-        tpace_fail(NULL, "host memory ran out setting up the OpenCL kernels");
+        tpace_stop(where, "host memory ran out setting up the OpenCL kernels");
     for (int k = 0; k < c->nkernels; k++) {
         c->kernels[k] = clCreateKernel(c->program, tpace_cl_kernel_name(k), &e);
         tpace_cl_check(e, "clCreateKernel", where);
@@ -402,6 +396,25 @@ TPACE_HOOK void tpace_dev_free(tpace_rt *r, void *p)
             c->allocs[i].mem = NULL;
 }
 
+/* One executor's queues (one per slot and the mm carry queue), marks and TPACE_TRACE
+ * stamps: several executors may drive the device at once (TPACE_GPUS, the scale-out
+ * part), each with a set of its own (r->target). */
+typedef struct tpace_cl_queues {
+    cl_command_queue queue[TPACE_MAX_SLOTS + 1];
+    int nqueues;
+    cl_event mark[TPACE_MAX_SLOTS];
+    int profiling;    /* queues time their commands (TPACE_TRACE) */
+    cl_event *stamps; /* markers, in the order recorded */
+    long nstamps, stamp_cap;
+} tpace_cl_queues;
+
+static inline tpace_cl_queues *tpace_cl_q(tpace_rt *r)
+{
+    if (r->target == NULL)
+        tpace_stop(r->plan.s.where, "internal error: an OpenCL queue used before the device was set up (please report it)");
+    return (tpace_cl_queues *)r->target;
+}
+
 TPACE_HOOK void tpace_dev_upload(tpace_rt *r, void *dev, const void *host, size_t bytes, int q)
 {
     size_t off = 0;
@@ -409,7 +422,7 @@ TPACE_HOOK void tpace_dev_upload(tpace_rt *r, void *dev, const void *host, size_
     if (bytes == 0)
         return;
     TPACE_CL(r->plan.s.where,
-             clEnqueueWriteBuffer(tpace_cl_state.queue[q], mem, CL_FALSE, off, bytes, host, 0, NULL, NULL));
+             clEnqueueWriteBuffer(tpace_cl_q(r)->queue[q], mem, CL_FALSE, off, bytes, host, 0, NULL, NULL));
 }
 
 TPACE_HOOK void tpace_dev_download(tpace_rt *r, void *host, const void *dev, size_t bytes, int q)
@@ -419,7 +432,7 @@ TPACE_HOOK void tpace_dev_download(tpace_rt *r, void *host, const void *dev, siz
     if (bytes == 0)
         return;
     TPACE_CL(r->plan.s.where,
-             clEnqueueReadBuffer(tpace_cl_state.queue[q], mem, CL_FALSE, off, bytes, host, 0, NULL, NULL));
+             clEnqueueReadBuffer(tpace_cl_q(r)->queue[q], mem, CL_FALSE, off, bytes, host, 0, NULL, NULL));
 }
 
 TPACE_HOOK void tpace_dev_copy(tpace_rt *r, void *dst, const void *src, size_t bytes, int q)
@@ -429,14 +442,14 @@ TPACE_HOOK void tpace_dev_copy(tpace_rt *r, void *dst, const void *src, size_t b
     cl_mem s = tpace_cl_mem(src, bytes, &from);
     if (bytes == 0)
         return;
-    TPACE_CL(r->plan.s.where, clEnqueueCopyBuffer(tpace_cl_state.queue[q], s, d, from, to, bytes, 0, NULL, NULL));
+    TPACE_CL(r->plan.s.where, clEnqueueCopyBuffer(tpace_cl_q(r)->queue[q], s, d, from, to, bytes, 0, NULL, NULL));
 }
 
 /* Another queue may wait for an event only once the queue that holds it has
  * submitted it: every marker is flushed. */
 TPACE_HOOK void tpace_dev_wait(tpace_rt *r, int from_q, int to_q)
 {
-    tpace_cl *c = &tpace_cl_state;
+    tpace_cl_queues *c = tpace_cl_q(r);
     cl_event e = NULL;
     TPACE_CL(r->plan.s.where, clEnqueueMarkerWithWaitList(c->queue[from_q], 0, NULL, &e));
     TPACE_CL(r->plan.s.where, clFlush(c->queue[from_q]));
@@ -446,7 +459,7 @@ TPACE_HOOK void tpace_dev_wait(tpace_rt *r, int from_q, int to_q)
 
 TPACE_HOOK void tpace_dev_mark(tpace_rt *r, int q, int id)
 {
-    tpace_cl *c = &tpace_cl_state;
+    tpace_cl_queues *c = tpace_cl_q(r);
     if (c->mark[id] != NULL)
         TPACE_CL(r->plan.s.where, clReleaseEvent(c->mark[id]));
     c->mark[id] = NULL;
@@ -456,14 +469,14 @@ TPACE_HOOK void tpace_dev_mark(tpace_rt *r, int q, int id)
 
 TPACE_HOOK void tpace_dev_wait_mark(tpace_rt *r, int id, int q)
 {
-    tpace_cl *c = &tpace_cl_state;
+    tpace_cl_queues *c = tpace_cl_q(r);
     if (c->mark[id] != NULL)
         TPACE_CL(r->plan.s.where, clEnqueueBarrierWithWaitList(c->queue[q], 1, &c->mark[id], NULL));
 }
 
 TPACE_HOOK void tpace_dev_sync(tpace_rt *r)
 {
-    tpace_cl *c = &tpace_cl_state;
+    tpace_cl_queues *c = tpace_cl_q(r);
     for (int q = 0; q < c->nqueues; q++)
         TPACE_CL(r->plan.s.where, clFlush(c->queue[q]));
     for (int q = 0; q < c->nqueues; q++)
@@ -473,7 +486,7 @@ TPACE_HOOK void tpace_dev_sync(tpace_rt *r)
 /* TPACE_TRACE: a marker on queue q, whose end time is when q's work so far was done. */
 TPACE_HOOK int tpace_dev_stamp(tpace_rt *r, int q)
 {
-    tpace_cl *c = &tpace_cl_state;
+    tpace_cl_queues *c = tpace_cl_q(r);
     if (!c->profiling)
         return -1;
     c->stamps = (cl_event *)tpace_trace_grow(&r->plan, c->stamps, &c->stamp_cap, c->nstamps, sizeof *c->stamps, 1024);
@@ -483,7 +496,7 @@ TPACE_HOOK int tpace_dev_stamp(tpace_rt *r, int q)
 
 TPACE_HOOK double tpace_dev_stamp_ms(tpace_rt *r, int from, int to)
 {
-    tpace_cl *c = &tpace_cl_state;
+    tpace_cl_queues *c = tpace_cl_q(r);
     cl_ulong a = 0, b = 0;
     TPACE_CL(r->plan.s.where, clGetEventProfilingInfo(c->stamps[from], CL_PROFILING_COMMAND_END, sizeof a, &a, NULL));
     TPACE_CL(r->plan.s.where, clGetEventProfilingInfo(c->stamps[to], CL_PROFILING_COMMAND_END, sizeof b, &b, NULL));
@@ -499,39 +512,50 @@ TPACE_HOOK size_t tpace_dev_free_memory(tpace_rt *r)
     return (size_t)(c->global_mem / 10 * 9);
 }
 
+/* One device a process: the one TPACE_CL_PLATFORM and TPACE_CL_DEVICE choose (MPI
+ * ranks each take theirs; TPACE_GPUS executors of one process share it). */
+TPACE_HOOK int tpace_dev_count(void)
+{
+    return 1;
+}
+
+TPACE_HOOK void tpace_dev_activate(tpace_rt *r)
+{
+    (void)r; /* one device, one context: nothing to switch */
+}
+
 TPACE_HOOK void tpace_dev_begin(tpace_rt *r)
 {
     tpace_cl *c = tpace_cl_get();
+    tpace_cl_queues *qs = (tpace_cl_queues *)calloc(1, sizeof *qs);
+    if (qs == NULL)
+        tpace_stop(r->plan.s.where, "host memory ran out setting up the OpenCL queues");
     const char *trace = getenv("TPACE_TRACE");
     c->where = r->plan.s.where;
-    c->profiling = trace != NULL && *trace != '\0';
-    c->nqueues = r->plan.slots + 1;
-    r->target = c;
-    for (int q = 0; q < c->nqueues; q++) {
+    qs->profiling = trace != NULL && *trace != '\0';
+    qs->nqueues = r->plan.slots + 1;
+    r->target = qs;
+    for (int q = 0; q < qs->nqueues; q++) {
         cl_int e = CL_SUCCESS;
-        c->queue[q] = clCreateCommandQueue(c->context, c->device, c->profiling ? CL_QUEUE_PROFILING_ENABLE : 0, &e);
+        qs->queue[q] = clCreateCommandQueue(c->context, c->device, qs->profiling ? CL_QUEUE_PROFILING_ENABLE : 0, &e);
         tpace_cl_check(e, "clCreateCommandQueue", r->plan.s.where);
     }
-    memset(c->mark, 0, sizeof c->mark);
 }
 
 TPACE_HOOK void tpace_dev_end(tpace_rt *r)
 {
-    tpace_cl *c = &tpace_cl_state;
+    tpace_cl_queues *c = tpace_cl_q(r);
     tpace_dev_sync(r);
     for (long i = 0; i < c->nstamps; i++)
         TPACE_CL(r->plan.s.where, clReleaseEvent(c->stamps[i]));
     free(c->stamps);
-    c->stamps = NULL;
-    c->nstamps = c->stamp_cap = 0;
     for (int m = 0; m < TPACE_MAX_SLOTS; m++)
-        if (c->mark[m] != NULL) {
+        if (c->mark[m] != NULL)
             TPACE_CL(r->plan.s.where, clReleaseEvent(c->mark[m]));
-            c->mark[m] = NULL;
-        }
     for (int q = 0; q < c->nqueues; q++)
         TPACE_CL(r->plan.s.where, clReleaseCommandQueue(c->queue[q]));
-    c->nqueues = 0;
+    free(c);
+    r->target = NULL;
 }
 
 /* Kernels combine each work group's terms and add them into the step's slot with an
@@ -548,10 +572,10 @@ static inline void tpace_cl_arg(tpace_rt *r, int k, cl_uint *arg, size_t size, c
 {
     cl_int e = clSetKernelArg(tpace_cl_state.kernels[k], *arg, size, value);
     if (e != CL_SUCCESS) {
-        fprintf(stderr, "tpace: %s: OpenCL call clSetKernelArg (argument %u of kernel %s) failed with %s (%d): %s\n",
-                r->plan.s.where, *arg, tpace_cl_kernel_name(k), tpace_cl_error_name(e), (int)e,
-                tpace_cl_error_words(e));
-        exit(2);
+        char msg[1024];
+        snprintf(msg, sizeof msg, "OpenCL call clSetKernelArg (argument %u of kernel %s) failed with %s (%d): %s", *arg,
+                 tpace_cl_kernel_name(k), tpace_cl_error_name(e), (int)e, tpace_cl_error_words(e));
+        tpace_stop(r->plan.s.where, msg);
     }
     (*arg)++;
 }
@@ -585,6 +609,7 @@ static inline void tpace_cl_launch(tpace_rt *r, int k, int q, cl_uint dims, cons
                                    const size_t *local, const char *what)
 {
     tpace_cl *c = &tpace_cl_state;
+    const cl_command_queue queue = tpace_cl_q(r)->queue[q];
     size_t step[3] = {global[0], 1, 1}, offset[3] = {0, 0, 0}, part[3] = {global[0], 1, 1};
     for (cl_uint d = 1; d < dims; d++)
         step[d] = TPACE_MIN(global[d], (size_t)TPACE_CL_MAX_GROUPS_YZ * local[d]);
@@ -592,14 +617,15 @@ static inline void tpace_cl_launch(tpace_rt *r, int k, int q, cl_uint dims, cons
         for (offset[1] = 0; offset[1] < (dims > 1 ? global[1] : 1); offset[1] += step[1]) {
             for (cl_uint d = 1; d < dims; d++)
                 part[d] = TPACE_MIN(step[d], global[d] - offset[d]);
-            cl_int e = clEnqueueNDRangeKernel(c->queue[q], c->kernels[k], dims, offset, part, local, 0, NULL, NULL);
+            cl_int e = clEnqueueNDRangeKernel(queue, c->kernels[k], dims, offset, part, local, 0, NULL, NULL);
             if (e != CL_SUCCESS) {
-                fprintf(stderr,
-                        "tpace: %s: OpenCL call clEnqueueNDRangeKernel (%s, work group %zux%zux%zu, %zu x %zu x %zu "
-                        "work items) failed with %s (%d): %s\n",
-                        r->plan.s.where, what, local[0], dims > 1 ? local[1] : 1, dims > 2 ? local[2] : 1, part[0],
-                        part[1], part[2], tpace_cl_error_name(e), (int)e, tpace_cl_error_words(e));
-                exit(2);
+                char msg[1024];
+                snprintf(msg, sizeof msg,
+                         "OpenCL call clEnqueueNDRangeKernel (%s, work group %zux%zux%zu, %zu x %zu x %zu work items) "
+                         "failed with %s (%d): %s",
+                         what, local[0], dims > 1 ? local[1] : 1, dims > 2 ? local[2] : 1, part[0], part[1], part[2],
+                         tpace_cl_error_name(e), (int)e, tpace_cl_error_words(e));
+                tpace_stop(r->plan.s.where, msg);
             }
         }
     }
@@ -830,9 +856,10 @@ static inline int tpace_cl_env_wg(const tpace_shape *s, int rank, size_t *wg)
         at = end + 1;
     }
     if (!ok) {
-        fprintf(stderr, "tpace: %s: TPACE_WG=%s is not a work-group shape: give 1 to 3 sizes from 1 to 65536, x "
-                        "(innermost) first, separated by x or a comma (e.g. 64x4 or 64,4,1)\n", s->where, text);
-        exit(2);
+        char msg[512];
+        snprintf(msg, sizeof msg, "TPACE_WG=%.64s is not a work-group shape: give 1 to 3 sizes from 1 to 65536, x "
+                                  "(innermost) first, separated by x or a comma (e.g. 64x4 or 64,4,1)", text);
+        tpace_stop(s->where, msg);
     }
     for (int d = rank; d < 3; d++)
         if (v[d] != 1) {
@@ -896,11 +923,12 @@ static inline int tpace_cl_choose(const tpace_shape *s, tpace_cl_config *c)
         if (!over || items == 1)
             break;
         if (wg_set) {
-            fprintf(stderr, "tpace: %s: TPACE_WG=%zux%zux%zu is more than OpenCL device %s takes for %s: at most %zu "
-                            "work items a group (%zu x %zu x %zu along x, y, z); set a smaller TPACE_WG\n",
-                    s->where, wg[0], wg[1], wg[2], cl->device_name, c->name, limit, cl->max_items[0],
-                    cl->max_items[1], cl->max_items[2]);
-            exit(2);
+            char msg[768];
+            snprintf(msg, sizeof msg, "TPACE_WG=%zux%zux%zu is more than OpenCL device %s takes for %s: at most %zu "
+                                      "work items a group (%zu x %zu x %zu along x, y, z); set a smaller TPACE_WG",
+                     wg[0], wg[1], wg[2], cl->device_name, c->name, limit, cl->max_items[0], cl->max_items[1],
+                     cl->max_items[2]);
+            tpace_stop(s->where, msg);
         }
         int big = 0;
         for (int d = 1; d < 3; d++)
@@ -916,11 +944,12 @@ static inline int tpace_cl_choose(const tpace_shape *s, tpace_cl_config *c)
             int fit = t - 1;
             while (fit > 1 && tpace_cl_local_bytes(c, wg, fit) > cl->local_mem)
                 fit--;
-            fprintf(stderr, "tpace: %s: TPACE_T=%d with work group %zux%zux%zu needs %zu bytes of local memory a "
-                            "group for %s, but OpenCL device %s has %llu; lower TPACE_T to %d or the work group\n",
-                    s->where, t, wg[0], wg[1], wg[2], tpace_cl_local_bytes(c, wg, t), c->name, cl->device_name,
-                    (unsigned long long)cl->local_mem, fit);
-            exit(2);
+            char msg[768];
+            snprintf(msg, sizeof msg, "TPACE_T=%d with work group %zux%zux%zu needs %zu bytes of local memory a group "
+                                      "for %s, but OpenCL device %s has %llu; lower TPACE_T to %d or the work group",
+                     t, wg[0], wg[1], wg[2], tpace_cl_local_bytes(c, wg, t), c->name, cl->device_name,
+                     (unsigned long long)cl->local_mem, fit);
+            tpace_stop(s->where, msg);
         }
         t--;
         if (strstr(how, "local memory") == NULL && at < (int)sizeof how - 80)

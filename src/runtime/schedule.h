@@ -11,10 +11,8 @@
 /* Stop, in plain words, when an array is not laid out the way its accesses were read. */
 static inline void tpace_check_layout(const tpace_shape *s, int ok, const char *what)
 {
-    if (!ok) {
-        fprintf(stderr, "tpace: %s: %s\n", s->where, what);
-        exit(2);
-    }
+    if (!ok)
+        tpace_stop(s->where, what);
 }
 
 /* A whole number from the environment, or `fallback` when unset. */
@@ -27,8 +25,9 @@ static inline long tpace_env_long(const char *name, long fallback, long min, lon
     char *end = NULL;
     long v = strtol(text, &end, 10);
     if (errno != 0 || end == text || *end != '\0' || v < min || v > max) {
-        fprintf(stderr, "tpace: %s=%s is not a whole number from %ld to %ld\n", name, text, min, max);
-        exit(2);
+        char msg[256];
+        snprintf(msg, sizeof msg, "%s=%s is not a whole number from %ld to %ld", name, text, min, max);
+        tpace_stop("settings", msg);
     }
     return v;
 }
@@ -48,8 +47,10 @@ static inline size_t tpace_env_bytes(const char *name)
     for (int i = 0; end != text && errno == 0 && v > 0 && i < 9; i++)
         if (strcmp(end, suffix[i]) == 0)
             return (size_t)(v * scale[i]);
-    fprintf(stderr, "tpace: %s=%s is not a size in bytes (e.g. 8G, 512Mi, 1000000)\n", name, text);
-    exit(2);
+    char msg[256];
+    snprintf(msg, sizeof msg, "%s=%s is not a size in bytes (e.g. 8G, 512Mi, 1000000)", name, text);
+    tpace_stop("settings", msg);
+    return 0;
 }
 
 static const char *const tpace_schedule_names[] = {"naive", "mm", "mmtb", "incore"};
@@ -62,8 +63,10 @@ static inline int tpace_env_schedule(void)
     for (int s = 0; s < 4; s++)
         if (strcmp(text, tpace_schedule_names[s]) == 0)
             return s;
-    fprintf(stderr, "tpace: TPACE_SCHEDULE=%s is not a schedule (naive, mm, mmtb, incore)\n", text);
-    exit(2);
+    char msg[256];
+    snprintf(msg, sizeof msg, "TPACE_SCHEDULE=%s is not a schedule (naive, mm, mmtb, incore)", text);
+    tpace_stop("settings", msg);
+    return -1;
 }
 
 /* Planes chunk c owns: [tpace_own_lo, tpace_own_hi). */
@@ -274,12 +277,21 @@ static inline void tpace_plan_init(tpace_rt *r, const tpace_shape *shape)
     long env_b = tpace_env_long("TPACE_CHUNK", 0, 1, 1L << 40);
     long env_streams = tpace_env_long("TPACE_STREAMS", 0, 1, TPACE_MAX_SLOTS - 1);
     const int set[4] = {schedule >= 0, env_k > 0, env_b > 0, env_streams > 0};
+    if (shape->force) {
+        /* One of several devices: the plan chosen for all of them. */
+        schedule = shape->force_schedule;
+        env_k = shape->force_k;
+        env_b = shape->force_b;
+        env_streams = shape->force_streams;
+        fuse_wanted = shape->force_fuse;
+        p->budget = shape->force_budget;
+    }
     tpace_model fused_model; /* the model for another number of steps per kernel than the program's */
     const tpace_model *m = tpace_model_fusing(shape->model, (tpace_u64)fuse_wanted, &fused_model);
     const tpace_model_run run = {(tpace_u64)p->s.n, (tpace_u64)p->s.plane, (tpace_u64)p->s.steps};
     long model_b = 0;
     int by_model = 0;
-    if (m && !(set[0] && set[1] && set[2] && set[3])) {
+    if (m && !shape->force && !(set[0] && set[1] && set[2] && set[3])) {
         tpace_u128 model_cap = p->budget ? (tpace_u128)p->budget : (tpace_u128)m->memory_bytes;
         /* The model plans the grid's buffers; the reductions' per-step slots come on top. */
         model_cap = model_cap > p->reduction_bytes ? model_cap - p->reduction_bytes : 0;
@@ -296,7 +308,10 @@ static inline void tpace_plan_init(tpace_rt *r, const tpace_shape *shape)
             env_streams = (long)c.best.streams;
         }
     }
-    tpace_chosen_by(p, m, by_model, set);
+    if (shape->force)
+        snprintf(p->chosen_by, sizeof p->chosen_by, "%s", shape->chosen_by);
+    else
+        tpace_chosen_by(p, m, by_model, set);
     if (schedule < 0) {
         size_t whole = (size_t)p->s.n * p->plane_bytes;
         schedule = p->budget && whole <= p->budget ? TPACE_INCORE : TPACE_MMTB;
@@ -377,6 +392,22 @@ static inline void tpace_window(const tpace_plan *p, const tpace_chunk *ch, int 
     *to = TPACE_MIN(tpace_own_hi(p, ch->c) + (p->s.reach_hi * left + extra_hi), win_hi);
 }
 
+/* tpace_window for one of several devices: within its slab and the ghost planes that
+ * the block's remaining steps still read (the tpace paper's mm, between slabs): step i
+ * computes kb - 1 - i steps' reach beyond the slab, so that every plane it computes reads
+ * only planes computed (or uploaded) before, and the slab is right after kb steps. */
+static inline void tpace_window_in_slab(const tpace_rt *r, const tpace_chunk *ch, int i, long extra_lo, long extra_hi,
+                                        long tau, long *from, long *to)
+{
+    const tpace_plan *p = &r->plan;
+    tpace_window(p, ch, i, extra_lo, extra_hi, tau, from, to);
+    if (!r->blockwise)
+        return;
+    const long left = (long)(ch->kb - 1 - i);
+    *from = TPACE_MAX(*from, r->own_lo - (p->s.reach_lo * left + extra_lo));
+    *to = TPACE_MIN(*to, r->own_hi + (p->s.reach_hi * left + extra_hi));
+}
+
 /* Fill the arguments of a fused kernel that runs steps [i, i + len) of chunk ch's block
  * for a sweep whose windows trail by tau and whose rows along the cut axis are
  * [box_lo, box_hi); `tiles` blocks cover the other axes, and a step reads `reach` rows
@@ -396,7 +427,7 @@ static inline long tpace_fuse_setup(tpace_rt *r, const tpace_chunk *ch, int i, i
     f->tp_box_hi = box_hi;
     long lo = box_hi, hi = box_lo;
     for (int l = 0; l < len; l++) {
-        tpace_window(p, ch, i + l, 0, 0, tau, &f->tp_wlo[l], &f->tp_whi[l]);
+        tpace_window_in_slab(r, ch, i + l, 0, 0, tau, &f->tp_wlo[l], &f->tp_whi[l]);
         lo = TPACE_MIN(lo, TPACE_MAX(f->tp_wlo[l], box_lo));
         hi = TPACE_MAX(hi, TPACE_MIN(f->tp_whi[l], box_hi));
     }
@@ -431,6 +462,14 @@ static inline void tpace_count_window(const tpace_plan *p, const tpace_chunk *ch
         *lo = from;
         *hi = to;
     }
+}
+
+/* tpace_count_window within an executor's slab (several devices: each counts its own). */
+static inline void tpace_count_own(const tpace_rt *r, const tpace_chunk *ch, long from, long to, long *lo, long *hi)
+{
+    tpace_count_window(&r->plan, ch, from, to, lo, hi);
+    *lo = TPACE_MAX(*lo, r->own_lo);
+    *hi = TPACE_MIN(*hi, r->own_hi);
 }
 
 /* A reduction's neutral value (sum: 0, max: -inf, min: +inf). */
@@ -600,8 +639,9 @@ static inline void tpace_trace_begin(tpace_rt *r)
     }
     tr->file = fopen(path, "w");
     if (tr->file == NULL) {
-        fprintf(stderr, "tpace: cannot open TPACE_TRACE file %s: %s\n", path, strerror(errno));
-        exit(2);
+        char msg[512];
+        snprintf(msg, sizeof msg, "cannot open TPACE_TRACE file %s: %s", path, strerror(errno));
+        tpace_stop(r->plan.s.where, msg);
     }
     tr->path = path;
     tr->kernels_from = -1;
@@ -699,10 +739,8 @@ static inline void tpace_trace_end(tpace_rt *r)
         busy[w] = tpace_spans_length(kind, n) * 1e-3;
     }
     free(spans);
-    if (fclose(tr->file) != 0) {
-        fprintf(stderr, "tpace: cannot write TPACE_TRACE file %s\n", tr->path);
-        exit(2);
-    }
+    if (fclose(tr->file) != 0)
+        tpace_stop(r->plan.s.where, "cannot write the TPACE_TRACE file");
     tr->file = NULL;
     /* No kernel ran: before the first started, after the last ended, and between. */
     const double idle = wall * 1e-3 - busy[TPACE_TRACE_KERNELS];
@@ -726,14 +764,28 @@ static inline void tpace_upload_planes(tpace_rt *r, const tpace_chunk *ch, long 
     size_t moved = 0;
     if (from >= to)
         return;
+    /* Ghost planes (several devices) come from the copies taken at the block's start. */
+    for (int side = 0; side < 2; side++)
+        if ((side == 0 ? from < r->own_lo : to > r->own_hi) && !r->ghost_ready[side] && r->ghost_fill)
+            r->ghost_fill(r, side);
     const int stamp = tpace_trace_from(r, ch->slot);
     for (int a = 0; a < r->narrays; a++) {
         tpace_array *arr = &r->arrays[a];
         if (!tpace_moves_in(arr, ch->last_block))
             continue;
         moved += tpace_planes_bytes(r, arr, to - from);
-        tpace_dev_upload(r, tpace_buf_plane(r, arr, arr->slot[ch->slot], ch->base, from),
-                         tpace_host_plane(r, arr, from), tpace_planes_bytes(r, arr, to - from), ch->slot);
+        /* In up to three pieces: ghost planes below the slab, the slab's, ghost planes above. */
+        const long cut[4] = {from, TPACE_MIN(TPACE_MAX(r->own_lo, from), to), TPACE_MAX(TPACE_MIN(r->own_hi, to), from), to};
+        for (int piece = 0; piece < 3; piece++) {
+            const long lo = TPACE_MAX(cut[piece], from), hi = TPACE_MIN(cut[piece + 1], to);
+            if (lo >= hi)
+                continue;
+            const char *src = piece == 1 ? tpace_host_plane(r, arr, lo)
+                            : piece == 0 ? r->ghost[0][a] + (size_t)(lo - r->plan.s.lo) * r->plan.s.plane * arr->elem
+                                         : r->ghost[1][a] + (size_t)(lo - r->own_hi) * r->plan.s.plane * arr->elem;
+            tpace_dev_upload(r, tpace_buf_plane(r, arr, arr->slot[ch->slot], ch->base, lo), src,
+                             tpace_planes_bytes(r, arr, hi - lo), ch->slot);
+        }
         /* The second buffer of a swapped array starts equal: cells outside the copied
          * box are read from whichever buffer is current. */
         if (arr->swap)
@@ -802,7 +854,7 @@ static inline size_t tpace_fold_gap_cells(const tpace_rt *r, const tpace_array *
     const tpace_plan *p = &r->plan;
     long lo[TPACE_MAX_RANK], hi[TPACE_MAX_RANK];
     size_t stride[TPACE_MAX_RANK], first, end, cells = 1;
-    if (!tpace_fold_box(p, arr, p->s.lo, p->s.lo + p->s.n, lo, hi, stride))
+    if (!tpace_fold_box(p, arr, r->own_lo, r->own_hi, lo, hi, stride))
         return 0;
     tpace_fold_span(p, lo, hi, stride, &first, &end);
     for (int k = 0; k < p->s.rank; k++)
@@ -827,7 +879,7 @@ static inline int tpace_fold_gaps(tpace_rt *r, tpace_array *arr, int what)
     const int d = p->s.rank;
     long lo[TPACE_MAX_RANK], hi[TPACE_MAX_RANK], idx[TPACE_MAX_RANK];
     size_t stride[TPACE_MAX_RANK];
-    if (d < 2 || !tpace_fold_box(p, arr, p->s.lo, p->s.lo + p->s.n, lo, hi, stride))
+    if (d < 2 || !tpace_fold_box(p, arr, r->own_lo, r->own_hi, lo, hi, stride))
         return 1;
     const size_t e = arr->elem, width = (size_t)(hi[d - 1] - lo[d - 1]);
     char *host = (char *)arr->host, *keep = (char *)arr->fold_keep;
@@ -998,24 +1050,47 @@ static inline long tpace_mmtb_done_below(const tpace_plan *p, long c, int kb, lo
 static inline void tpace_chunk_out(tpace_rt *r, const tpace_chunk *ch, long max_tau)
 {
     const tpace_plan *p = &r->plan;
+    long from, to;
     if (p->schedule == TPACE_MMTB || p->schedule == TPACE_INCORE) {
-        long from = ch->c == 0 ? p->s.lo : tpace_mmtb_done_below(p, ch->c - 1, ch->kb, max_tau);
-        tpace_download_planes(r, ch, from, tpace_mmtb_done_below(p, ch->c, ch->kb, max_tau));
+        from = ch->c == 0 ? p->s.lo : tpace_mmtb_done_below(p, ch->c - 1, ch->kb, max_tau);
+        to = tpace_mmtb_done_below(p, ch->c, ch->kb, max_tau);
     } else {
-        tpace_download_planes(r, ch, tpace_own_lo(p, ch->c), tpace_own_hi(p, ch->c));
+        from = tpace_own_lo(p, ch->c);
+        to = tpace_own_hi(p, ch->c);
     }
+    /* Only the slab's planes: the ghost planes around it are its neighbours' to write. */
+    tpace_download_planes(r, ch, TPACE_MAX(from, r->own_lo), TPACE_MIN(to, r->own_hi));
 }
+
+static inline void tpace_begin_slab(tpace_rt *r, const tpace_shape *shape, tpace_array *arrays, int narrays,
+                                    tpace_reduction *reductions, int nreductions, int device, long own_lo,
+                                    long own_hi, int blockwise);
 
 /* Set up: the plan, the device buffers, the queues, and the slots of the sweeps'
  * reductions (their per-step results stay the caller's: it frees each `partial`). */
 static inline void tpace_begin(tpace_rt *r, const tpace_shape *shape, tpace_array *arrays, int narrays,
                                tpace_reduction *reductions, int nreductions)
 {
+    tpace_begin_slab(r, shape, arrays, narrays, reductions, nreductions, 0, shape->lo, shape->lo + shape->n, 0);
+}
+
+/* tpace_begin for one of several devices: the executor runs on `device`, computes the
+ * planes of `shape` (its slab and the ghost planes around it) and owns [own_lo, own_hi):
+ * it downloads and counts only those. `blockwise`: tpace_next stops after each block. */
+static inline void tpace_begin_slab(tpace_rt *r, const tpace_shape *shape, tpace_array *arrays, int narrays,
+                                    tpace_reduction *reductions, int nreductions, int device, long own_lo,
+                                    long own_hi, int blockwise)
+{
     memset(r, 0, sizeof *r);
     r->arrays = arrays;
     r->narrays = narrays;
     r->reductions = reductions;
     r->nreductions = nreductions;
+    r->device = device;
+    r->own_lo = own_lo;
+    r->own_hi = own_hi;
+    r->blockwise = blockwise;
+    tpace_dev_activate(r);
     tpace_plan_init(r, shape);
     const tpace_plan *p = &r->plan;
     tpace_dev_begin(r);
@@ -1089,26 +1164,32 @@ static inline int tpace_next(tpace_rt *r, tpace_chunk *ch, long max_tau)
     int have_prev = r->started;
     tpace_chunk next;
     memset(&next, 0, sizeof next);
+    tpace_dev_activate(r);
     /* The kernels issued for the previous chunk end here on its queue. */
     if (have_prev)
         tpace_trace_done(r, &prev, TPACE_TRACE_KERNELS, r->trace.kernels_from, 0);
     if (!have_prev) {
-        if (p->s.steps == 0)
+        if (r->next_t >= p->s.steps)
             return 0;
-        next.t = 0;
+        next.t = r->next_t;
         next.c = 0;
     } else if (prev.c + 1 < p->nchunks) {
         next.t = prev.t;
         next.c = prev.c + 1;
     } else {
         /* The block is done: its last chunk goes back, then every queue drains,
-         * since the next block reads planes this block writes back. */
+         * since the next block reads planes this block writes back. Blockwise, the
+         * caller drains the queues (of every device) and starts the next block. */
         tpace_chunk_out(r, &prev, max_tau);
+        r->next_t = prev.t + prev.kb;
+        r->started = 0;
+        if (r->blockwise)
+            return 0;
         tpace_dev_sync(r);
-        if (prev.t + prev.kb >= p->s.steps)
+        if (r->next_t >= p->s.steps)
             return 0;
         have_prev = 0;
-        next.t = prev.t + prev.kb;
+        next.t = r->next_t;
         next.c = 0;
     }
     next.kb = tpace_block_steps(p, next.t);
@@ -1185,15 +1266,15 @@ static inline void tpace_launch_fused(tpace_rt *r, const tpace_chunk *ch, int i,
     l->tp_fuse = NULL;
 }
 
-/* Run the pipeline: for every chunk the executor brings in (tpace_next), every step of
- * its block and every sweep, the sweep's launcher on the part of its box inside the
- * step's window; where kernels fuse steps, groups of steps go to the fused launcher
+/* The chunks tpace_next brings in, until it stops (after every block, or after each
+ * block for an executor that runs blockwise): for each, every step of its block and
+ * every sweep, the sweep's launcher on the part of its box inside the step's window;
+ * where kernels fuse steps, groups of steps go to the fused launcher
  * (tpace_group_steps says how many). `in` reaches every launcher as tp_in. */
-static inline void tpace_run(tpace_rt *r, const tpace_sweep *sweeps, int nsweeps, const tpace_fused *fused,
-                             const void *in)
+static inline void tpace_run_block(tpace_rt *r, const tpace_sweep *sweeps, int nsweeps, const tpace_fused *fused,
+                                   const void *in, long max_tau)
 {
     const tpace_plan *p = &r->plan;
-    const long max_tau = tpace_max_tau(sweeps, nsweeps);
     void **buf = (void **)calloc((size_t)TPACE_MAX(r->narrays, 1), sizeof *buf);
     void **reduced = (void **)calloc((size_t)TPACE_MAX(r->nreductions, 1), sizeof *reduced);
     if (buf == NULL || reduced == NULL)
@@ -1226,7 +1307,7 @@ static inline void tpace_run(tpace_rt *r, const tpace_sweep *sweeps, int nsweeps
                     continue;
                 long from, to;
                 int empty = 0;
-                tpace_window(p, &ch, i, sw->extra_lo, sw->extra_hi, sw->tau, &from, &to);
+                tpace_window_in_slab(r, &ch, i, sw->extra_lo, sw->extra_hi, sw->tau, &from, &to);
                 for (int d = 0; d < p->s.rank; d++) {
                     l.tp_lo[d] = d == 0 ? TPACE_MAX(sw->box_lo[0], from) : sw->box_lo[d];
                     l.tp_hi[d] = d == 0 ? TPACE_MIN(sw->box_hi[0], to) : sw->box_hi[d];
@@ -1235,7 +1316,7 @@ static inline void tpace_run(tpace_rt *r, const tpace_sweep *sweeps, int nsweeps
                 if (empty)
                     continue;
                 if (sw->reduces)
-                    tpace_count_window(p, &ch, l.tp_lo[0], l.tp_hi[0], &l.tp_count_lo, &l.tp_count_hi);
+                    tpace_count_own(r, &ch, l.tp_lo[0], l.tp_hi[0], &l.tp_count_lo, &l.tp_count_hi);
                 sw->launch(r, &l);
             }
         }
@@ -1244,16 +1325,31 @@ static inline void tpace_run(tpace_rt *r, const tpace_sweep *sweeps, int nsweeps
     free(reduced);
 }
 
+/* Run the pipeline: for every chunk the executor brings in (tpace_next), every step of
+ * its block and every sweep, the sweep's launcher on the part of its box inside the
+ * step's window. (Blockwise, one block: the scale-out part runs the blocks.) */
+static inline void tpace_run(tpace_rt *r, const tpace_sweep *sweeps, int nsweeps, const tpace_fused *fused,
+                             const void *in)
+{
+    tpace_run_block(r, sweeps, nsweeps, fused, in, tpace_max_tau(sweeps, nsweeps));
+}
+
 /* One line on stderr that people read and `tpace run` parses. */
-static inline void tpace_report(const tpace_plan *p)
+static inline void tpace_report_devices(const tpace_plan *p, int devices, int ranks)
 {
     double points = (double)p->s.n * (double)p->s.plane * (double)p->s.steps;
     double glups = p->seconds > 0 ? points / p->seconds * 1e-9 : 0.0;
     fprintf(stderr,
             "tpace: %s: schedule=%s k=%d b=%ld streams=%d chunks=%ld fuse=%d steps=%ld points=%.0f device_bytes=%zu "
-            "seconds=%.6f glups=%.3f predicted_seconds=%.9g (%s)\n",
+            "seconds=%.6f glups=%.3f predicted_seconds=%.9g devices=%d ranks=%d (%s)\n",
             p->s.where, tpace_schedule_names[p->schedule], p->k, p->b, p->streams, p->nchunks, p->fuse, p->s.steps, points,
-            p->device_bytes, p->seconds, glups, p->predicted, p->chosen_by);
+            p->device_bytes, p->seconds, glups, p->predicted, devices, ranks, p->chosen_by);
+}
+
+/* The report of one executor on one device. */
+static inline void tpace_report(const tpace_plan *p)
+{
+    tpace_report_devices(p, 1, 1);
 }
 
 /* Wait for the last transfers, free the device buffers and report. */
@@ -1285,7 +1381,8 @@ static inline void tpace_end(tpace_rt *r)
             tpace_dev_free(r, r->arrays[a].carry);
     }
     tpace_dev_end(r);
-    tpace_report(&r->plan);
+    if (!r->blockwise)
+        tpace_report(&r->plan);
 }
 
 /* ==== end of tpace runtime, schedule part ==== */

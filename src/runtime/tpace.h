@@ -91,6 +91,15 @@ typedef struct tpace_shape {
                                                            * evolution-vector model or TPACE_T), not
                                                            * TPACE_FUSE and the performance model */
     const struct tpace_model *model; /* the performance model for this pipeline and machine (model part) */
+    /* Several devices: the plan every device runs, chosen for all of them at once
+     * (tpace_plan_devices in the scale-out part), and the budget it was chosen for. */
+    int force;           /* 1: the executor takes this plan and asks no one else */
+    int force_schedule;  /* enum tpace_schedule */
+    long force_k, force_b; /* force_b 0: the widest chunk that fits */
+    int force_streams, force_fuse;
+    size_t force_budget; /* device memory each device may use (0: unknown) */
+    double predicted;    /* the model's seconds for the whole run on every device */
+    char chosen_by[160]; /* who chose it, for the report */
 } tpace_shape;
 
 /* One listed array: the user's host memory and its device buffers. */
@@ -181,10 +190,20 @@ typedef struct tpace_rt {
     int nreductions;
     tpace_chunk cur; /* the chunk whose kernels were issued last */
     int started;     /* whether `cur` holds a chunk */
+    long next_t;     /* the first step of the block tpace_next starts next */
     double start;
     int mark_queue[TPACE_MAX_SLOTS]; /* target bookkeeping for tpace_dev_mark */
     tpace_trace trace;               /* TPACE_TRACE's timeline */
     void *target;                    /* target-specific state */
+    /* Several devices (the scale-out part): each runs an executor like this one on its slab
+     * of the cut axis plus the ghost planes below and above it that k steps read. */
+    int device;                      /* the local device it drives */
+    long own_lo, own_hi;             /* its slab: the planes it downloads and counts (all with one device) */
+    int blockwise;                   /* 1: tpace_next stops after each block (the caller exchanges, goes on) */
+    char **ghost[2];                 /* per array, host copies of the ghost planes below and above the slab */
+    int ghost_ready[2];              /* whether the copies below / above hold this block's start */
+    void (*ghost_fill)(struct tpace_rt *r, int side); /* fills them (waiting for a neighbour rank's planes) */
+    void *scale;                     /* the scale-out part's state for ghost_fill */
 } tpace_rt;
 
 /* Most steps one fused kernel advances (the translator instantiates kernels for 2 .. this). */
@@ -221,7 +240,9 @@ TPACE_HOOK void tpace_dev_mark(tpace_rt *r, int q, int id);        /* remember t
 TPACE_HOOK void tpace_dev_wait_mark(tpace_rt *r, int id, int q);   /* q waits for mark id */
 TPACE_HOOK void tpace_dev_sync(tpace_rt *r);                       /* wait for all queues */
 TPACE_HOOK size_t tpace_dev_free_memory(tpace_rt *r);              /* free device bytes, 0 when unknown */
-TPACE_HOOK void tpace_dev_begin(tpace_rt *r);                      /* queues, host registration */
+TPACE_HOOK void tpace_dev_begin(tpace_rt *r);                      /* queues, host registration of the slab */
+TPACE_HOOK void tpace_dev_activate(tpace_rt *r);                   /* make r->device the current device */
+TPACE_HOOK int tpace_dev_count(void);                              /* devices this process sees (at least 1) */
 TPACE_HOOK void tpace_dev_end(tpace_rt *r);
 TPACE_HOOK int tpace_dev_reduces_on_device(void); /* 1: kernels add into tpace_reduction.dev */
 TPACE_HOOK int tpace_dev_stamp(tpace_rt *r, int q); /* a device timestamp once q's work so far is done; -1: no timers */
@@ -273,10 +294,13 @@ typedef struct tpace_fused {
     const long *inner_reach; /* per inner axis, the largest offset a read moves */
 } tpace_fused;
 
+/* Say what failed and end the program; under MPI every rank ends, and the message names
+ * this one (the host side defines it, in the scale-out part). */
+TPACE_HOOK void tpace_stop(const char *where, const char *what);
+
 TPACE_MAYBE_UNUSED static inline void tpace_fail(const tpace_plan *p, const char *what)
 {
-    fprintf(stderr, "tpace: %s: %s\n", p && p->s.where ? p->s.where : "runtime", what);
-    exit(2);
+    tpace_stop(p && p->s.where ? p->s.where : "runtime", what);
 }
 
 /* Room for item n of a growing array of `size`-byte items, doubling its capacity

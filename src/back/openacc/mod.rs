@@ -17,8 +17,15 @@ use std::fmt::Write;
 pub use crate::runtime::OPENACC as RUNTIME;
 
 /// How to build the output (printed in its first comment and by `translate`).
-pub fn build_line(file: &str) -> String {
-    format!("gcc -O2 -std=gnu11 -fopenacc {file} -o PROGRAM -lm   (or nvc -acc)")
+pub fn build_line(file: &str, mpi: bool) -> String {
+    let file = crate::text::shell_word(file);
+    if mpi {
+        format!(
+            "mpicc -O2 -std=gnu11 -fopenacc {file} -o PROGRAM -lm   (then mpirun -np N ./PROGRAM)"
+        )
+    } else {
+        format!("gcc -O2 -std=gnu11 -fopenacc {file} -o PROGRAM -lm   (or nvc -acc)")
+    }
 }
 
 /// Print the OpenACC program.
@@ -47,7 +54,7 @@ pub fn write(lowered: &Lowered<'_>) -> Output {
         version = env!("CARGO_PKG_VERSION"),
         path = program.path,
         machine = lowered.machine,
-        build = build_line("FILE.c"),
+        build = build_line("FILE.c", lowered.mpi),
         user = lowered.program,
         host = lowered.host_part(RUNTIME, None),
     );
@@ -127,9 +134,10 @@ fn launcher(lp: &LoweredPipeline<'_>, s: usize) -> String {
     for sc in &scalars {
         let _ = writeln!(
             w,
-            "    const {} {1} = tp_in->{1};",
+            "    const {} {} = tp_in->{};",
             sc.ty.as_deref().unwrap_or("long"),
-            sc.name
+            sc.name,
+            names::scalar_field(&sc.name)
         );
     }
     // Per-step values: read on the host once per step, each gang gets a copy.

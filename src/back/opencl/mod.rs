@@ -23,10 +23,16 @@ use std::fmt::Write;
 /// The OpenCL device functions of the runtime.
 pub use crate::runtime::OPENCL as RUNTIME;
 
-/// How to build the output (printed in its first comment and by `translate`).
-pub fn build_line(file: &str) -> String {
-    let program = file.strip_suffix(".c").unwrap_or("PROGRAM");
-    format!("cc -O2 {file} -o {program} -lOpenCL -lm")
+/// How to build the output (printed in its first comment and by `translate`);
+/// `mpi`: a translation made with `--mpi`, built with Open MPI's wrapper.
+pub fn build_line(file: &str, mpi: bool) -> String {
+    let program = crate::text::shell_word(file.strip_suffix(".c").unwrap_or("PROGRAM"));
+    let file = crate::text::shell_word(file);
+    if mpi {
+        format!("mpicc -O2 {file} -o {program} -lOpenCL -lm   (then mpirun -np N {program})")
+    } else {
+        format!("cc -O2 {file} -o {program} -lOpenCL -lm")
+    }
 }
 
 /// The kernels of one pipeline in the program's kernel table.
@@ -143,7 +149,7 @@ pub fn write(lowered: &Lowered<'_>) -> Output {
         version = env!("CARGO_PKG_VERSION"),
         path = program.path,
         machine = lowered.machine,
-        build = build_line("FILE.c"),
+        build = build_line("FILE.c", lowered.mpi),
         api = api_header(&program.user_macros),
         user = lowered.program,
         host = lowered.host_part(RUNTIME, None),
