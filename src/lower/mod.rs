@@ -62,6 +62,9 @@ pub struct LoweredPipeline<'a> {
     pub glue: String,
     /// Whether the target must define a fused launcher for it.
     pub fused: bool,
+    /// The fused kernel the target prints, if any: the plan's fusion within the
+    /// machine profile's shared memory per block ([`crate::plan::Fusion::within`]).
+    pub fusion: Option<crate::plan::Fusion>,
 }
 
 impl<'a> Lowered<'a> {
@@ -98,7 +101,10 @@ pub fn lower<'a>(compiled: &'a Compiled, options: &Options<'_>) -> Result<Lowere
     let mut pipelines = Vec::new();
     for unit in compiled.units() {
         let names = Names::new(unit.index);
-        let fused = options.fuses && unit.plan.fusion.is_some();
+        let fusion = options
+            .fuses
+            .then(|| crate::model::workload::fusion_on(unit, options.profile))
+            .flatten();
         let model = crate::model::cmodel::program_model(
             unit,
             options.profile,
@@ -108,9 +114,10 @@ pub fn lower<'a>(compiled: &'a Compiled, options: &Options<'_>) -> Result<Lowere
         pipelines.push(LoweredPipeline {
             unit,
             inputs: inputs::definition(unit, &names),
-            glue: glue::glue(unit, &names, &model, fused),
+            glue: glue::glue(unit, &names, &model, fusion.as_ref()),
             names,
-            fused,
+            fused: fusion.is_some(),
+            fusion,
         });
     }
     Ok(Lowered {
