@@ -649,9 +649,9 @@ fn a_folded_temporary_keeps_its_faces_on_a_3d_grid() {
 /// static shared memory (its rows are in dynamic shared memory, sized at the
 /// launch), and nvcc reports no spill stores or loads for the instances of 2-D grids
 /// (capped by their rings' registers) and those of 3-D grids up to their default step
-/// count; beyond it (only run when `TPACE_FUSE` asks) a 3-D instance may spill only
-/// where even 255 registers a thread are too few (the 13-point star in double at four
-/// steps).
+/// count (two); beyond it (only run when `TPACE_FUSE` asks) a 3-D instance may spill
+/// (two blocks of 128 registers that spill a little ran faster on the H100 than one
+/// block that does not: `tile_blocks` in src/back/cuda/fused.rs).
 #[test]
 fn fused_kernels_do_not_spill_registers() {
     let Some(nvcc) = nvcc() else { return };
@@ -696,7 +696,7 @@ fn fused_kernels_do_not_spill_registers() {
                 usage.contains("Used ") && !usage.contains("smem"),
                 "{name}: static shared memory in a fused kernel: {line}\n{usage}"
             );
-            if rank == 3 && steps > fusion.default_steps && usage.contains("Used 255 registers") {
+            if rank == 3 && steps > fusion.default_steps {
                 continue;
             }
             assert!(

@@ -99,25 +99,38 @@ pub fn kernel(lp: &LoweredPipeline<'_>, f: &Fusion) -> String {
 }
 
 /// Blocks of a 3-D tile kernel that share a multiprocessor, per step count, as
-/// a constant expression of `TP_T`: as many as the registers a thread needs
-/// allow, at most four. A thread keeps its rings, `(TP_T + 1) · TP_RING · TP_C1`
-/// values of `ring_words` 32-bit words each, and needs about 28 registers more
-/// at two steps and 72 at more (ptxas 13.5, sm_90, the least cap without spills:
-/// heat-3D in float 64 registers at two steps, 128 at three, 184 at four; in
-/// double 96, 168, 248; its 13-point star in double 144, 208 and, spilling 40
-/// bytes, 255; a 19-point star in float 112, 168, 208). Two steps of heat-3D in
-/// float so run four blocks of 64 registers, the shape measured fastest.
+/// a constant expression of `TP_T`. A thread keeps its rings, `(TP_T + 1) ·
+/// TP_RING · TP_C1` values of `ring_words` 32-bit words each. Up to two steps, as
+/// many blocks (at most four) as the registers a thread needs allow: its rings
+/// and about 28 more (ptxas 13.5, sm_90, the least cap without spills: heat-3D
+/// 64 in float, 96 in double; a 19-point star in float 112; the 13-point star in
+/// double 144), so that the default step count never spills. Past two steps,
+/// two blocks of 128 registers while the rings take at most 128 of them, even
+/// though they spill a little, else one block (255 registers): measured on the
+/// H100 (512³ heat-3D, 384³ 19-point star, in-core, 64 steps), two blocks ran
+/// heat-3D's four steps in float at 177 Glup/s against 146 for one block
+/// without spills, in double three steps at 98 against 84 and four at 93 against
+/// 86, the star's three steps at 62 against 57, and its four (rings of 140
+/// words, 980 bytes spilled) at 19 against 24 for one block.
 fn tile_blocks(f: &Fusion, ring_words: i64) -> String {
+    let rings = |t: u32| i64::from(t + 1) * ring_words * i64::from(f.per_thread[0]);
     let blocks = |t: u32| {
-        let rings = i64::from(t + 1) * ring_words * i64::from(f.per_thread[0]);
-        let need = rings + if t <= 2 { 28 } else { 72 };
-        (65536 / (i64::from(f.threads()) * need)).clamp(1, 4)
+        if t <= 2 {
+            (65536 / (i64::from(f.threads()) * (rings(t) + 28))).clamp(1, 4)
+        } else if rings(t) <= 128 {
+            2
+        } else {
+            1
+        }
     };
-    let mut expr = blocks(f.max_steps).to_string();
+    // From the most steps down: a new branch where the count changes.
+    let mut last = blocks(f.max_steps);
+    let mut expr = last.to_string();
     for t in (2..f.max_steps).rev() {
         let b = blocks(t);
-        if expr != b.to_string() {
+        if b != last {
             expr = format!("TP_T <= {t} ? {b} : {expr}");
+            last = b;
         }
     }
     expr
@@ -749,4 +762,41 @@ pub fn launcher(lp: &LoweredPipeline<'_>, f: &Fusion) -> String {
         "    }}\n    tpace_cuda_check_launch(tp, \"{name} (sweep at line {line})\");\n}}"
     );
     w
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::plan::compile_source;
+
+    /// The launch bounds' block counts per step count of the 3-D fixtures.
+    #[test]
+    fn tile_blocks_follow_the_rings() {
+        for (name, src, want) in [
+            (
+                "heat3d.c",
+                include_str!("../../../examples/heat3d.c"),
+                "TP_T <= 2 ? 4 : 2",
+            ),
+            (
+                "heat3d_double.c",
+                include_str!("../../../tests/fixtures/layouts/heat3d_double.c"),
+                "2",
+            ),
+            (
+                "heat3d_star13_double.c",
+                include_str!("../../../tests/fixtures/layouts/heat3d_star13_double.c"),
+                "1",
+            ),
+            (
+                "heat3d_star19.c",
+                include_str!("../../../tests/fixtures/layouts/heat3d_star19.c"),
+                "TP_T <= 3 ? 2 : 1",
+            ),
+        ] {
+            let c = compile_source(name, src).expect("compiles");
+            let f = c.stages[0].plan.fusion.clone().expect("fuses");
+            let words = (f.reach_lo + f.reach_hi + 1) * (f.elem_bytes / 4) as i64;
+            assert_eq!(super::tile_blocks(&f, words), want, "{name}");
+        }
+    }
 }
