@@ -426,12 +426,15 @@ static inline void __syncthreads(void)
     tpace_emu::yield_fiber();
 }
 /* The launch of `entry` with `shared` bytes of dynamic shared memory a block: refused, as CUDA
- * refuses it (cudaGetLastError says so), beyond 48 KiB unless the kernel opted in to that much. */
+ * refuses it (cudaGetLastError says so), beyond 48 KiB unless the kernel opted in to that much.
+ * `kernel` must name one function (a template kernel with its arguments), as for
+ * cudaFuncSetAttribute. */
 template <typename E, typename F>
 static inline void tpace_emu_launch_sync(E *entry, dim3 grid, dim3 block, size_t shared, cudaStream_t s, F kernel)
 {
-    const int allowed = TPACE_MAX(tpace_emu::shared_unasked, tpace_emu::opted_shared(entry));
-    if (shared > (size_t)TPACE_MIN(allowed, tpace_emu::shared_limit())) {
+    const int opted = tpace_emu::opted_shared(entry);
+    const int allowed = opted > tpace_emu::shared_unasked ? opted : tpace_emu::shared_unasked;
+    if (shared > (size_t)allowed || shared > (size_t)tpace_emu::shared_limit()) {
         tpace_emu::last_error = cudaErrorInvalidValue;
         return;
     }
