@@ -26,6 +26,16 @@ echo "date: $(date -u +%Y-%m-%dT%H:%MZ)" | tee -a "$table"
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee -a "$table"
 nvcc --version | tail -1 | tee -a "$table"
 
+# cuda_sources DIR: nvcc's input files for a prepared translation: the kernels' .cu
+# and the host program's .c (a translation from before the split is one .cu text).
+cuda_sources() {
+    if [[ -f $1/translated.cu ]]; then
+        echo "$1/translated.cu $1/translated.host.c"
+    else
+        echo "-x cu $1/translated.cpp"
+    fi
+}
+
 row() { # name schedule k b streams chunks fuse steps seconds glups note
     printf '%-34s %-7s %5s %8s %3s %6s %4s %5s %9s %9s  %s\n' "$@" | tee -a "$table"
 }
@@ -43,7 +53,7 @@ if [[ $parts == *check* ]]; then
         name=$(basename "$dir")
         [[ $name == ab-* ]] && continue # an earlier revision's translations, for the part `ab`
         gcc -O2 -std=gnu11 -Wno-unknown-pragmas "$dir/reference.c" -o "$work/$name.ref" -lm 2>"$out/$name.gcc.txt" &
-        nvcc $nvflags -Werror all-warnings -x cu "$dir/translated.cpp" -o "$work/$name.gpu" 2>"$out/$name.nvcc.txt" &
+        nvcc $nvflags -Werror all-warnings $(cuda_sources "$dir") -o "$work/$name.gpu" 2>"$out/$name.nvcc.txt" &
     done
     wait
     for dir in bench/gen/*/; do
@@ -155,7 +165,7 @@ gflops() {
 if [[ $parts == *himeno* && ${HIMENO:-M XL} == *M* ]]; then
     # Himeno's own count: 34 flops per interior point, (MIMAX-3)(MJMAX-3)(MKMAX-3) of them.
     echo "== Himeno M (129 x 129 x 257, 15 arrays, 257 MB): in-core, default plan, and out-of-core under a 128M budget ==" | tee -a "$table"
-    nvcc $nvflags -DMIDDLE -x cu bench/gen/himeno/translated.cpp -o "$work/himeno.m"
+    nvcc $nvflags -DMIDDLE $(cuda_sources bench/gen/himeno) -o "$work/himeno.m"
     hm=$((34 * 126 * 126 * 254))
     gflops "himeno M incore" "$work/himeno.m" 200 $hm TPACE_SCHEDULE=incore
     gflops "himeno M default" "$work/himeno.m" 200 $hm
@@ -166,7 +176,7 @@ if [[ $parts == *himeno* && ${HIMENO:-M XL} == *M* ]]; then
 fi
 if [[ $parts == *himeno* && ${HIMENO:-M XL} == *XL* ]]; then
     echo "== Himeno ELARGE (513 x 513 x 1025, 15 arrays, 16.2 GB), budget 4G ==" | tee -a "$table"
-    nvcc $nvflags -DELARGE -x cu bench/gen/himeno/translated.cpp -o "$work/himeno.xl"
+    nvcc $nvflags -DELARGE $(cuda_sources bench/gen/himeno) -o "$work/himeno.xl"
     hx=$((34 * 510 * 510 * 1022)) # Himeno's count, as for M
     st=${HIMENO_STEPS:-64}
     gflops "himeno XL incore" "$work/himeno.xl" "$st" $hx TPACE_SCHEDULE=incore
@@ -181,7 +191,7 @@ fi
 if [[ $parts == *cip* ]]; then
     # CIP: 97 flops per interior point (tpace check: 83 advection + 14 non-advection).
     echo "== CIP-2D float, 16384 x 16384 (8 arrays, 8.6 GB), budget 3G ==" | tee -a "$table"
-    nvcc $nvflags -DNX=16384 -DNY=16384 -x cu bench/gen/cip2d/translated.cpp -o "$work/cip.big"
+    nvcc $nvflags -DNX=16384 -DNY=16384 $(cuda_sources bench/gen/cip2d) -o "$work/cip.big"
     cf=$((97 * 16382 * 16382))
     st=${CIP_STEPS:-64}
     gflops "cip2d incore" "$work/cip.big" "$st" $cf TPACE_SCHEDULE=incore
@@ -220,8 +230,8 @@ if [[ $parts == *fast* ]]; then
     fastflags=${nvflags/--fmad=false/--fmad=true}
     for cfg in "jacobi2d -DX=16384 -DY=16384" "heat3d -DNX=512 -DNY=512 -DNZ=512" "himeno -DMIDDLE" "cip2d -DNX=8192 -DNY=8192"; do
         read -r name defs <<<"$cfg"
-        nvcc $nvflags $defs -x cu "bench/gen/$name/translated.cpp" -o "$work/$name.exact" &
-        nvcc $fastflags $defs -x cu "bench/gen/$name/translated.cpp" -o "$work/$name.fast" &
+        nvcc $nvflags $defs $(cuda_sources "bench/gen/$name") -o "$work/$name.exact" &
+        nvcc $fastflags $defs $(cuda_sources "bench/gen/$name") -o "$work/$name.fast" &
         wait
         run "$name exact" "$work/$name.exact" 100 TPACE_SCHEDULE=incore
         run "$name fast" "$work/$name.fast" 100 TPACE_SCHEDULE=incore
@@ -234,15 +244,15 @@ if [[ $parts == *fast* ]]; then
 fi
 if [[ $parts == *profile* ]]; then
     echo "== profile: Jacobi-2D 16384 x 16384 in-core, the sweep kernel under ncu ==" | tee -a "$table"
-    nvcc $nvflags -DX=16384 -DY=16384 -x cu bench/gen/jacobi2d/translated.cpp -o "$work/jacobi.mid"
-    nvcc $nvflags -DNX=512 -DNY=512 -DNZ=512 -x cu bench/gen/heat3d/translated.cpp -o "$work/heat.mid"
+    nvcc $nvflags -DX=16384 -DY=16384 $(cuda_sources bench/gen/jacobi2d) -o "$work/jacobi.mid"
+    nvcc $nvflags -DNX=512 -DNY=512 -DNZ=512 $(cuda_sources bench/gen/heat3d) -o "$work/heat.mid"
     run "jacobi2d 16384x16384" "$work/jacobi.mid" 200 TPACE_SCHEDULE=incore
     run "heat3d 512^3" "$work/heat.mid" 200 TPACE_SCHEDULE=incore
     TPACE_SCHEDULE=incore ncu --clock-control none --section SpeedOfLight --section LaunchStats --section Occupancy \
-        -k regex:tpace_sweep --launch-skip 4 --launch-count 1 "$work/jacobi.mid" 10 >"$out/ncu-jacobi.txt" 2>&1
+        -k regex:_sweep --launch-skip 4 --launch-count 1 "$work/jacobi.mid" 10 >"$out/ncu-jacobi.txt" 2>&1
     grep -E "DRAM Throughput|Memory Throughput|Compute \(SM\)|Duration|Registers Per|Achieved Occupancy|Block Size|Grid Size" "$out/ncu-jacobi.txt" | tee -a "$table"
     TPACE_SCHEDULE=incore ncu --clock-control none --section SpeedOfLight \
-        -k regex:tpace_sweep --launch-skip 4 --launch-count 1 "$work/heat.mid" 10 >"$out/ncu-heat.txt" 2>&1
+        -k regex:_sweep --launch-skip 4 --launch-count 1 "$work/heat.mid" 10 >"$out/ncu-heat.txt" 2>&1
     grep -E "DRAM Throughput|Memory Throughput|Compute \(SM\)|Duration" "$out/ncu-heat.txt" | tee -a "$table"
 fi
 if [[ $parts == *ab* ]]; then
@@ -256,8 +266,8 @@ if [[ $parts == *ab* ]]; then
         echo "== A/B: this translation (new) against $rev (old), 128 steps ==" | tee -a "$table"
         for cfg in "jacobi2d -DX=49152 -DY=61440" "heat3d -DNX=1152 -DNY=1536 -DNZ=1728"; do
             read -r name defs <<<"$cfg"
-            nvcc $nvflags $defs -x cu "bench/gen/$name/translated.cpp" -o "$work/$name.new" &
-            nvcc $nvflags $defs -x cu "bench/gen/ab-$name/translated.cpp" -o "$work/$name.old" &
+            nvcc $nvflags $defs $(cuda_sources "bench/gen/$name") -o "$work/$name.new" &
+            nvcc $nvflags $defs $(cuda_sources "bench/gen/ab-$name") -o "$work/$name.old" &
             wait
             for v in old new; do
                 TPACE_SCHEDULE=incore ncu --clock-control none --section SpeedOfLight -k regex:_fused \
@@ -273,24 +283,24 @@ if [[ $parts == *ab* ]]; then
 fi
 if [[ $parts == *jacobi* ]]; then
     echo "== Jacobi-2D float, 49152 x 61440 (2 arrays, 24.2 GB), budget 8G ==" | tee -a "$table"
-    nvcc $nvflags -DX=49152 -DY=61440 -x cu bench/gen/jacobi2d/translated.cpp -o "$work/jacobi.big"
+    nvcc $nvflags -DX=49152 -DY=61440 $(cuda_sources bench/gen/jacobi2d) -o "$work/jacobi.big"
     perf "jacobi2d 49152x61440" "$work/jacobi.big" ${JACOBI_STEPS:-128} 8G "${JACOBI_MMTB_K:-32 64 128}" "${JACOBI_MM_K:-16 32 64}" 64
     extra "jacobi2d 49152x61440" "$work/jacobi.big" ${JACOBI_STEPS:-128} 8G "${JACOBI_EXTRA:-}"
 fi
 if [[ $parts == *heat* ]]; then
     echo "== heat-3D float, 1152 x 1536 x 1728 (2 arrays, 24.5 GB), budget 8G ==" | tee -a "$table"
-    nvcc $nvflags -DNX=1152 -DNY=1536 -DNZ=1728 -x cu bench/gen/heat3d/translated.cpp -o "$work/heat.big"
+    nvcc $nvflags -DNX=1152 -DNY=1536 -DNZ=1728 $(cuda_sources bench/gen/heat3d) -o "$work/heat.big"
     perf "heat3d 1152x1536x1728" "$work/heat.big" ${HEAT_STEPS:-128} 8G "${HEAT_MMTB_K:-16 32 64}" "${HEAT_MM_K:-8 16 32}" 32 2
     extra "heat3d 1152x1536x1728" "$work/heat.big" ${HEAT_STEPS:-128} 8G "${HEAT_EXTRA:-}"
 fi
 if [[ $parts == *huge* ]]; then
     echo "== Jacobi-2D float, 86016 x 122880 (2 arrays, 84.6 GB > the GPU's 80 GB), no budget set ==" | tee -a "$table"
-    nvcc $nvflags -DX=86016 -DY=122880 -x cu bench/gen/jacobi2d/translated.cpp -o "$work/jacobi.huge"
+    nvcc $nvflags -DX=86016 -DY=122880 $(cuda_sources bench/gen/jacobi2d) -o "$work/jacobi.huge"
     run "jacobi2d 86016x122880 default" "$work/jacobi.huge" ${HUGE_STEPS:-128} TPACE_K=64
 fi
 if [[ $parts == *beyond* ]]; then
     echo "== heat-3D float, 2304 x 2048 x 2304 (2 arrays, 87.0 GB > the GPU's 80 GB), no budget set ==" | tee -a "$table"
-    nvcc $nvflags -DNX=2304 -DNY=2048 -DNZ=2304 -x cu bench/gen/heat3d/translated.cpp -o "$work/heat.beyond"
+    nvcc $nvflags -DNX=2304 -DNY=2048 -DNZ=2304 $(cuda_sources bench/gen/heat3d) -o "$work/heat.beyond"
     run "heat3d 2304x2048x2304 default" "$work/heat.beyond" ${BEYOND_STEPS:-128}
 fi
 echo "== table =="

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Run here (no GPU needed): translates every example and fixture to CUDA into
-# bench/gen/NAME/ (translated.cpp is the .cu text, reference.c the sequential
-# program with its array dump), checking each on the CPU emulation first, and
+# bench/gen/NAME/ (translated.cu holds the kernels, translated.host.c the host
+# program, reference.c the sequential program with its array dump), checking each
+# on the CPU emulation first, and
 # copies the release tpace binary to bench/gen/tpace (for `tpace compare`,
 # `tpace run` and `tpace tune` on the GPU machine). Then `bench/gpu.sh` on the
 # GPU machine builds, checks and times them:
@@ -15,12 +16,13 @@ cargo build --release -q
 rm -rf bench/gen
 mkdir -p bench/gen
 cp target/release/tpace bench/gen/tpace
-for f in examples/*.c tests/fixtures/layouts/*.c tests/fixtures/reductions/*.c; do
+for f in examples/*.c tests/fixtures/layouts/*.c tests/fixtures/reductions/*.c tests/fixtures/styles/*.c; do
+    [[ -f $f ]] || continue
     name=$(basename "$f" .c)
     mkdir -p "bench/gen/$name"
     target/release/tpace run "$f" --target cuda --schedule mmtb --k 3 --chunk 7 --keep "bench/gen/$name" -- 5 \
         | tee "bench/gen/$name/cpu-check.txt"
-    rm -f "bench/gen/$name/reference" "bench/gen/$name/translated" bench/gen/"$name"/*.dump
+    rm -f "bench/gen/$name/reference" "bench/gen/$name/translated" bench/gen/"$name"/*.dump bench/gen/"$name"/*.o
 done
 if [[ -n ${AB_REV:-} ]]; then
     ab=$(mktemp -d)
@@ -29,7 +31,11 @@ if [[ -n ${AB_REV:-} ]]; then
     cargo build --release -q --manifest-path "$ab/tree/Cargo.toml" --target-dir "$ab/target"
     for name in jacobi2d heat3d; do
         mkdir -p "bench/gen/ab-$name"
-        "$ab/target/release/tpace" translate "examples/$name.c" --target cuda -o "bench/gen/ab-$name/translated.cpp"
+        # A revision from before the split writes one .cu text; a later one writes two files.
+        "$ab/target/release/tpace" translate "examples/$name.c" --target cuda -o "bench/gen/ab-$name/translated.cu"
+        if [[ ! -f bench/gen/ab-$name/translated.host.c ]]; then
+            mv "bench/gen/ab-$name/translated.cu" "bench/gen/ab-$name/translated.cpp"
+        fi
     done
     git rev-parse --short "$AB_REV" >bench/gen/ab-rev
 fi

@@ -42,38 +42,100 @@ fn nvcc() -> Option<String> {
     tc.nvcc
 }
 
+/// `tpace translate --target cuda PATH -o NAME.cu`, run in `dir`: the build line it prints.
+fn printed_build_line(path: &std::path::Path, dir: &std::path::Path, name: &str) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_tpace"))
+        .args(["translate", "--target", "cuda"])
+        .arg(path)
+        .args(["-o", &format!("{name}.cu")])
+        .current_dir(dir)
+        .output()
+        .expect("run tpace");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "{name}: tpace translate failed:\n{stderr}"
+    );
+    let line = stderr
+        .lines()
+        .find_map(|l| l.split_once("; build: ").map(|(_, b)| b.to_string()))
+        .unwrap_or_else(|| panic!("{name}: no build line in\n{stderr}"));
+    assert!(
+        stderr.contains(&format!("wrote {name}.cu and {name}.host.c")),
+        "{name}: {stderr}"
+    );
+    line
+}
+
+/// Every program's CUDA translation builds with the line `tpace translate` prints,
+/// run as it is printed (nvcc, sm_90 since there is no GPU here to ask; the host
+/// program through the C compiler), with every warning of nvcc and of the host
+/// compiler (`-Wall -Wextra`) made an error through NVCC_APPEND_FLAGS.
 #[test]
-fn every_example_compiles_with_nvcc_without_warnings() {
+fn every_example_builds_with_the_printed_nvcc_line_without_warnings() {
     let Some(nvcc) = nvcc() else { return };
+    let nvcc_dir = std::path::Path::new(&nvcc)
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .map(|d| d.to_path_buf());
+    let path_var = match (&nvcc_dir, std::env::var_os("PATH")) {
+        (Some(d), Some(p)) => {
+            let mut all = vec![d.clone()];
+            all.extend(std::env::split_paths(&p));
+            std::env::join_paths(all).expect("PATH")
+        }
+        (Some(d), None) => d.clone().into_os_string(),
+        (None, p) => p.unwrap_or_default(),
+    };
     let dir = tempfile::tempdir().expect("scratch folder");
-    for path in programs() {
+    let build = |path: &std::path::Path| {
         let name = path.file_stem().unwrap().to_string_lossy().into_owned();
-        let out = driver::translate(&compile(&path), Target::Cuda).expect("translates");
-        let (cu, host) = write_cuda(dir.path(), &name, &out);
-        // The build line the translation prints: both files in one nvcc call, the
-        // host program through the C compiler. sm_90 (Hopper, the lent H100) since
-        // there is no GPU here to ask.
-        let out = Command::new(&nvcc)
-            .args([
-                "-O3",
-                "-arch=sm_90",
-                "--fmad=false",
-                "-Werror",
-                "all-warnings",
-            ])
-            .args(["-Xcompiler", "-Wall,-Wextra"])
-            .arg(&cu)
-            .arg(&host)
-            .arg("-o")
-            .arg(dir.path().join(&name))
+        let line = printed_build_line(path, dir.path(), &name);
+        assert_eq!(
+            line,
+            format!("nvcc -O3 -arch=sm_90 --fmad=false {name}.cu {name}.host.c -o {name}"),
+            "{name}: the printed build line changed form"
+        );
+        let out = Command::new("sh")
+            .args(["-c", &line])
+            .current_dir(dir.path())
+            .env("PATH", &path_var)
+            .env(
+                "NVCC_APPEND_FLAGS",
+                "-Werror all-warnings -Xcompiler -Wall,-Wextra",
+            )
             .output()
-            .expect("run nvcc");
+            .expect("run the build line");
         assert!(
-            out.status.success() && out.stderr.is_empty(),
-            "{name}: nvcc reports:\n{}",
+            out.status.success() && out.stderr.is_empty() && out.stdout.is_empty(),
+            "{name}: `{line}` reports:\n{}{}",
+            String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         );
-    }
+        assert!(dir.path().join(&name).exists(), "{name}: no program built");
+    };
+    // One nvcc per core.
+    let files = programs();
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers.min(files.len()))
+            .map(|_| {
+                scope.spawn(|| {
+                    while let Some(path) =
+                        files.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+                    {
+                        build(path);
+                    }
+                })
+            })
+            .collect();
+        for h in handles {
+            if let Err(e) = h.join() {
+                std::panic::resume_unwind(e);
+            }
+        }
+    });
 }
 
 #[test]
@@ -946,4 +1008,137 @@ fn the_profiles_shared_memory_bounds_the_fused_kernels() {
             && e.contains("set TPACE_FUSE from 1 to 3"),
         "{e}"
     );
+}
+
+/// jacobi2d at 40 x 30 with `edits` (each must apply once).
+fn jacobi_small(edits: &[(&str, &str)]) -> String {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut source = std::fs::read_to_string(root.join("examples/jacobi2d.c")).expect("jacobi2d.c");
+    for (from, to) in [
+        ("#define X 1000", "#define X 40"),
+        ("#define Y 600", "#define Y 30"),
+    ]
+    .iter()
+    .chain(edits)
+    {
+        assert_eq!(
+            source.matches(from).count(),
+            1,
+            "`{from}` not in jacobi2d.c"
+        );
+        source = source.replace(from, to);
+    }
+    source
+}
+
+/// Translate `source` for CUDA: whether its steps fuse, and the translation,
+/// checked on the emulation against the sequential program under a few plans
+/// (the default one included, which fuses where it can) and built with nvcc
+/// (sm_90) without warnings.
+fn check_cuda_source(name: &str, source: &str) -> (bool, tpace::back::Output) {
+    let compiled = driver::compile_source(&format!("{name}.c"), source).expect("compiles");
+    let out = driver::translate(&compiled, Target::Cuda).expect("translates");
+    let fused = out.main.contains("tpace_p1_sweep1_fused");
+    let tc = Toolchain::detect();
+    let dir = tempfile::tempdir().expect("scratch folder");
+    let reference = build_ok(
+        &tc,
+        &reference_of(&compiled),
+        dir.path(),
+        "reference",
+        Flavour::Reference,
+    );
+    let built = build_ok(&tc, &out, dir.path(), "translated", Flavour::CudaEmulation);
+    assert!(warnings(&built.warnings).is_empty(), "{}", built.warnings);
+    let steps = 7;
+    let seq = run_ok(
+        &reference.binary,
+        steps,
+        &Params::default(),
+        &dir.path().join("r.dump"),
+    );
+    for p in [
+        params("mmtb", 3, 7, 2),
+        params("mm", 2, 9, 3),
+        Params::default(),
+    ] {
+        let got = run_with(
+            &built.binary,
+            steps,
+            &p,
+            &seed(5),
+            &dir.path().join("t.dump"),
+        );
+        assert_eq!(
+            first_difference(&seq.dump, &got.dump),
+            None,
+            "{name}: {p:?}"
+        );
+    }
+    if let Some(nvcc) = nvcc() {
+        let (cu, host) = write_cuda(dir.path(), name, &out);
+        let nv = Command::new(&nvcc)
+            .args(["-O3", "-arch=sm_90", "--fmad=false"])
+            .args(["-Werror", "all-warnings", "-Xcompiler", "-Wall,-Wextra"])
+            .arg(&cu)
+            .arg(&host)
+            .arg("-o")
+            .arg(dir.path().join(name))
+            .output()
+            .expect("run nvcc");
+        assert!(
+            nv.status.success() && nv.stderr.is_empty(),
+            "{name}: nvcc reports:\n{}",
+            String::from_utf8_lossy(&nv.stderr)
+        );
+    }
+    (fused, out)
+}
+
+/// C lets a variable be called `new`, C++ (a `.cu` file) does not: in a sweep
+/// whose steps would fuse, such a name makes the sweep run as plain kernels,
+/// which rename it (`tp_kw_new`); the program builds and matches.
+#[test]
+fn a_cxx_keyword_in_a_sweep_that_would_fuse() {
+    let (plain_fuses, _) = check_cuda_source("jacobi2d_small", &jacobi_small(&[]));
+    assert!(
+        plain_fuses,
+        "jacobi2d's steps no longer fuse: pick another program"
+    );
+    let variant = jacobi_small(&[
+        (
+            "    int n, x, y;\n",
+            "    int n, x, y;\n    const float new = 0.25f;\n",
+        ),
+        ("a[x][y + 1]) / 4.0;", "a[x][y + 1]) * new;"),
+    ]);
+    let (fused, out) = check_cuda_source("jacobi2d_new", &variant);
+    assert!(!fused, "a sweep naming `new` was fused");
+    assert!(out.main.contains("tp_kw_new"), "`new` was not renamed");
+}
+
+/// A function of the file that a fused sweep calls is device code in the `.cu`
+/// (`__device__`, before the kernels), and the fused kernel calls it.
+#[test]
+fn a_function_a_fused_sweep_calls_runs_on_the_device() {
+    let variant = jacobi_small(&[
+        (
+            "static double checksum(void)",
+            "static float quarter(float s)\n{\n    return s / 4.0f;\n}\n\nstatic double checksum(void)",
+        ),
+        (
+            "(a[x - 1][y] + a[x + 1][y] + a[x][y - 1] + a[x][y + 1]) / 4.0;",
+            "quarter(a[x - 1][y] + a[x + 1][y] + a[x][y - 1] + a[x][y + 1]);",
+        ),
+    ]);
+    let (fused, out) = check_cuda_source("jacobi2d_quarter", &variant);
+    assert!(fused, "the sweep calling `quarter` no longer fuses");
+    assert!(
+        out.main
+            .contains("__device__ static float quarter(float s)"),
+        "no device copy of `quarter`"
+    );
+    // The host program keeps its own definition and names it (no unused-function warning).
+    let host = out.host.as_deref().expect("a host program");
+    assert!(host.contains("static float quarter(float s)") && host.contains("(void)quarter;"));
 }

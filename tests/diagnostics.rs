@@ -520,6 +520,31 @@ fn size_rank_not_matching_the_loop_nest() {
 }
 
 #[test]
+fn a_braceless_loop_is_shown_by_its_header_without_the_pragma_after_it() {
+    let braced = read_fixture("size_rank_mismatch_loops");
+    let from = "        for (x = 1; x < X - 1; x++) {\n#pragma tpace loop dim(1)\n            for (y = 1; y < Y - 1; y++) {\n                a[x][y] = work[x][y];\n            }\n        }\n";
+    let to = "        for (x = 1; x < X - 1; x++)\n#pragma tpace loop dim(1)\n            for (y = 1; y < Y - 1; y++)\n                a[x][y] = work[x][y];\n";
+    assert_eq!(braced.matches(from).count(), 1);
+    let source = braced.replace(from, to);
+    let diags = expect_in(
+        "braceless.c",
+        &source,
+        Expected {
+            message: "loop nest has 2 loops but `size` declares 3 dimensions",
+            line: 17,
+            col: 9,
+            at: "for (x = 1; x < X - 1; x++)",
+            count: 2,
+        },
+    );
+    // The second sweep's caret: its header alone, not the pragma line after it.
+    assert_eq!(
+        &source[diags[1].span.clone()],
+        "for (x = 1; x < X - 1; x++)"
+    );
+}
+
+#[test]
 fn loop_dim_beyond_the_rank() {
     expect(
         "dim_beyond_rank",
@@ -1494,4 +1519,115 @@ fn a_preprocessor_line_that_is_not_a_pragma_after_a_braceless_header_says_to_add
 /// How many diagnostics a source gets (for tests that check only the first).
 fn diags_count(source: &str) -> usize {
     driver::compile_source("x.c", source).map_or_else(|d| d.len(), |_| 0)
+}
+
+// ---- Functions a sweep calls ----
+
+/// GOOD with `helpers` after the arrays and the first sweep's statement replaced.
+fn calling(helpers: &str, stmt: &str) -> String {
+    let with_helpers = good_with(
+        "static float work[X][Y];\n",
+        &format!("static float work[X][Y];\n{helpers}"),
+    );
+    let from = "work[x][y] = (a[x - 1][y] + a[x + 1][y] + a[x][y - 1] + a[x][y + 1]) / 4.0f;";
+    assert!(with_helpers.contains(from));
+    with_helpers.replacen(from, stmt, 1)
+}
+
+#[test]
+fn a_function_a_sweep_calls_may_not_read_a_listed_array() {
+    // The sweep's statement, line 18 of GOOD, moves down by the helper's four lines.
+    let source = calling(
+        "static float west(int x, int y)\n{\n    return a[x - 1][y];\n}\n",
+        "work[x][y] = (west(x, y) + a[x + 1][y]) / 2.0f;",
+    );
+    let diags = expect_in(
+        "west.c",
+        &source,
+        Expected {
+            message: "`west`, called in a sweep, reads `a`, a variable declared outside it",
+            line: 22,
+            col: 31,
+            at: "west(x, y)",
+            count: 1,
+        },
+    );
+    assert!(
+        diags[0].help.contains("as an argument"),
+        "{}",
+        diags[0].help
+    );
+}
+
+#[test]
+fn a_function_a_sweep_calls_may_not_read_a_variable_through_another() {
+    let source = calling(
+        "static float scale = 0.25f;\nstatic float scaled(float v) { return v * scale; }\nstatic float quarter(float v) { return scaled(v); }\n",
+        "work[x][y] = quarter(a[x - 1][y] + a[x + 1][y] + a[x][y - 1] + a[x][y + 1]);",
+    );
+    expect_in(
+        "through.c",
+        &source,
+        Expected {
+            message: "`quarter`, called in a sweep, reads `scale` (through `scaled`), a variable declared outside it",
+            line: 21,
+            col: 30,
+            at: "quarter(",
+            count: 1,
+        },
+    );
+}
+
+#[test]
+fn a_function_a_sweep_calls_may_read_its_arguments_locals_and_file_constants() {
+    let source = calling(
+        "static const float quarter_of = 0.25f;\n\
+         static float sum4(float p, float q, float r, float s);\n\
+         static float quarter(float v) { float w = v; return w * quarter_of; }\n\
+         static float sum4(float p, float q, float r, float s) { return p + q + r + s; }\n",
+        "work[x][y] = quarter(sum4(a[x - 1][y], a[x + 1][y], a[x][y - 1], a[x][y + 1]));",
+    );
+    let compiled = driver::compile_source("helpers.c", &source).expect("accepted");
+    // The accesses in the arguments are the sweep's, with their offsets.
+    let offsets: Vec<Vec<i64>> = compiled.program.pipelines[0].body[0]
+        .accesses
+        .iter()
+        .map(|a| a.offsets.clone())
+        .collect();
+    assert!(
+        offsets.contains(&vec![-1, 0]) && offsets.contains(&vec![0, 1]),
+        "{offsets:?}"
+    );
+}
+
+#[test]
+fn a_pointer_swap_between_steps_is_refused_with_what_to_write_instead() {
+    // The copy sweep replaced by the usual C pointer swap.
+    let source = good_with(
+        "static float a[X][Y];\nstatic float work[X][Y];\n",
+        "static float a_store[X][Y], work_store[X][Y];\n",
+    )
+    .replace(
+        "int n, x, y;",
+        "int n, x, y;\n    float (*a)[Y] = a_store, (*work)[Y] = work_store, (*tmp)[Y];",
+    );
+    let copy = "#pragma tpace loop dim(2)\n        for (x = 1; x < X - 1; x++) {\n#pragma tpace loop dim(1)\n            for (y = 1; y < Y - 1; y++) {\n                a[x][y] = work[x][y];\n            }\n        }\n";
+    assert_eq!(source.matches(copy).count(), 1);
+    let source = source.replace(
+        copy,
+        "        tmp = a;\n        a = work;\n        work = tmp;\n",
+    );
+    let diags = expect_in(
+        "swap.c",
+        &source,
+        Expected {
+            message: "the listed array `a` is used in the time loop outside the sweeps",
+            line: 21,
+            col: 15,
+            at: "a;",
+            count: 4,
+        },
+    );
+    assert_eq!(diags[0].label, "a pointer assigned between sweeps");
+    assert!(diags[0].help.contains("buffer swap"), "{}", diags[0].help);
 }

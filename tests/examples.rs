@@ -421,3 +421,53 @@ fn openacc_says_it_cannot_trace() {
     );
     assert!(!trace.exists());
 }
+
+/// The style fixtures are C as users write it: each builds with
+/// `gcc -std=gnu11 -Wall -Wextra -Werror -Wno-unknown-pragmas`; and
+/// c_only_host.c and split_vla.c are C that is not C++ (g++ refuses them), so
+/// that the CUDA target's host program is tested as C.
+#[test]
+fn the_style_fixtures_are_valid_c_and_some_are_not_cxx() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/styles");
+    let scratch = tempfile::tempdir().expect("scratch folder");
+    let mut count = 0;
+    for entry in std::fs::read_dir(&dir).expect("tests/fixtures/styles") {
+        let path = entry.expect("entry").path();
+        if path.extension().is_none_or(|e| e != "c") {
+            continue;
+        }
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let out = std::process::Command::new("gcc")
+            .args([
+                "-std=gnu11",
+                "-Wall",
+                "-Wextra",
+                "-Werror",
+                "-Wno-unknown-pragmas",
+            ])
+            .arg(&path)
+            .arg("-o")
+            .arg(scratch.path().join("prog"))
+            .arg("-lm")
+            .output()
+            .expect("run gcc");
+        assert!(
+            out.status.success() && out.stderr.is_empty(),
+            "{name}: gcc reports:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        if ["c_only_host.c", "split_vla.c"].contains(&name.as_str()) {
+            let cxx = std::process::Command::new("g++")
+                .args(["-fsyntax-only", "-x", "c++"])
+                .arg(&path)
+                .output()
+                .expect("run g++");
+            assert!(
+                !cxx.status.success(),
+                "{name} is valid C++: it tests no C-only code"
+            );
+        }
+        count += 1;
+    }
+    assert!(count >= 8, "only {count} style fixtures");
+}

@@ -133,15 +133,23 @@ pub fn first_difference_with(
     rtol: Option<f64>,
     arrays: ArrayCheck,
 ) -> Option<String> {
-    for r in reference {
-        let Some(g) = got.iter().find(|g| g.name == r.name) else {
+    for (i, r) in reference.iter().enumerate() {
+        // An array listed by several pipelines (or one run several times) is dumped
+        // once per run: the n-th dump of a name is compared with the n-th.
+        let nth = reference[..i].iter().filter(|o| o.name == r.name).count();
+        let Some(g) = got.iter().filter(|g| g.name == r.name).nth(nth) else {
             return Some(format!(
-                "array `{}` missing from the translated program's dump",
-                r.name
+                "array `{}` missing from the translated program's dump{}",
+                r.name,
+                ordinal(nth, reference, &r.name)
             ));
         };
+        let which = ordinal(nth, reference, &r.name);
         if g.elem != r.elem || g.dims != r.dims {
-            return Some(format!("array `{}` dumped with another shape", r.name));
+            return Some(format!(
+                "array `{}`{which} dumped with another shape",
+                r.name
+            ));
         }
         if r.dims.is_empty() {
             // A reduction's result: one value.
@@ -151,7 +159,7 @@ pub fn first_difference_with(
                 (Some(a), Some(b)) if close(a, b, tol) => continue,
                 _ => {
                     return Some(format!(
-                        "reduction `{}`: sequential {} vs translated {} (relative tolerance {tol:e})",
+                        "reduction `{}`{which}: sequential {} vs translated {} (relative tolerance {tol:e})",
                         r.name,
                         a.map_or("?".into(), |v| format!("{v:e}")),
                         b.map_or("?".into(), |v| format!("{v:e}")),
@@ -197,7 +205,7 @@ pub fn first_difference_with(
             };
             let at = i * r.elem;
             return Some(format!(
-                "{}{subs}: sequential {} vs translated {}",
+                "{}{subs}{which}: sequential {} vs translated {}",
                 r.name,
                 value(&r.data[at..at + r.elem]),
                 value(&g.data[at..at + g.elem])
@@ -205,6 +213,23 @@ pub fn first_difference_with(
         }
     }
     None
+}
+
+/// ` (its 2nd dump)` for the dump numbered `nth` (0-based) of a name the
+/// reference dumps more than once; nothing for a name dumped once.
+fn ordinal(nth: usize, reference: &[DumpedArray], name: &str) -> String {
+    if reference.iter().filter(|r| r.name == name).count() < 2 {
+        return String::new();
+    }
+    let n = nth + 1;
+    let suffix = match (n % 10, n % 100) {
+        (1, 11) | (2, 12) | (3, 13) => "th",
+        (1, _) => "st",
+        (2, _) => "nd",
+        (3, _) => "rd",
+        _ => "th",
+    };
+    format!(" (its {n}{suffix} dump)")
 }
 
 /// A dumped float or double as f64.
@@ -333,6 +358,24 @@ mod tests {
         assert_eq!(first_difference(&r, &r), None);
         let d = first_difference(&r, &g).unwrap();
         assert!(d.starts_with("a[1][2]:"), "{d}");
+    }
+
+    #[test]
+    fn an_array_dumped_twice_is_compared_dump_by_dump() {
+        // Two pipelines list `a`: each dump is compared with the same-numbered one.
+        let two = |first: &[f32], second: &[f32]| {
+            let mut b = dump("a", first);
+            b.extend(dump("a", second));
+            parse(&b).unwrap()
+        };
+        let r = two(&[1.0, 2.0, 3.0, 4.0], &[5.0, 6.0, 7.0, 8.0]);
+        assert_eq!(first_difference(&r, &r), None);
+        let g = two(&[1.0, 2.0, 3.0, 4.0], &[5.0, 6.0, 7.5, 8.0]);
+        let d = first_difference(&r, &g).unwrap();
+        assert!(d.starts_with("a[1][1] (its 2nd dump):"), "{d}");
+        let short = parse(&dump("a", &[1.0, 2.0, 3.0, 4.0])).unwrap();
+        let d = first_difference(&r, &short).unwrap();
+        assert!(d.contains("missing") && d.contains("2nd"), "{d}");
     }
 
     #[test]

@@ -58,9 +58,11 @@ pub fn translate_for(
 }
 
 /// Write a translation: its main file at `main` and, for a target that splits
-/// the program, the host program beside it ([`back::host_path`]). Each file is
-/// written whole or not at all.
+/// the program, the host program beside it ([`back::host_path`]). All or
+/// nothing: every file is written whole beside its place before any is put in
+/// place, so that a failure leaves each output as it was.
 pub fn write_output(main: &Path, output: &Output) -> Result<(), Failure> {
+    let mut files = Vec::new();
     if let Some(host) = &output.host {
         let host_path = back::host_path(main);
         if host_path == main {
@@ -69,14 +71,63 @@ pub fn write_output(main: &Path, output: &Output) -> Result<(), Failure> {
                 main.display()
             )));
         }
-        write_atomically(&host_path, host)?;
+        files.push((host_path, host.as_str()));
     }
-    write_atomically(main, &output.main)
+    files.push((main.to_path_buf(), output.main.as_str()));
+    for (path, _) in &files {
+        if path.is_dir() {
+            return Err(Failure(format!(
+                "error: cannot write {}: it is a folder\n  help: give -o the name of a file\n",
+                path.display()
+            )));
+        }
+    }
+    let staged = files
+        .iter()
+        .map(|(path, text)| stage(path, text))
+        .collect::<Result<Vec<_>, _>>()?;
+    // What each place held, to put back if a later file can not be put in place.
+    let mut done: Vec<(&Path, Option<Vec<u8>>)> = Vec::new();
+    for ((path, _), tmp) in files.iter().zip(staged) {
+        let previous = std::fs::read(path).ok();
+        if let Err(e) = tmp.persist(path) {
+            for (earlier, before) in done {
+                match before {
+                    Some(bytes) => {
+                        let _ = std::fs::write(earlier, bytes);
+                    }
+                    None => {
+                        let _ = std::fs::remove_file(earlier);
+                    }
+                }
+            }
+            return Err(Failure(format!(
+                "error: cannot write {}: {}\n",
+                path.display(),
+                e.error
+            )));
+        }
+        done.push((path, previous));
+    }
+    Ok(())
 }
 
 /// Write a file all at once: a temporary file in the same folder, renamed into place,
 /// so that a failure never leaves a half-written output.
 pub fn write_atomically(path: &Path, text: &str) -> Result<(), Failure> {
+    stage(path, text)?.persist(path).map_err(|e| {
+        Failure(format!(
+            "error: cannot write {}: {}\n",
+            path.display(),
+            e.error
+        ))
+    })?;
+    Ok(())
+}
+
+/// `text` in a temporary file in `path`'s folder, ready to be renamed into place
+/// (removed if it never is).
+fn stage(path: &Path, text: &str) -> Result<tempfile::NamedTempFile, Failure> {
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -89,8 +140,7 @@ pub fn write_atomically(path: &Path, text: &str) -> Result<(), Failure> {
         .tempfile_in(dir)
         .map_err(fail)?;
     std::io::Write::write_all(&mut tmp, text.as_bytes()).map_err(fail)?;
-    tmp.persist(path).map_err(|e| fail(e.error))?;
-    Ok(())
+    Ok(tmp)
 }
 
 /// A short human summary of what analysis found (for `tpace check`).

@@ -73,6 +73,22 @@ fn run(unit: Unit<'_>, names: &Names, fusion: Option<&Fusion>) -> String {
         names.run(),
         names.inputs()
     );
+    // The user's functions the sweeps call: only the kernels call them now.
+    let called = super::device::functions(unit.program);
+    if let Some(mine) = called
+        .per_pipeline
+        .get(unit.index)
+        .filter(|m| !m.is_empty())
+    {
+        let _ = writeln!(
+            w,
+            "    /* The functions the sweeps call run in the kernels; named here so that the host\n     \
+             * compiler sees the program use them. */"
+        );
+        for f in mine {
+            let _ = writeln!(w, "    (void){};", called.functions[*f].name);
+        }
+    }
     let n = p.arrays.len();
     let _ = writeln!(
         w,

@@ -4,7 +4,7 @@
 //! a target's device file.
 //!
 //! Its fields are tpace's own (`tp_` names) and the sweeps' scalars under the
-//! user's names, in the user's types.
+//! user's names (`tp_kw_NAME` for a C++ keyword), in the user's types.
 
 use super::names::{self, Names};
 use crate::ir::{Pipeline, Scalar, ScalarRole, Sweep};
@@ -70,7 +70,13 @@ pub fn definition(unit: Unit<'_>, names: &Names) -> String {
     );
     for s in scalars(p) {
         let ty = s.ty.as_deref().unwrap_or("long");
-        field(format!("{ty} {}", s.name), "read by the sweeps");
+        let name = names::scalar_field(&s.name);
+        let why = if name == s.name {
+            "read by the sweeps".to_string()
+        } else {
+            format!("`{}`, read by the sweeps (a C++ keyword)", s.name)
+        };
+        field(format!("{ty} {name}"), &why);
     }
     for (s, sweep) in p.body.iter().enumerate() {
         for (v, name) in names::step_values(s, sweep) {
@@ -160,7 +166,12 @@ pub fn assignments(unit: Unit<'_>, pad: &str) -> String {
         }
     }
     for s in scalars(p) {
-        let _ = writeln!(w, "{pad}tp_in.{0} = {0};", s.name);
+        let _ = writeln!(
+            w,
+            "{pad}tp_in.{} = {};",
+            names::scalar_field(&s.name),
+            s.name
+        );
     }
     w
 }

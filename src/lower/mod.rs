@@ -14,6 +14,7 @@
 //! the glue declares, the kernel and its launch. Names come from [`names`].
 
 pub mod call_site;
+pub mod device;
 pub mod glue;
 pub mod guard;
 pub mod inputs;
@@ -101,16 +102,20 @@ pub fn lower<'a>(compiled: &'a Compiled, options: &Options<'_>) -> Result<Lowere
     let mut pipelines = Vec::new();
     for unit in compiled.units() {
         let names = Names::new(unit.index);
-        let fusion = options
-            .fuses
+        // The fused kernel is C++ template code printed from the sweep as written: a
+        // sweep that names a variable with a C++ keyword runs as plain kernels, which
+        // rename it.
+        let fuses = options.fuses
+            && unit.plan.fusion.as_ref().is_none_or(|f| {
+                let sweep = &unit.pipeline.body[f.sweep];
+                names::cxx_keyword_names(unit.pipeline, sweep, &unit.program.source).is_empty()
+            });
+        // ... and only for the step counts whose shared memory the machine has.
+        let fusion = fuses
             .then(|| crate::model::workload::fusion_on(unit, options.profile))
             .flatten();
-        let model = crate::model::cmodel::program_model(
-            unit,
-            options.profile,
-            options.fuses,
-            &names.model(),
-        )?;
+        let model =
+            crate::model::cmodel::program_model(unit, options.profile, fuses, &names.model())?;
         pipelines.push(LoweredPipeline {
             unit,
             inputs: inputs::definition(unit, &names),
@@ -150,6 +155,27 @@ fn host_program(compiled: &Compiled, pipelines: &[LoweredPipeline<'_>]) -> Strin
     let shared = call_site::shared_prologue(any_reduction);
     if !shared.is_empty() {
         edits.push((first_function..first_function, format!("{shared}\n")));
+    }
+    // A function a sweep calls runs on the device too: OpenACC must be told before
+    // its first declaration (the #ifdef keeps C compilers without OpenACC quiet).
+    for f in &device::functions(program).functions {
+        let at = f.first.start;
+        let line_before = src[..at].trim_end().rsplit('\n').next().unwrap_or("");
+        if line_before.contains("acc routine") {
+            continue;
+        }
+        let newline = if src[..at].ends_with('\n') || at == 0 {
+            ""
+        } else {
+            "\n"
+        };
+        edits.push((
+            at..at,
+            format!(
+                "{newline}#ifdef _OPENACC\n#pragma acc routine seq /* tpace: `{}` is called in a sweep, so it runs on the device too */\n#endif\n",
+                f.name
+            ),
+        ));
     }
     for lp in pipelines {
         let p = lp.unit.pipeline;

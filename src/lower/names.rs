@@ -1,7 +1,8 @@
 //! The C names of what tpace adds for one pipeline. Every one starts with
 //! `tpace_` or `tp_`, so that none is a name the user's program or macros take.
 
-use crate::ir::{StepValue, Sweep};
+use crate::ir::{Pipeline, StepValue, Sweep};
+use crate::text::{identifiers, is_cxx_only_keyword};
 
 /// Names for pipeline number `index` (0-based) of a file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -80,4 +81,50 @@ pub fn step_values(s: usize, sweep: &Sweep) -> impl Iterator<Item = (&StepValue,
         .step_values
         .iter()
         .map(move |v| (v, step_value_field(s, v)))
+}
+
+/// The inputs field that carries the sweeps' scalar `name`: the name itself, or
+/// `tp_kw_NAME` where it is a C++ keyword, since the struct is also C++.
+pub fn scalar_field(name: &str) -> String {
+    cxx_name(name)
+}
+
+/// A variable's name where C++ compiles it: `tp_kw_NAME` for a C++ keyword
+/// (`new`, `class`, `this` may name a C variable), the name itself otherwise.
+pub fn cxx_name(name: &str) -> String {
+    if is_cxx_only_keyword(name) {
+        format!("tp_kw_{name}")
+    } else {
+        name.to_string()
+    }
+}
+
+/// The words `<iso646.h>` defines as the operators they are in C++ (`and`, `or`):
+/// never renamed in text, where they may be those operators.
+pub const ISO646: [&str; 11] = [
+    "and", "and_eq", "bitand", "bitor", "compl", "not", "not_eq", "or", "or_eq", "xor", "xor_eq",
+];
+
+/// The names a kernel of `sweep` would take from the user's C that are C++
+/// keywords: its scalars, loop indices and the time counter where C++ reserves
+/// their names, and any other C++-only keyword the body mentions (a variable it
+/// declares itself), but for `and`, `or`, `not` and the other words `<iso646.h>`
+/// defines as the operators they are in C++.
+pub fn cxx_keyword_names(p: &Pipeline, sweep: &Sweep, source: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let variables = sweep
+        .scalars
+        .iter()
+        .map(|s| s.name.as_str())
+        .chain(sweep.loops.iter().map(|l| l.var.as_str()))
+        .chain([p.time.var.as_str()]);
+    let body = identifiers(&source[sweep.body.clone()])
+        .into_iter()
+        .filter(|w| !ISO646.contains(w));
+    for n in variables.chain(body) {
+        if is_cxx_only_keyword(n) && !out.iter().any(|o| o == n) {
+            out.push(n.to_string());
+        }
+    }
+    out
 }

@@ -33,8 +33,9 @@ pub fn run_with(
 /// Step counts every program runs with: 7 and 13 are multiples of few k below.
 pub const STEP_COUNTS: [u64; 3] = [1, 7, 13];
 
-/// The programs under test: examples/*.c, tests/fixtures/layouts/*.c and
-/// tests/fixtures/reductions/*.c.
+/// The programs under test: examples/*.c, tests/fixtures/layouts/*.c,
+/// tests/fixtures/reductions/*.c and tests/fixtures/styles/*.c (C as users
+/// write it: braceless nests, C-only host code, several pipelines a file).
 pub fn programs() -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
@@ -42,6 +43,7 @@ pub fn programs() -> Vec<PathBuf> {
         "examples",
         "tests/fixtures/layouts",
         "tests/fixtures/reductions",
+        "tests/fixtures/styles",
     ] {
         let entries =
             std::fs::read_dir(root.join(dir)).unwrap_or_else(|e| panic!("cannot list {dir}: {e}"));

@@ -31,6 +31,7 @@ pub const BUILD_FLAGS: &str = "-O3 -arch=native --fmad=false";
 /// How to build the two files (printed in their first comments and by `translate`).
 pub fn build_line(cu: &str, host: &str) -> String {
     let program = cu.strip_suffix(".cu").unwrap_or("PROGRAM");
+    let [cu, host, program] = [cu, host, program].map(crate::text::shell_word);
     format!("nvcc -O3 -arch=sm_90 --fmad=false {cu} {host} -o {program}")
 }
 
@@ -67,31 +68,90 @@ pub fn write(lowered: &Lowered<'_>) -> Output {
         emulation = EMULATION,
         runtime = RUNTIME,
     );
-    // The user's macros, headers and types, as they stand before each pipeline's function.
+    // The user's macros, headers and the types the kernels use, as they stand before
+    // each pipeline's function; the functions the sweeps call, with the constants
+    // they read, where they stand or, if later, before the first kernel that calls them.
+    let parts: Vec<String> = lowered.pipelines.iter().map(pipeline).collect();
+    let called = crate::lower::device::functions(program);
+    let copies: Vec<String> = called
+        .functions
+        .iter()
+        .map(|f| device_function(&program.source[f.definition.clone()]))
+        .collect();
+    let needed = crate::lower::device::declarations(
+        program,
+        &format!("{}{}", parts.concat(), copies.concat()),
+    );
+    let mut items: Vec<(usize, String)> = needed
+        .iter()
+        .chain(&called.constants)
+        .map(|d| (d.start, format!("{}\n", &program.source[d.clone()])))
+        .collect();
+    let mut emitted = vec![false; copies.len()];
     let mut at = 0;
-    for lp in &lowered.pipelines {
+    for (i, (lp, part)) in lowered.pipelines.iter().zip(&parts).enumerate() {
         let before = lp.unit.pipeline.function.start;
-        let spans: Vec<_> = program
-            .declarations
+        for (f, (function, copy)) in called.functions.iter().zip(&copies).enumerate() {
+            let wanted = called.per_pipeline[i].contains(&f);
+            if !emitted[f] && (function.definition.start < before || wanted) {
+                emitted[f] = true;
+                let start = function.definition.start;
+                if start >= before {
+                    // Defined after the function whose kernels call it: brought forward,
+                    // with the constants it may read.
+                    for (item, _) in items.iter_mut().filter(|(s, _)| *s >= before) {
+                        if called.constants.iter().any(|c| c.start == *item) {
+                            *item = before - 1;
+                        }
+                    }
+                }
+                items.push((start.min(before.saturating_sub(1)), copy.clone()));
+            }
+        }
+        let mut chunk: Vec<&(usize, String)> = items
             .iter()
-            .filter(|d| d.start >= at && d.end <= before)
+            .filter(|(start, _)| *start >= at && *start < before)
             .collect();
-        if !spans.is_empty() {
-            cu.push_str(
-                "\n/* ==== Your program's macros, headers and types, which the kernels below use ==== */\n",
-            );
-            for d in spans {
-                cu.push_str(&program.source[d.clone()]);
-                cu.push('\n');
+        chunk.sort_by_key(|(start, _)| *start);
+        if !chunk.is_empty() {
+            let functions = if chunk.iter().any(|(_, t)| t.starts_with("__device__")) {
+                ", and the functions its sweeps call"
+            } else {
+                ""
+            };
+            cu.push_str(&format!(
+                "\n/* ==== Your program's macros, headers and types{functions}, which the kernels below use ==== */\n",
+            ));
+            for (_, text) in chunk {
+                cu.push_str(text);
             }
         }
         at = before;
-        cu.push_str(&pipeline(lp));
+        cu.push_str(part);
     }
     Output {
         main: cu,
         host: Some(host),
     }
+}
+
+/// A function of the user's file that a sweep calls, as device code: `__device__`
+/// and file-local (the host program keeps its own definition), C++ keywords that
+/// C lets it use as names renamed.
+fn device_function(definition: &str) -> String {
+    let name_at = definition.find('(').unwrap_or(definition.len());
+    let specifiers = &definition[..name_at];
+    let definition = definition.strip_prefix("extern ").unwrap_or(definition);
+    let storage = if crate::text::mentions(specifiers, "static") {
+        ""
+    } else {
+        "static "
+    };
+    let renamed = crate::text::rename_identifiers(definition, &|id| {
+        (crate::text::is_cxx_only_keyword(id) && !names::ISO646.contains(&id))
+            .then(|| names::cxx_name(id))
+    });
+    format!("__device__ {storage}{renamed}\n")
 }
 
 /// One pipeline's device part: its inputs, kernels and launchers.
@@ -125,7 +185,7 @@ fn launcher_inputs(lp: &LoweredPipeline<'_>, s: usize) -> Vec<(String, String, S
             (
                 sc.ty.clone().unwrap_or_else(|| "long".into()),
                 sc.name.clone(),
-                format!("tp_in->{}", sc.name),
+                format!("tp_in->{}", names::scalar_field(&sc.name)),
             )
         })
         .collect();
@@ -331,7 +391,19 @@ fn kernel(lp: &LoweredPipeline<'_>, s: usize) -> String {
         );
     }
     w.push_str("}\n");
-    w
+    // The kernel is C++: a variable the user's C names `new` or `class` gets a name
+    // C++ takes (tpace's own text here uses no C++-only keyword).
+    let keywords = names::cxx_keyword_names(p, sweep, &unit.program.source);
+    if keywords.is_empty() {
+        w
+    } else {
+        crate::text::rename_identifiers(&w, &|id| {
+            keywords
+                .iter()
+                .any(|k| k == id)
+                .then(|| names::cxx_name(id))
+        })
+    }
 }
 
 /// Sweep `s`'s launcher: its kernel over the box the executor gives it, on the

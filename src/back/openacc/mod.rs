@@ -18,6 +18,7 @@ pub use crate::runtime::OPENACC as RUNTIME;
 
 /// How to build the output (printed in its first comment and by `translate`).
 pub fn build_line(file: &str) -> String {
+    let file = crate::text::shell_word(file);
     format!("gcc -O2 -std=gnu11 -fopenacc {file} -o PROGRAM -lm   (or nvc -acc)")
 }
 
@@ -127,9 +128,10 @@ fn launcher(lp: &LoweredPipeline<'_>, s: usize) -> String {
     for sc in &scalars {
         let _ = writeln!(
             w,
-            "    const {} {1} = tp_in->{1};",
+            "    const {} {} = tp_in->{};",
             sc.ty.as_deref().unwrap_or("long"),
-            sc.name
+            sc.name,
+            names::scalar_field(&sc.name)
         );
     }
     // Per-step values: read on the host once per step, each gang gets a copy.

@@ -52,15 +52,33 @@ pub fn check(
             }
             let here = span(id);
             if arrays.iter().any(|a| a.name == name) {
+                // `tmp = u; u = un; un = tmp;`: the arrays' pointers swapped between steps.
+                let swapped = id.parent().is_some_and(|p| {
+                    p.kind() == "assignment_expression"
+                        && p.child_by_field_name("operator")
+                            .is_none_or(|o| text(o, source) == "=")
+                });
+                let help = if swapped {
+                    "tpace does not follow pointers swapped between steps: write the step's second \
+                     half as a sweep instead, a copy (`u[i][j] = un[i][j]`, which runs as a buffer \
+                     swap) or the stencil again from the other array into the first (two sweeps a \
+                     step, as PolyBench writes Jacobi)"
+                } else {
+                    "while the pipeline runs, the arrays are on the device chunk by chunk and hold \
+                     no single time step on the host; use the array in a sweep, or before or after \
+                     the time loop"
+                };
                 errors.push(Diagnostic::new(
                     here,
                     format!(
                         "the listed array `{name}` is used in the time loop outside the sweeps"
                     ),
-                    "host code between sweeps",
-                    "while the pipeline runs, the arrays are on the device chunk by chunk and hold \
-                     no single time step on the host; use the array in a sweep, or before or after \
-                     the time loop",
+                    if swapped {
+                        "a pointer assigned between sweeps"
+                    } else {
+                        "host code between sweeps"
+                    },
+                    help,
                 ));
             } else if written(id, source) && (read_by_sweep(name) || name == time.var) {
                 let what = if name == time.var {

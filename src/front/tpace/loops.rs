@@ -15,11 +15,19 @@ pub fn first_line(node: Node, source: &str) -> Span {
     r.start..r.start + len
 }
 
-/// The header `for (...)` of a for statement, up to its body.
+/// The header `for (...)` of a for statement: up to its `)`, without the pragma
+/// lines or comments that may stand between it and its body.
 fn header(node: Node, source: &str) -> Span {
-    let end = node
+    let body_start = node
         .child_by_field_name("body")
         .map_or(node.end_byte(), |b| b.start_byte());
+    let mut cursor = node.walk();
+    let end = node
+        .children(&mut cursor)
+        .filter(|c| c.end_byte() <= body_start && c.kind() != "comment")
+        .map(|c| c.end_byte())
+        .max()
+        .unwrap_or(body_start);
     let r = node.start_byte()..end;
     let trimmed = source[r.clone()].trim_end().len();
     r.start..r.start + trimmed

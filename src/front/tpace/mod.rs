@@ -1,6 +1,7 @@
 //! Front end for the `#pragma tpace` dialect (the tpace paper, §3.3): finds the
 //! pipelined time loops and their sweeps in a C file and lowers them to the IR.
 
+pub mod calls;
 pub mod clauses;
 mod context;
 mod decls;
@@ -258,6 +259,8 @@ fn lower_pipeline(
     resolve_variables(&mut time, &mut body, &arrays, time_loop, tree, source);
     let reductions = reductions::find(&mut body, tree, source);
     host::check(&host, &body, &reductions, &arrays, &time, tree, source)?;
+    let bodies: Vec<Span> = body.iter().map(|s| s.body.clone()).collect();
+    calls::check(&bodies, tree, source)?;
     let function = decls::enclosing_function(time_loop).map_or(0..0, span);
     let (line, col) = crate::diag::line_col(source, time_loop.start_byte());
     Ok(Pipeline {
