@@ -416,7 +416,7 @@ pub fn tune(
     let choice = choose(unit, &profile, &extents).map_err(fail)?;
     let choose_seconds = started.elapsed().as_secs_f64();
     let pick = (choice.params().group, choice.params().t);
-    let max_t = max_steps(unit);
+    let max_t = max_steps(unit, &profile);
     let ts: Vec<u64> = if req.t.is_empty() {
         (1..=max_t).collect()
     } else {

@@ -10,32 +10,36 @@
 //! and T halos into local memory and advances T steps there) only where the
 //! plan fuses steps (`plan::Fusion`: each step one star-shaped sweep and a
 //! copy run as a swap, in 2 or 3 dimensions); the runtime groups at most
-//! `plan::MAX_FUSED_STEPS` steps. Elsewhere T is 1: the algorithm still
+//! `plan::MAX_FUSED_STEPS` steps (fewer where the machine's shared memory
+//! holds fewer of the CUDA target's fused kernels: `workload::fusion_on`, which
+//! the lowering applies to every target). Elsewhere T is 1: the algorithm still
 //! shapes the work groups of the one-step kernels.
 
 use super::evolution::{Evolution, EvolutionMachine, Params, Refusal, StencilShape, evolve_up_to};
 use super::predict::bytes;
 use super::profile::{Arch, Profile};
-use crate::plan::{MAX_FUSED_STEPS, Unit};
+use crate::plan::Unit;
 use std::fmt::Write;
 
-/// Most steps one OpenCL kernel of `unit` advances: the runtime's fused-group
-/// limit where the plan fuses steps, else 1.
-pub fn max_steps(unit: Unit<'_>) -> u64 {
-    if unit.plan.fusion.is_some() {
-        u64::from(MAX_FUSED_STEPS)
-    } else {
-        1
-    }
+/// Most steps one OpenCL kernel of `unit` advances on `profile`'s machine: the
+/// fused groups the lowering gives it (`workload::fusion_on`), else 1.
+pub fn max_steps(unit: Unit<'_>, profile: &Profile) -> u64 {
+    super::workload::fusion_on(unit, profile).map_or(1, |f| u64::from(f.max_steps))
 }
 
 /// Why a pipeline's kernels advance one step each, in words (None: they may fuse).
-pub fn why_one_step(unit: Unit<'_>) -> Option<&'static str> {
-    unit.plan.fusion.is_none().then_some(
-        "its kernels advance one step each: a tiled kernel needs every step to be one \
-         star-shaped sweep that reads only the array its copy refreshes, run as a swap, \
-         in 2 or 3 dimensions, without reductions or per-step values",
-    )
+pub fn why_one_step(unit: Unit<'_>, profile: &Profile) -> Option<&'static str> {
+    if unit.plan.fusion.is_none() {
+        Some(
+            "its kernels advance one step each: a tiled kernel needs every step to be one \
+             star-shaped sweep that reads only the array its copy refreshes, run as a swap, \
+             in 2 or 3 dimensions, without reductions or per-step values",
+        )
+    } else if max_steps(unit, profile) < 2 {
+        Some("its kernels advance one step each: the machine's shared memory holds no fused kernel")
+    } else {
+        None
+    }
 }
 
 /// Local-memory rows and columns each step of the tiled kernel adds to a work
@@ -104,7 +108,7 @@ impl Choice {
 pub fn choose(unit: Unit<'_>, profile: &Profile, extents: &[u64]) -> Result<Choice, String> {
     let machine = EvolutionMachine::from_profile(profile)?;
     let shape = StencilShape::from_unit(unit, extents)?;
-    let max_t = max_steps(unit);
+    let max_t = max_steps(unit, profile);
     let evolution = evolve_up_to(&machine, &shape, Some(max_t));
     Ok(Choice {
         machine,
@@ -318,7 +322,7 @@ pub fn report(
             );
         }
     }
-    if let Some(why) = why_one_step(unit) {
+    if let Some(why) = why_one_step(unit, profile) {
         let _ = writeln!(out, "  note: {why}");
     }
     let _ = writeln!(
@@ -405,11 +409,13 @@ fn c_double(x: f64) -> String {
 /// the algorithm's figures for `profile` and `unit`, the kernels' limits and
 /// the tile's geometry, and the range of the program's kernels that are the
 /// pipeline's (`kernels`: first and one past the last, in the program's
-/// kernel table). Fails when the profile lacks the algorithm's figures.
+/// kernel table), whose kernels advance at most `max_t` steps. Fails when the
+/// profile lacks the algorithm's figures.
 pub fn c_config(
     unit: Unit<'_>,
     profile: &Profile,
     kernels: (usize, usize),
+    max_t: u64,
 ) -> Result<String, String> {
     let m = EvolutionMachine::from_profile(profile)?;
     let rank = unit.pipeline.grid.rank();
@@ -451,7 +457,7 @@ pub fn c_config(
         (s.tile_arrays.to_string(), "arrays a tile holds"),
         (s.elem_bytes.to_string(), "bytes per element"),
         (s.flops.to_string(), "flops per point and step"),
-        (max_steps(unit).to_string(), "most steps a kernel advances"),
+        (max_t.to_string(), "most steps a kernel advances"),
         (
             format!("{{{}, {}, {}}}", span[0], span[1], span[2]),
             "tiled kernel: tile growth per step, x first",
@@ -483,7 +489,7 @@ mod tests {
         let src = include_str!("../../examples/heat3d.c");
         let c = compile_source("heat3d.c", src).unwrap();
         let u = c.unit(0);
-        assert_eq!(max_steps(u), 4);
+        assert_eq!(max_steps(u, &Profile::bundled("c2070").unwrap()), 4);
         // The paper's 3-D heat (256^3) on the C2070: (32, 8, 4, 1), as Table 6.
         let ch = choose(u, &Profile::bundled("c2070").unwrap(), &[256, 256, 256]).unwrap();
         assert_eq!(ch.params().tuple(), (32, 8, 4, 1));
@@ -515,10 +521,10 @@ mod tests {
         let src = include_str!("../../examples/himeno.c");
         let c = compile_source("himeno.c", src).unwrap();
         let u = c.unit(0);
-        assert_eq!(max_steps(u), 1);
+        assert_eq!(max_steps(u, &Profile::bundled("c2070").unwrap()), 1);
         let ch = choose(u, &Profile::bundled("c2070").unwrap(), &[256, 128, 128]).unwrap();
         assert_eq!(ch.params().t, 1);
-        assert!(why_one_step(u).is_some());
+        assert!(why_one_step(u, &Profile::bundled("c2070").unwrap()).is_some());
         let text = report(
             u,
             &Profile::bundled("c2070").unwrap(),
@@ -527,8 +533,8 @@ mod tests {
         )
         .unwrap();
         assert!(text.contains("one step each"), "{text}");
-        assert!(c_config(u, &Profile::bundled("h200").unwrap(), (0, 2)).is_err());
-        let cfg = c_config(u, &Profile::bundled("h100").unwrap(), (0, 2)).unwrap();
+        assert!(c_config(u, &Profile::bundled("h200").unwrap(), (0, 2), 1).is_err());
+        let cfg = c_config(u, &Profile::bundled("h100").unwrap(), (0, 2), 1).unwrap();
         assert!(cfg.contains("0.0429, /* system B/F */"), "{cfg}");
     }
 }

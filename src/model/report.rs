@@ -77,11 +77,17 @@ pub fn plan_report(
         Some(s) => s,
         None => workload::steps(unit, &macros)?,
     };
-    let mut w = Workload::from_unit(unit, &extents, steps)?;
-    if !request.fuses || request.fuse_steps.is_some_and(|t| t <= 1) {
-        w = w.with_fusion(None, &unit.pipeline.arrays);
-    } else if let Some(t) = request.fuse_steps {
-        w.fuse = t.min(u64::from(crate::plan::MAX_FUSED_STEPS));
+    let fusion = request
+        .fuses
+        .then(|| workload::fusion_on(unit, profile))
+        .flatten();
+    let mut w = Workload::from_unit(unit, &extents, steps)?
+        .with_fusion(fusion.as_ref(), &unit.pipeline.arrays);
+    // A target that chooses its steps per kernel itself (OpenCL's T): kernels of that many.
+    match (request.fuse_steps, &fusion) {
+        (Some(t), Some(f)) if t > 1 => w.fuse = t.min(u64::from(f.max_steps)),
+        (Some(_), _) => w = w.with_fusion(None, &unit.pipeline.arrays),
+        (None, _) => {}
     }
     let cap = match (request.mem_cap, machine.memory_bytes) {
         (Some(c), Some(m)) => Some(c.min(m as u128)),

@@ -512,6 +512,15 @@ TPACE_HOOK size_t tpace_dev_free_memory(tpace_rt *r)
     return (size_t)(c->global_mem / 10 * 9);
 }
 
+/* Local memory a work group may use. The runtime asks it only where the target leaves the
+ * steps per kernel to TPACE_FUSE; OpenCL chooses its own T (tpace_cl_choose), checking its
+ * tiles against this same figure. */
+TPACE_MAYBE_UNUSED TPACE_HOOK long tpace_dev_shared_limit(tpace_rt *r)
+{
+    (void)r;
+    return (long)tpace_cl_get()->local_mem;
+}
+
 /* One device a process: the one TPACE_CL_PLATFORM and TPACE_CL_DEVICE choose (MPI
  * ranks each take theirs; TPACE_GPUS executors of one process share it). */
 TPACE_HOOK int tpace_dev_count(void)

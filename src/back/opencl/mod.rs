@@ -62,14 +62,11 @@ pub fn write(lowered: &Lowered<'_>) -> Output {
                 })
                 .collect();
             // The tiled kernels, one for each number of steps, in order (tiled::launcher picks).
-            let tiled = match (&lp.unit.plan.fusion, lp.fused) {
-                (Some(f), true) => {
-                    let first = names.len();
-                    names.extend((2..=MAX_FUSED_STEPS).map(|t| tiled::name(lp, f, t)));
-                    Some(first)
-                }
-                _ => None,
-            };
+            let tiled = lp.fusion.as_ref().map(|f| {
+                let first = names.len();
+                names.extend((2..=f.max_steps).map(|t| tiled::name(lp, f, t)));
+                first
+            });
             Table {
                 sweeps,
                 tiled,
@@ -94,7 +91,7 @@ pub fn write(lowered: &Lowered<'_>) -> Output {
         for (s, k) in &table.sweeps {
             after.push_str(&launcher(lp, *s, *k, &config));
         }
-        if let (Some(f), Some(k)) = (&lp.unit.plan.fusion, table.tiled) {
+        if let (Some(f), Some(k)) = (&lp.fusion, table.tiled) {
             after.push_str(&tiled::launcher(lp, f, k, &config));
         }
         // The kernels see the user's types that they name (their macros the host expands).
@@ -102,7 +99,7 @@ pub fn write(lowered: &Lowered<'_>) -> Output {
         for (s, _) in &table.sweeps {
             pipeline_kernels.push_str(&kernels::kernel(lp, *s));
         }
-        if let (Some(f), Some(_)) = (&lp.unit.plan.fusion, table.tiled) {
+        if let (Some(f), Some(_)) = (&lp.fusion, table.tiled) {
             pipeline_kernels.push_str(&tiled::kernels(lp, f));
         }
         let _ = write!(
@@ -189,7 +186,8 @@ fn configuration(
     name: &str,
 ) -> String {
     let unit = lp.unit;
-    match crate::model::opencl::c_config(unit, &lowered.profile, table.range) {
+    let max_t = lp.fusion.as_ref().map_or(1, |f| u64::from(f.max_steps));
+    match crate::model::opencl::c_config(unit, &lowered.profile, table.range, max_t) {
         Ok(init) => format!(
             "/* The evolution-vector model's figures for this pipeline on machine profile {machine}: when the\n \
              * pipeline starts, it chooses the work-group shape and the steps per tiled kernel (T) for\n \

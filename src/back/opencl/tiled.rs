@@ -34,14 +34,12 @@ pub fn name(lp: &LoweredPipeline<'_>, f: &Fusion, t: u32) -> String {
 }
 
 /// The tiled kernels of the plan's fused sweep, one for each number of steps
-/// a group may have (2 ..= `MAX_FUSED_STEPS`): with T a constant, the
+/// a group may have (2 ..= `f.max_steps`): with T a constant, the
 /// compiler unrolls the loop over the steps, so that no barrier stands in a
 /// loop (a CPU implementation such as PoCL runs straight-line barriers far
 /// faster) and the tiles' extents are known.
 pub fn kernels(lp: &LoweredPipeline<'_>, f: &Fusion) -> String {
-    (2..=crate::plan::MAX_FUSED_STEPS)
-        .map(|t| kernel(lp, f, t))
-        .collect()
+    (2..=f.max_steps).map(|t| kernel(lp, f, t)).collect()
 }
 
 /// The tiled kernel of the plan's fused sweep for `t` steps.
@@ -325,9 +323,7 @@ fn kernel(lp: &LoweredPipeline<'_>, f: &Fusion, t: u32) -> String {
 /// The tiled kernel's launcher: the executor's group of steps, its work groups
 /// over the rows of the steps' windows and the sweep's box across the other axes.
 pub fn launcher(lp: &LoweredPipeline<'_>, f: &Fusion, k: usize, config: &str) -> String {
-    let names: Vec<String> = (2..=crate::plan::MAX_FUSED_STEPS)
-        .map(|t| name(lp, f, t))
-        .collect();
+    let names: Vec<String> = (2..=f.max_steps).map(|t| name(lp, f, t)).collect();
     let unit = lp.unit;
     let p = unit.pipeline;
     let rank = p.grid.rank();
@@ -346,7 +342,7 @@ pub fn launcher(lp: &LoweredPipeline<'_>, f: &Fusion, k: usize, config: &str) ->
         sweep_summary(unit, f.sweep),
         lp.names.fused_launcher(),
         names = names.join(", "),
-        max = crate::plan::MAX_FUSED_STEPS,
+        max = f.max_steps,
     );
     if !by_value(lp, f.sweep).is_empty() {
         let _ = writeln!(
