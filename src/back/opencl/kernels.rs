@@ -24,7 +24,7 @@ pub fn by_value(lp: &LoweredPipeline<'_>, s: usize) -> Vec<(ScalarType, String, 
             (
                 scalar_type(sc.ty.as_deref().unwrap_or("long")),
                 sc.name.clone(),
-                format!("tp_in->{}", sc.name),
+                format!("tp_in->{}", names::scalar_field(&sc.name)),
             )
         })
         .collect();
@@ -59,7 +59,7 @@ pub fn per_point(sweep: &Sweep, pad: &str) -> String {
                 w,
                 "{pad}{} {}; /* written at each point before use */",
                 scalar_type(ty).device,
-                sc.name
+                cl_name(&sc.name)
             );
         }
     }
@@ -74,7 +74,7 @@ pub fn loop_var(sweep: &Sweep, pos: usize, body: &str, value: &str, pad: &str) -
         return String::new();
     }
     let ty = scalar_type(&l.var_type).device;
-    format!("{pad}{ty} {v} = ({ty}){value};\n", v = l.var)
+    format!("{pad}{ty} {v} = ({ty}){value};\n", v = cl_name(&l.var))
 }
 
 /// The kernel of sweep `s`: a work item per point of its box.
@@ -102,7 +102,7 @@ pub fn kernel(lp: &LoweredPipeline<'_>, s: usize) -> String {
         args.push(format!("long tp_from{pos}, long tp_to{pos}"));
     }
     for (ty, name, _) in by_value(lp, s) {
-        args.push(format!("{} {name}", ty.device));
+        args.push(format!("{} {}", ty.device, cl_name(&name)));
     }
     let reductions = reductions_of(unit, s);
     for (i, r) in &reductions {
@@ -191,10 +191,17 @@ pub fn kernel(lp: &LoweredPipeline<'_>, s: usize) -> String {
         w.push_str(&loop_var(sweep, pos, &body, &format!("tp_i{pos}"), pad));
     }
     w.push_str(&per_point(sweep, pad));
-    w.push_str(&point_begin(unit, s, pad));
+    w.push_str(&c_math(&point_begin(unit, s, pad)));
     let _ = writeln!(w, "{pad}{}", host(&c_math(&body)));
     if !reductions.is_empty() {
-        w.push_str(&point_end(unit, s, "tp_i0", "tp_cnt_lo", "tp_cnt_hi", pad));
+        w.push_str(&c_math(&point_end(
+            unit,
+            s,
+            "tp_i0",
+            "tp_cnt_lo",
+            "tp_cnt_hi",
+            pad,
+        )));
     }
     w.push_str("    }\n");
     for (i, r) in &reductions {
@@ -362,8 +369,66 @@ pub fn prelude(any_double_reduction: bool, fuse_max: u32) -> String {
     w
 }
 
-/// `body` with its calls of C's math functions renamed `tpace_c_NAME` (see
-/// [`C_MATH`]); string and character literals are left alone.
+/// Words OpenCL C reserves that C leaves free for variables (address spaces,
+/// access qualifiers, its own types): a user's variable of such a name is
+/// `tp_kw_NAME` in a kernel ([`cl_name`]).
+const CL_RESERVED: &[&str] = &[
+    "global",
+    "local",
+    "constant",
+    "private",
+    "kernel",
+    "read_only",
+    "write_only",
+    "read_write",
+    "uniform",
+    "pipe",
+    "half",
+    "uchar",
+    "ushort",
+    "uint",
+    "ulong",
+    "image1d_t",
+    "image1d_array_t",
+    "image1d_buffer_t",
+    "image2d_t",
+    "image2d_array_t",
+    "image3d_t",
+    "sampler_t",
+    "event_t",
+    "complex",
+    "imaginary",
+    "quad",
+];
+
+/// Whether OpenCL C reserves `name` (the words above, and vector types such as `float4`).
+fn cl_reserved(name: &str) -> bool {
+    if CL_RESERVED.contains(&name) {
+        return true;
+    }
+    let scalar = [
+        "char", "uchar", "short", "ushort", "int", "uint", "long", "ulong", "float", "double",
+        "half",
+    ];
+    scalar.iter().any(|s| {
+        name.strip_prefix(s)
+            .is_some_and(|n| ["2", "3", "4", "8", "16"].contains(&n))
+    })
+}
+
+/// A user's variable name as a kernel has it: `tp_kw_NAME` where OpenCL C
+/// reserves the name (`private`, `local`, `half`), the name itself otherwise.
+pub fn cl_name(name: &str) -> String {
+    if cl_reserved(name) {
+        format!("tp_kw_{name}")
+    } else {
+        name.to_string()
+    }
+}
+
+/// User text for a kernel: calls of C's math functions renamed `tpace_c_NAME`
+/// (see [`C_MATH`]), words OpenCL C reserves renamed as [`cl_name`] does;
+/// string and character literals are left alone.
 pub fn c_math(body: &str) -> String {
     let known = |name: &str| {
         let base = name
@@ -395,7 +460,7 @@ pub fn c_math(body: &str) -> String {
             if called && known(word) {
                 out.push_str("tpace_c_");
             }
-            out.push_str(word);
+            out.push_str(&cl_name(word));
             i = j;
         } else if c.is_ascii_digit() {
             // A number, suffixes included (1.0f is not a call of f).
@@ -434,5 +499,9 @@ mod tests {
             "a = tpace_c_sqrt (b) + tpace_c_fmaxf(c, 1.0f) * expo(x) + \"sqrt(\";"
         );
         assert_eq!(c_math("s = fabs(x) + sqrt;"), "s = tpace_c_fabs(x) + sqrt;");
+        assert_eq!(
+            c_math("const double private = local + half * float4;"),
+            "const double tp_kw_private = tp_kw_local + tp_kw_half * tp_kw_float4;"
+        );
     }
 }

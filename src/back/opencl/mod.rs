@@ -79,7 +79,14 @@ pub fn write(lowered: &Lowered<'_>) -> Output {
         kernels::reduces_doubles(lowered.pipelines.iter().map(|lp| lp.unit)),
         MAX_FUSED_STEPS,
     );
-    for (lp, table) in lowered.pipelines.iter().zip(&tables) {
+    // The functions of the file that sweeps call run in the kernels too, with the
+    // file-scope constants they read (in OpenCL's constant address space): each once,
+    // before the first pipeline whose kernels call it, prototypes first (a function
+    // may call one defined after it).
+    let called = crate::lower::device::functions(program);
+    let mut emitted = vec![false; called.functions.len()];
+    let mut constants_done = false;
+    for (i, (lp, table)) in lowered.pipelines.iter().zip(&tables).enumerate() {
         let config = lp.names.config();
         let _ = writeln!(
             after,
@@ -94,6 +101,34 @@ pub fn write(lowered: &Lowered<'_>) -> Output {
         if let (Some(f), Some(k)) = (&lp.fusion, table.tiled) {
             after.push_str(&tiled::launcher(lp, f, k, &config));
         }
+        let wanted: Vec<usize> = called.per_pipeline[i]
+            .iter()
+            .copied()
+            .filter(|f| !emitted[*f])
+            .collect();
+        let mut functions = String::new();
+        if !wanted.is_empty() {
+            functions.push_str("/* The functions of your file that the sweeps call. */\n");
+            if !constants_done {
+                for c in &called.constants {
+                    let _ = writeln!(
+                        functions,
+                        "{}",
+                        source::host(&source::constant(&program.source[c.clone()]))
+                    );
+                }
+                constants_done = true;
+            }
+            for f in &wanted {
+                let text = &program.source[called.functions[*f].definition.clone()];
+                let _ = writeln!(functions, "{}", source::host(&source::prototype(text)));
+            }
+            for f in &wanted {
+                let text = &program.source[called.functions[*f].definition.clone()];
+                let _ = writeln!(functions, "{}", source::host(&kernels::c_math(text)));
+                emitted[*f] = true;
+            }
+        }
         // The kernels see the user's types that they name (their macros the host expands).
         let mut pipeline_kernels = String::new();
         for (s, _) in &table.sweeps {
@@ -104,10 +139,11 @@ pub fn write(lowered: &Lowered<'_>) -> Output {
         }
         let _ = write!(
             kernels_text,
-            "\n/* ---- pipeline {}, the time loop at {} ---- */\n{}{}",
+            "\n/* ---- pipeline {}, the time loop at {} ---- */\n{}{}{}",
             lp.unit.index + 1,
             lp.unit.pipeline.location,
-            source::declarations(program, &pipeline_kernels),
+            source::declarations(program, &format!("{functions}{pipeline_kernels}")),
+            functions,
             pipeline_kernels
         );
     }

@@ -11,8 +11,6 @@
 //! initializer of the source string.
 
 use crate::ir::Program;
-use crate::text::{identifiers, mentions};
-use std::collections::BTreeSet;
 
 /// Starts a piece of user text that the host preprocessor expands.
 pub const HOST_OPEN: char = '\u{1}';
@@ -139,70 +137,29 @@ pub fn scalar_type(written: &str) -> ScalarType {
 }
 
 /// The user's file-scope type declarations (typedefs, structs, enums) that the
-/// kernel text `uses` names, and those they name in turn, in file order, each
-/// marked for the host preprocessor. Preprocessor lines are left out: the
-/// host expands macros itself.
+/// kernel text `uses` names, and those they name in turn, in file order
+/// (`lower::device::declarations`), each marked for the host preprocessor.
+/// Preprocessor lines are left out: the host expands macros itself.
 pub fn declarations(program: &Program, uses: &str) -> String {
-    let decls: Vec<&str> = program
-        .declarations
-        .iter()
-        .map(|d| &program.source[d.clone()])
-        .filter(|t| !t.trim_start().starts_with('#'))
-        .collect();
-    let mut needed: BTreeSet<usize> = BTreeSet::new();
-    let mut text = uses.to_string();
-    loop {
-        let before = needed.len();
-        for (i, d) in decls.iter().enumerate() {
-            if !needed.contains(&i) && declared_names(d).iter().any(|n| mentions(&text, n)) {
-                needed.insert(i);
-                text.push('\n');
-                text.push_str(d);
-            }
-        }
-        if needed.len() == before {
-            break;
-        }
-    }
-    needed
+    crate::lower::device::declarations(program, uses)
         .into_iter()
-        .map(|i| format!("{}\n", host(decls[i])))
+        .map(|d| &program.source[d])
+        .filter(|t| !t.trim_start().starts_with('#'))
+        .map(|t| format!("{}\n", host(t)))
         .collect()
 }
 
-/// The names a type declaration declares: a typedef's name (the last
-/// identifier before its `;`), a struct's, union's or enum's tag, an enum's
-/// constants.
-fn declared_names(decl: &str) -> Vec<String> {
-    let mut names = Vec::new();
-    let ids = identifiers(decl);
-    if let Some(pos) = ids
-        .iter()
-        .position(|w| matches!(*w, "struct" | "union" | "enum"))
-        && let Some(tag) = ids.get(pos + 1)
-    {
-        names.push((*tag).to_string());
-    }
-    let trimmed = decl.trim_end().trim_end_matches(';');
-    if decl.trim_start().starts_with("typedef") {
-        // The last identifier outside brackets and parentheses of a declarator list.
-        if let Some(last) = identifiers(trimmed.rsplit('}').next().unwrap_or(trimmed)).last() {
-            names.push((*last).to_string());
-        }
-    }
-    if ids.contains(&"enum")
-        && let (Some(open), Some(close)) = (decl.find('{'), decl.rfind('}'))
-        && open < close
-    {
-        for item in decl[open + 1..close].split(',') {
-            if let Some(name) = identifiers(item).first() {
-                names.push((*name).to_string());
-            }
-        }
-    }
-    let mut seen = BTreeSet::new();
-    names.retain(|n| seen.insert(n.clone()));
-    names
+/// A file-scope constant a called function reads, as OpenCL C needs it: in the
+/// constant address space (`static` dropped).
+pub fn constant(decl: &str) -> String {
+    let words: Vec<&str> = decl.split_whitespace().filter(|w| *w != "static").collect();
+    format!("__constant {}", words.join(" "))
+}
+
+/// The prototype of a function definition: its text up to the body's `{`.
+pub fn prototype(definition: &str) -> String {
+    let head = definition.split('{').next().unwrap_or(definition);
+    format!("{};", head.trim_end())
 }
 
 #[cfg(test)]
@@ -230,15 +187,14 @@ mod tests {
     }
 
     #[test]
-    fn declarations_the_kernels_name() {
-        assert_eq!(declared_names("typedef double real;"), vec!["real"]);
+    fn constants_and_prototypes_for_opencl_c() {
         assert_eq!(
-            declared_names("typedef struct pt { double x, y; } point;"),
-            vec!["pt", "point"]
+            constant("static const float w = 0.6f;"),
+            "__constant const float w = 0.6f;"
         );
         assert_eq!(
-            declared_names("enum { NX = 10, NY = 12 };"),
-            vec!["NX", "NY"]
+            prototype("static float f(float a, float b)\n{\n    return a;\n}"),
+            "static float f(float a, float b);"
         );
     }
 }

@@ -65,7 +65,7 @@ fn kernel(lp: &LoweredPipeline<'_>, f: &Fusion, t: u32) -> String {
         args.push(format!("long tp_box_lo{pos}, long tp_box_hi{pos}"));
     }
     for (t, name, _) in by_value(lp, f.sweep) {
-        args.push(format!("{} {name}", t.device));
+        args.push(format!("{} {}", t.device, super::kernels::cl_name(&name)));
     }
     let mut w = String::new();
     let _ = writeln!(
