@@ -593,7 +593,7 @@ pub fn tune(
         )));
     }
     let unit = compiled.unit(0);
-    let macros = Macros::new(&req.set, &program.source).map_err(fail)?;
+    let macros = Macros::for_program(&req.set, program).map_err(fail)?;
     let extents = workload::extents(unit, &macros)
         .map_err(|e| fail(format!("{e}\n  help: give its value with --set NAME=VALUE")))?;
     let profile = Profile::load(&req.machine).map_err(fail)?;
@@ -621,8 +621,8 @@ pub fn tune(
     std::fs::create_dir_all(&out_dir)
         .map_err(|e| fail(format!("cannot create {}: {e}", out_dir.display())))?;
 
-    // Build once.
-    let mut tc = tc.clone();
+    // Build once (the source's folder searched for its quoted includes).
+    let mut tc = super::run::with_source_dir(tc, &program.path);
     tc.defines
         .extend(req.set.iter().map(|s| s.trim().to_string()));
     let flavour = match req.target {

@@ -1,7 +1,11 @@
 //! Evaluating the C expressions of `size` extents and the time loop bound
 //! with macro values: those given on the command line (`--set X=48000`)
-//! first, then the file's own object-like `#define NAME value` lines.
+//! first, then the program's macros as the C preprocessor listed them (its
+//! headers' and `-D` options' too, function-like ones included), or the
+//! file's own object-like `#define NAME value` lines.
 
+use crate::front::macros::MacroTable;
+use crate::ir::Program;
 use std::collections::BTreeMap;
 
 /// Macro values for evaluating C expressions.
@@ -11,9 +15,33 @@ pub struct Macros {
     set: BTreeMap<String, String>,
     /// The source's object-like `#define NAME body` lines (the first of each name).
     defined: BTreeMap<String, String>,
+    /// The program's macros with the `--set` values over them: expressions are
+    /// expanded with these first.
+    table: Option<MacroTable>,
 }
 
 impl Macros {
+    /// Macros from `NAME=VALUE` strings and the program's macro table (as the
+    /// front end read it); its source's lines where the table is empty.
+    pub fn for_program(set: &[String], program: &Program) -> Result<Macros, String> {
+        let mut m = Macros::new(set, &program.source)?;
+        if !program.macros.is_empty() {
+            let mut table = MacroTable::default();
+            for d in &program.macros {
+                let params = d.params.as_ref().map(|p| format!("({})", p.join(", ")));
+                let params = params
+                    .map(|p| p.replace("__VA_ARGS__", "..."))
+                    .unwrap_or_default();
+                table.define_line(&format!("{}{params} {}", d.name, d.body));
+            }
+            for (name, value) in &m.set {
+                table.define_line(&format!("{name} {value}"));
+            }
+            m.table = Some(table);
+        }
+        Ok(m)
+    }
+
     /// Macros from `NAME=VALUE` strings and the program's source text.
     pub fn new(set: &[String], source: &str) -> Result<Macros, String> {
         let mut m = Macros::default();
@@ -56,7 +84,15 @@ impl Macros {
 
     /// Evaluate a C integer expression.
     pub fn eval(&self, expr: &str) -> Result<i128, String> {
-        self.eval_depth(expr, 0)
+        match &self.table {
+            Some(table) => {
+                let expanded = table
+                    .expand(expr)
+                    .ok_or_else(|| format!("the macros in `{expr}` nest too deeply"))?;
+                self.eval_depth(&expanded, 0)
+            }
+            None => self.eval_depth(expr, 0),
+        }
     }
 
     fn eval_depth(&self, expr: &str, depth: usize) -> Result<i128, String> {
@@ -299,6 +335,36 @@ mod tests {
         assert!(e.contains("`NX`") && e.contains("--set NX="), "{e}");
         let e = m(&[], "#define A B\n").eval("A").unwrap_err();
         assert!(e.contains("`B`"), "{e}");
+    }
+
+    #[test]
+    fn the_programs_table_is_used_with_set_on_top() {
+        let src = "#include \"sizes.h\"\n#pragma tpace pipeline\n";
+        let program = Program {
+            path: "t.c".into(),
+            source: src.into(),
+            init: None,
+            pipelines: Vec::new(),
+            declarations: Vec::new(),
+            user_macros: Vec::new(),
+            macros: vec![
+                crate::ir::Macro {
+                    name: "N".into(),
+                    params: None,
+                    body: "40".into(),
+                },
+                crate::ir::Macro {
+                    name: "BOUND".into(),
+                    params: Some(vec!["x".into(), "y".into()]),
+                    body: "(x)".into(),
+                },
+            ],
+        };
+        let m = Macros::for_program(&[], &program).unwrap();
+        assert_eq!(m.eval("BOUND(N, n) - 2").unwrap(), 38);
+        let set = Macros::for_program(&["N=100".into()], &program).unwrap();
+        assert_eq!(set.eval("BOUND(N, n)").unwrap(), 100);
+        assert!(m.eval("n").unwrap_err().contains("--set n="));
     }
 
     #[test]
