@@ -294,14 +294,19 @@ pub fn resolve(
                 });
             }
         }
-        for v in values {
+        for (n, v) in values.into_iter().enumerate() {
             renumber.insert((a, Some(v)), out.len());
             if v == 0 {
                 renumber.insert((a, None), out.len());
             }
             out.push(Array {
                 host_base: format!("(void *)(({}) + {v}L * ({}))", array.name, stride.to_c()),
-                checks: checks.clone(),
+                // The checks hold for the block: said once, with its first component.
+                checks: if n == 0 {
+                    checks.clone()
+                } else {
+                    array.checks.clone()
+                },
                 component: Some(v as u32),
                 ..array.clone()
             });
