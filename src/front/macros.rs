@@ -118,8 +118,8 @@ impl MacroTable {
                 "endif" => {
                     stack.pop();
                 }
-                "define" if active(&stack) => table.define_line(&args),
-                "undef" if active(&stack) => table.undefine(&args),
+                "define" if active(&stack) => table.define_line(args),
+                "undef" if active(&stack) => table.undefine(args),
                 _ => {}
             }
         }

@@ -213,22 +213,34 @@ impl Poly {
     }
 }
 
-/// The text of a member expression made of names only (`p->m`, `s.a.b`),
-/// without blanks; `None` for anything else (`f().m`, `p[0].m`).
+/// The text of a member expression made of names only (`p->m`, `s.a.b`,
+/// `(s).u` as `s.u`), without blanks or parentheses; `None` for anything
+/// else (`f().m`, `p[0].m`).
 pub fn member_text(node: Node, src: &str) -> Option<String> {
+    let mut fields = Vec::new();
     let mut cur = node;
-    let mut depth = 0;
-    while cur.kind() == "field_expression" {
-        depth += 1;
-        if depth > MAX_DEPTH {
-            return None;
+    for _ in 0..MAX_DEPTH {
+        match cur.kind() {
+            "field_expression" => {
+                let op = cur
+                    .child_by_field_name("operator")
+                    .map_or(".", |o| &src[o.byte_range()]);
+                let field = cur.child_by_field_name("field")?;
+                fields.push(format!("{op}{}", &src[field.byte_range()]));
+                cur = cur.child_by_field_name("argument")?;
+            }
+            "parenthesized_expression" => cur = cur.named_child(0)?,
+            "identifier" => {
+                let mut out = src[cur.byte_range()].to_string();
+                for f in fields.iter().rev() {
+                    out.push_str(f);
+                }
+                return (!fields.is_empty() || node.kind() == "identifier").then_some(out);
+            }
+            _ => return None,
         }
-        cur = cur.child_by_field_name("argument")?;
     }
-    if cur.kind() != "identifier" {
-        return None;
-    }
-    Some(src[node.byte_range()].split_whitespace().collect())
+    None
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@ use crate::ir::{Array, HostStatement, Reduction, ScalarRole, Sweep, TimeLoop};
 use tree_sitter::{Node, Tree};
 
 /// Refuse host statements whose effect the host replay can not reproduce.
+#[allow(clippy::too_many_arguments)] // what a pipeline has read so far, and the file
 pub fn check(
     host: &[HostStatement],
     body: &[Sweep],
