@@ -39,6 +39,20 @@ impl CFlags {
         }
     }
 
+    /// A build line with these options after its compiler's name.
+    fn with_flags(&self, line: &str) -> String {
+        let mut flags: Vec<String> = self
+            .include
+            .iter()
+            .map(|d| format!("-I {}", d.display()))
+            .collect();
+        flags.extend(self.define.iter().map(|d| format!("-D{d}")));
+        match line.split_once(' ') {
+            Some((cc, rest)) if !flags.is_empty() => format!("{cc} {} {rest}", flags.join(" ")),
+            _ => line.to_string(),
+        }
+    }
+
     /// The toolchain with these options for every compiler.
     fn toolchain(&self) -> Toolchain {
         let mut tc = Toolchain::detect();
@@ -278,7 +292,7 @@ fn real_main(cli: Cli) -> Result<ExitCode, Failure> {
                     eprintln!(
                         "tpace: wrote {}{host}; build: {}",
                         path.display(),
-                        tpace::back::build_line(target, &path, mpi)
+                        c.with_flags(&tpace::back::build_line(target, &path, mpi))
                     );
                 }
                 None => print!("{}", out.main),

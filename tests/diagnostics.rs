@@ -1899,3 +1899,34 @@ fn arrays_declared_through_a_declaration_macro_in_the_file() {
     assert_eq!(p.arrays[1].layout, tpace::ir::Layout::Static);
     assert_eq!(p.body[0].accesses.len(), 5);
 }
+
+#[test]
+fn a_macro_that_expands_without_bound_is_refused_quickly() {
+    let mut defines = String::from("#define GROW0 1.0f\n");
+    for i in 1..48 {
+        defines.push_str(&format!("#define GROW{i} (GROW{p} + GROW{p})\n", p = i - 1));
+    }
+    let source = good_with("#define X 64\n", &format!("#define X 64\n{defines}")).replacen(
+        "a[x][y] = work[x][y];",
+        "a[x][y] = work[x][y] * GROW47;",
+        1,
+    );
+    let started = std::time::Instant::now();
+    let line = source
+        .lines()
+        .position(|l| l.contains("GROW47;"))
+        .expect("the use")
+        + 1;
+    expect_in(
+        "grow.c",
+        &source,
+        Expected {
+            message: "cannot expand `GROW47`",
+            line,
+            col: 40,
+            at: "GROW47;",
+            count: 1,
+        },
+    );
+    assert!(started.elapsed().as_secs() < 5, "{:?}", started.elapsed());
+}

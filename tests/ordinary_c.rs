@@ -131,6 +131,25 @@ fn preprocessor_options_reach_the_front_end_and_the_program_keeps_its_text() {
         "the declaration macro is not kept"
     );
     assert!(out.contains("#include \"polybench_like.h\""));
+    // The printed build line carries the options.
+    let dir = tempfile::tempdir().expect("scratch folder");
+    let cu = dir.path().join("jacobi.cu").to_string_lossy().into_owned();
+    let (ok, _, err) = tpace(&[
+        "translate",
+        "-I",
+        &include,
+        "-DN=40",
+        "--target",
+        "cuda",
+        &path_text,
+        "-o",
+        &cu,
+    ]);
+    assert!(ok, "{err}");
+    assert!(
+        err.contains(&format!("build: nvcc -I {include} -DN=40 -O3")),
+        "{err}"
+    );
     // -DDATA_TYPE_IS_FLOAT changes the element type the analysis reads.
     let (ok, out, err) = tpace(&["check", "-I", &include, "-DDATA_TYPE_IS_FLOAT", &path_text]);
     assert!(ok, "{err}");

@@ -452,29 +452,39 @@ fn logical_lines(source: &str) -> Vec<String> {
 
 /// A directive's text without `/* */` and `//` comments (outside literals).
 fn strip_comments(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
     let mut out = String::new();
-    let b = text.as_bytes();
     let mut i = 0;
-    while i < b.len() {
-        match b[i] {
-            b'/' if b.get(i + 1) == Some(&b'*') => {
-                i = text[i + 2..].find("*/").map_or(b.len(), |e| i + 2 + e + 2);
+    while i < chars.len() {
+        match chars[i] {
+            '/' if chars.get(i + 1) == Some(&'*') => {
+                let mut j = i + 2;
+                while j + 1 < chars.len() && !(chars[j] == '*' && chars[j + 1] == '/') {
+                    j += 1;
+                }
+                i = (j + 2).min(chars.len());
                 out.push(' ');
             }
-            b'/' if b.get(i + 1) == Some(&b'/') => break,
-            q @ (b'"' | b'\'') => {
-                let start = i;
+            '/' if chars.get(i + 1) == Some(&'/') => break,
+            q @ ('"' | '\'') => {
+                out.push(q);
                 i += 1;
-                while i < b.len() && b[i] != q {
-                    i += if b[i] == b'\\' { 2 } else { 1 };
+                while i < chars.len() && chars[i] != q {
+                    if chars[i] == '\\' && i + 1 < chars.len() {
+                        out.push(chars[i]);
+                        i += 1;
+                    }
+                    out.push(chars[i]);
+                    i += 1;
                 }
-                i = (i + 1).min(b.len());
-                out.push_str(&text[start..i]);
+                if i < chars.len() {
+                    out.push(q);
+                    i += 1;
+                }
             }
-            _ => {
-                let c = text[i..].chars().next().expect("in bounds");
+            c => {
                 out.push(c);
-                i += c.len_utf8();
+                i += 1;
             }
         }
     }
@@ -774,6 +784,15 @@ mod tests {
         let given = MacroTable::from_source(src, &["N=7".into(), "X".into()]);
         assert_eq!(given.get("N").unwrap().body, "7");
         assert_eq!(given.get("BIG").unwrap().body, "0");
+    }
+
+    #[test]
+    fn comments_and_literals_in_definitions() {
+        let src = "#define A 1 /* one */ + 2 // two\n#define S \"a/*b\\\"é\" /* x */\n#define M(x) \\\n  ((x) + 1)\n";
+        let t = MacroTable::from_source(src, &[]);
+        assert_eq!(t.get("A").unwrap().body, "1   + 2");
+        assert_eq!(t.get("S").unwrap().body, "\"a/*b\\\"é\"");
+        assert_eq!(t.expand("M(2)").unwrap(), "((2) + 1)");
     }
 
     #[test]
