@@ -119,6 +119,10 @@ fn preprocessor_options_reach_the_front_end_and_the_program_keeps_its_text() {
     );
     assert!(err.contains("polybench_like.h"), "{err}");
     assert!(err.contains("cannot find the declaration of `A`"), "{err}");
+    assert!(
+        err.contains("looks declared through `POLYBENCH_2D(...)`"),
+        "{err}"
+    );
     // With -I and -D, as to the C compiler.
     let (ok, out, err) = tpace(&["check", "-I", &include, "-DN=40", &path_text]);
     assert!(ok, "{err}");
@@ -171,6 +175,29 @@ fn the_model_evaluates_sizes_with_the_preprocessors_macros() {
     let (ok, out, err) = tpace(&["plan", "-I", &include, &path]);
     assert!(ok, "{err}");
     assert!(out.contains("grid 250 x 250"), "{out}");
+}
+
+#[test]
+fn the_model_takes_run_time_struct_extents_from_set() {
+    let path = fixture("himeno_struct.c").to_string_lossy().into_owned();
+    let (ok, _, err) = tpace(&["plan", &path, "--steps", "10"]);
+    assert!(!ok);
+    assert!(err.contains("give --set p->mrows=VALUE"), "{err}");
+    let (ok, out, err) = tpace(&[
+        "plan",
+        &path,
+        "--set",
+        "p->mrows=513",
+        "--set",
+        "p->mcols=257",
+        "--set",
+        "p->mdeps=129",
+        "--steps",
+        "10",
+    ]);
+    assert!(ok, "{err}");
+    assert!(out.contains("grid 513 x 257 x 129"), "{out}");
+    assert!(out.contains("a->m[3] (4 B, in)"), "{out}");
 }
 
 #[test]

@@ -623,8 +623,17 @@ pub fn tune(
 
     // Build once (the source's folder searched for its quoted includes).
     let mut tc = super::run::with_source_dir(tc, &program.path);
-    tc.defines
-        .extend(req.set.iter().map(|s| s.trim().to_string()));
+    // Macro values are compiled in; a struct member's (`p->mrows=513`) is the model's only.
+    let is_macro = |s: &&String| {
+        let name = s.split_once('=').map_or(s.as_str(), |(n, _)| n).trim();
+        !name.is_empty() && name.chars().all(|c| c == '_' || c.is_ascii_alphanumeric())
+    };
+    tc.defines.extend(
+        req.set
+            .iter()
+            .filter(is_macro)
+            .map(|s| s.trim().to_string()),
+    );
     let flavour = match req.target {
         Target::Openacc => Flavour::Openacc,
         Target::Cuda => tc.cuda_flavour(),

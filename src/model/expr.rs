@@ -34,7 +34,7 @@ impl Macros {
                     .unwrap_or_default();
                 table.define_line(&format!("{}{params} {}", d.name, d.body));
             }
-            for (name, value) in &m.set {
+            for (name, value) in m.set.iter().filter(|(n, _)| is_identifier(n)) {
                 table.define_line(&format!("{name} {value}"));
             }
             m.table = Some(table);
@@ -49,11 +49,14 @@ impl Macros {
             let (name, value) = item
                 .split_once('=')
                 .ok_or_else(|| format!("--set {item}: expected NAME=VALUE"))?;
-            let name = name.trim();
-            if !is_identifier(name) {
-                return Err(format!("--set {item}: `{name}` is not a C identifier"));
-            }
-            m.set.insert(name.to_string(), value.trim().to_string());
+            // A member of a struct (`p->mrows`, a run-time extent) may be given too.
+            let Some(name) = crate::front::tpace::clauses::array_name(name) else {
+                return Err(format!(
+                    "--set {item}: `{}` is not a C identifier or member expression",
+                    name.trim()
+                ));
+            };
+            m.set.insert(name, value.trim().to_string());
         }
         for line in source.lines() {
             let Some(rest) = line.trim_start().strip_prefix('#') else {
@@ -180,7 +183,36 @@ fn tokenize(s: &str) -> Result<Vec<Token>, String> {
             while i < chars.len() && (chars[i].is_ascii_alphanumeric() || chars[i] == '_') {
                 i += 1;
             }
-            out.push(Token::Ident(chars[start..i].iter().collect()));
+            // `p->mrows`, `s.n`: one name, as `--set` gives it.
+            loop {
+                let mut j = i;
+                while j < chars.len() && chars[j] == ' ' {
+                    j += 1;
+                }
+                let op = if chars.get(j) == Some(&'.') {
+                    1
+                } else if chars.get(j) == Some(&'-') && chars.get(j + 1) == Some(&'>') {
+                    2
+                } else {
+                    break;
+                };
+                let mut k = j + op;
+                while k < chars.len() && chars[k] == ' ' {
+                    k += 1;
+                }
+                if !chars
+                    .get(k)
+                    .is_some_and(|c| c.is_ascii_alphabetic() || *c == '_')
+                {
+                    break;
+                }
+                while k < chars.len() && (chars[k].is_ascii_alphanumeric() || chars[k] == '_') {
+                    k += 1;
+                }
+                i = k;
+            }
+            let name: String = chars[start..i].iter().filter(|c| **c != ' ').collect();
+            out.push(Token::Ident(name));
         } else if "+-*/%()".contains(c) {
             out.push(Token::Op(c));
             i += 1;
@@ -365,6 +397,14 @@ mod tests {
         let set = Macros::for_program(&["N=100".into()], &program).unwrap();
         assert_eq!(set.eval("BOUND(N, n)").unwrap(), 100);
         assert!(m.eval("n").unwrap_err().contains("--set n="));
+    }
+
+    #[test]
+    fn struct_members_are_values_set_on_the_command_line() {
+        let m = m(&["p->mrows=17", "s . n=4"], "");
+        assert_eq!(m.eval("p -> mrows * s.n - 1").unwrap(), 67);
+        let e = m.eval("p->mcols").unwrap_err();
+        assert!(e.contains("--set p->mcols="), "{e}");
     }
 
     #[test]

@@ -208,6 +208,24 @@ pub fn lookup(name: &str, at: Node, tree: &Tree, source: &str, types: &Types) ->
     best.map(|(_, info)| info)
 }
 
+/// The name of a function declarator among the declarations before `at` in
+/// its function whose first argument is `name` (`POLYBENCH_2D(A, ...)`, read
+/// as a function declarator when the macro is unknown).
+fn unknown_declaration_macro<'s>(name: &str, at: Node, source: &'s str) -> Option<&'s str> {
+    let f = enclosing_function(at)?;
+    descendants(f)
+        .into_iter()
+        .filter(|d| d.kind() == "function_declarator" && d.start_byte() < at.start_byte())
+        .find_map(|d| {
+            let params = d.child_by_field_name("parameters")?;
+            let first = named_children(params).into_iter().next()?;
+            (crate::front::cst::text(first, source).trim() == name)
+                .then(|| d.child_by_field_name("declarator"))
+                .flatten()
+                .map(|callee| crate::front::cst::text(callee, source))
+        })
+}
+
 /// The function definition that contains `node`.
 pub fn enclosing_function(node: Node) -> Option<Node> {
     let mut func = node.parent();
@@ -307,11 +325,21 @@ fn find_declaration(
         member_declaration(named, pragma, tree, source, types)?
     } else {
         lookup(&named.name, pragma, tree, source, types).ok_or_else(|| {
+            let help = match unknown_declaration_macro(&named.name, pragma, source) {
+                Some(m) => format!(
+                    "`{}` looks declared through `{m}(...)`, which is not a macro tpace knows: \
+                     give the folder of the header that defines it with -I DIR (and the -D \
+                     options you compile with)",
+                    named.name
+                ),
+                None => "declare the array in this function or at file scope, before the time loop"
+                    .to_string(),
+            };
             Diagnostic::new(
                 named.span.clone(),
                 format!("cannot find the declaration of `{}`", named.name),
                 "not declared before the pipeline",
-                "declare the array in this function or at file scope, before the time loop",
+                help,
             )
         })?
     };
