@@ -7,6 +7,7 @@ use tpace::back::Target;
 use tpace::driver::run::{Params, Toolchain};
 use tpace::driver::{self, Failure};
 use tpace::plan::Schedule;
+use tpace::text::shell_word;
 
 /// Turn sequential C stencil codes with `#pragma tpace` directives into
 /// out-of-core accelerator programs with temporal blocking.
@@ -39,14 +40,15 @@ impl CFlags {
         }
     }
 
-    /// A build line with these options after its compiler's name.
+    /// A build line with these options after its compiler's name (quoted for
+    /// the shell where they need it).
     fn with_flags(&self, line: &str) -> String {
         let mut flags: Vec<String> = self
             .include
             .iter()
-            .map(|d| format!("-I {}", d.display()))
+            .map(|d| format!("-I {}", shell_word(&d.display().to_string())))
             .collect();
-        flags.extend(self.define.iter().map(|d| format!("-D{d}")));
+        flags.extend(self.define.iter().map(|d| shell_word(&format!("-D{d}"))));
         match line.split_once(' ') {
             Some((cc, rest)) if !flags.is_empty() => format!("{cc} {} {rest}", flags.join(" ")),
             _ => line.to_string(),

@@ -109,7 +109,10 @@ impl FixtureFlags {
     pub fn printed(&self) -> String {
         let mut out = String::new();
         for dir in &self.include_dirs {
-            out.push_str(&format!("-I {} ", tpace::text::shell_word(&dir.display().to_string())));
+            out.push_str(&format!(
+                "-I {} ",
+                tpace::text::shell_word(&dir.display().to_string())
+            ));
         }
         for d in &self.defines {
             out.push_str(&format!("{} ", tpace::text::shell_word(&format!("-D{d}"))));
