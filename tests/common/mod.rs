@@ -171,6 +171,16 @@ pub fn fixture_flags(path: &Path) -> FixtureFlags {
     flags
 }
 
+/// Compile `text`, a version of the test program at `path` (a rewrite of its
+/// layout, say), with the macros and headers the preprocessor finds for the
+/// program itself under the flags its first line asks for.
+pub fn compile_text(path: &Path, text: &str) -> Result<Compiled, Vec<tpace::diag::Diagnostic>> {
+    let original = std::fs::read_to_string(path).unwrap_or_default();
+    let env = driver::Env::of_file(path, &original, &fixture_flags(path).options());
+    tpace::front::parse_with(&path.display().to_string(), text, &env)
+        .and_then(tpace::plan::compile_program)
+}
+
 /// Compile a test program with the flags its first line asks for.
 pub fn compile(path: &Path) -> Compiled {
     driver::compile_file_with(path, &fixture_flags(path).options())
