@@ -94,26 +94,37 @@ fn own_macro_names(source: &str) -> BTreeSet<String> {
         .collect()
 }
 
-/// `cc -E -dD` over the file; its output or why there is none.
+/// `cc -E -dD` over the file (`$CC` if set, else `cc`, else `gcc`); its
+/// output or why there is none.
 fn run(path: &Path, options: &Options) -> Result<String, String> {
-    let cc = std::env::var("CC")
-        .ok()
-        .filter(|c| !c.trim().is_empty())
-        .unwrap_or_else(|| "cc".into());
-    // `$CC` may carry flags of its own (`gcc -m64`).
-    let mut words = cc.split_whitespace();
-    let program = words.next().unwrap_or("cc");
-    let mut cmd = Command::new(program);
-    cmd.args(words)
-        .args(["-E", "-dD", "-std=gnu11"])
-        .args(options.defines.iter().map(|d| format!("-D{d}")));
-    for dir in &options.include_dirs {
-        cmd.arg("-I").arg(dir);
+    let set = std::env::var("CC").ok().filter(|c| !c.trim().is_empty());
+    let candidates = match &set {
+        Some(cc) => vec![cc.clone()],
+        None => vec!["cc".to_string(), "gcc".to_string()],
+    };
+    let mut last = String::new();
+    for cc in &candidates {
+        // `$CC` may carry flags of its own (`gcc -m64`).
+        let mut words = cc.split_whitespace();
+        let program = words.next().unwrap_or("cc");
+        let mut cmd = Command::new(program);
+        cmd.args(words)
+            .args(["-E", "-dD", "-std=gnu11"])
+            .args(options.defines.iter().map(|d| format!("-D{d}")));
+        for dir in &options.include_dirs {
+            cmd.arg("-I").arg(dir);
+        }
+        cmd.arg(path);
+        match cmd.output() {
+            Ok(out) => return output_of(program, path, out),
+            Err(e) => last = format!("cannot run the C preprocessor `{program}`: {e}"),
+        }
     }
-    cmd.arg(path);
-    let out = cmd
-        .output()
-        .map_err(|e| format!("cannot run the C preprocessor `{program}`: {e}"))?;
+    Err(last)
+}
+
+/// The preprocessor's output, or what it said went wrong.
+fn output_of(program: &str, path: &Path, out: std::process::Output) -> Result<String, String> {
     if !out.status.success() {
         let said = String::from_utf8_lossy(&out.stderr);
         let first = said
