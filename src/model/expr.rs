@@ -371,27 +371,26 @@ mod tests {
 
     #[test]
     fn the_programs_table_is_used_with_set_on_top() {
-        let src = "#include \"sizes.h\"\n#pragma tpace pipeline\n";
-        let program = Program {
-            path: "t.c".into(),
-            source: src.into(),
-            init: None,
-            pipelines: Vec::new(),
-            declarations: Vec::new(),
-            user_macros: Vec::new(),
-            macros: vec![
-                crate::ir::Macro {
-                    name: "N".into(),
-                    params: None,
-                    body: "40".into(),
-                },
-                crate::ir::Macro {
-                    name: "BOUND".into(),
-                    params: Some(vec!["x".into(), "y".into()]),
-                    body: "(x)".into(),
-                },
-            ],
-        };
+        // A program as the front end reads it, with the table a preprocessor
+        // would have listed (the header's N and a function-like bound).
+        let src = "float a[8];\nvoid f(int s)\n{\n    int t, x;\n\
+                   #pragma tpace pipeline targetinout(a) size([0:8]) halo([0:0])\n\
+                   for (t = 0; t < s; t++)\n\
+                   #pragma tpace loop dim(1)\n\
+                   for (x = 0; x < 8; x++)\n            a[x] = a[x] + 1.0f;\n}\n";
+        let mut program = crate::front::parse("t.c", src).expect("a valid program");
+        program.macros = vec![
+            crate::ir::Macro {
+                name: "N".into(),
+                params: None,
+                body: "40".into(),
+            },
+            crate::ir::Macro {
+                name: "BOUND".into(),
+                params: Some(vec!["x".into(), "y".into()]),
+                body: "(x)".into(),
+            },
+        ];
         let m = Macros::for_program(&[], &program).unwrap();
         assert_eq!(m.eval("BOUND(N, n) - 2").unwrap(), 38);
         let set = Macros::for_program(&["N=100".into()], &program).unwrap();
