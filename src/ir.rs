@@ -36,6 +36,21 @@ pub struct Program {
     /// includes with quotes, or on the command line): generated code that the user's
     /// macros could rewrite is compiled with these set aside.
     pub user_macros: Vec<String>,
+    /// Every macro defined at the end of the file as the C preprocessor saw it
+    /// (the headers' and the command line's too; only the file's own lines
+    /// when no preprocessor ran): what the model evaluates `size` extents with.
+    pub macros: Vec<Macro>,
+}
+
+/// A `#define`, as the C preprocessor listed it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Macro {
+    /// Its name.
+    pub name: String,
+    /// Parameter names of a function-like macro; `None` for an object-like one.
+    pub params: Option<Vec<String>>,
+    /// The replacement text.
+    pub body: String,
 }
 
 /// The function `main`.

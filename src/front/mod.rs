@@ -5,15 +5,26 @@
 //! [`poly`].
 
 pub mod cst;
+pub mod macros;
 pub mod poly;
 pub mod pragmas;
+pub mod preprocess;
 pub mod tpace;
+pub mod types;
 
 use crate::diag::{DiagResult, Diagnostic};
 use crate::ir::Program;
+use preprocess::Env;
 
-/// Parse a C file and lower its annotated time loops to the IR.
+/// Parse a C file and lower its annotated time loops to the IR, with the
+/// macros its own `#define` lines give (no preprocessor is run).
 pub fn parse(path: &str, source: &str) -> DiagResult<Program> {
+    parse_with(path, source, &Env::from_source(source, &Default::default()))
+}
+
+/// Parse a C file and lower its annotated time loops to the IR, with what the
+/// C preprocessor said about its macros and headers (see [`preprocess::Env`]).
+pub fn parse_with(path: &str, source: &str, env: &Env) -> DiagResult<Program> {
     let lines = pragmas::scan(source);
     // Pragma lines are not statements: blanked out, braceless nests parse as C means them.
     let blanked = pragmas::blank(source, &lines);
@@ -30,7 +41,7 @@ pub fn parse(path: &str, source: &str) -> DiagResult<Program> {
             "use the `#pragma tpace` directives (init, pipeline, loop dim(d)) described in the README",
         )]);
     }
-    let mut program = tpace::lower(path, source, &tree, &blanked, &lines)?;
+    let mut program = tpace::lower(path, source, &tree, &blanked, &lines, env)?;
     program.declarations = declarations(source, &tree);
     program.main = main_function(source, &tree);
     Ok(program)

@@ -71,7 +71,7 @@ pub fn plan_report(
 ) -> Result<String, String> {
     let started = Instant::now();
     let machine = Machine::from_profile(profile)?;
-    let macros = Macros::new(&request.set, &unit.program.source)?;
+    let macros = Macros::for_program(&request.set, unit.program)?;
     let extents = workload::extents(unit, &macros)?;
     let steps = match request.steps {
         Some(s) => s,

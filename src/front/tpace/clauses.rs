@@ -171,6 +171,54 @@ fn unknown_clause(clause: &Named, help: &str) -> Diagnostic {
     )
 }
 
+/// An array name as a clause lists it: an identifier (`a`) or a member
+/// expression of identifiers (`p->m`, `s.u`, `s.in->v`), returned without
+/// blanks; `None` for anything else.
+pub fn array_name(text: &str) -> Option<String> {
+    let compact: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut out = String::new();
+    let mut rest = compact.as_str();
+    loop {
+        let rest_trim = rest.trim_start();
+        let len = rest_trim
+            .char_indices()
+            .find(|&(i, c)| !(c == '_' || c.is_ascii_alphabetic() || (i > 0 && c.is_ascii_digit())))
+            .map_or(rest_trim.len(), |(i, _)| i);
+        if len == 0 {
+            return None;
+        }
+        out.push_str(&rest_trim[..len]);
+        rest = rest_trim[len..].trim_start();
+        if rest.is_empty() {
+            return Some(out);
+        }
+        let op = if rest.starts_with("->") {
+            "->"
+        } else if rest.starts_with('.') {
+            "."
+        } else {
+            return None;
+        };
+        out.push_str(op);
+        rest = &rest[op.len()..];
+    }
+}
+
+/// Whether C `text` mentions the array `name`: an identifier as a word, a
+/// member expression (`p->m`) as a whole (not `p->mrows`, not `q->p->m`).
+pub fn mentions_name(text: &str, name: &str) -> bool {
+    if !name.contains(['.', '-']) {
+        return crate::text::mentions(text, name);
+    }
+    let compact: String = text.split_whitespace().collect();
+    let ident = |c: char| c == '_' || c.is_ascii_alphanumeric();
+    compact.match_indices(name).any(|(at, m)| {
+        let before = compact[..at].chars().next_back();
+        let after = compact[at + m.len()..].chars().next();
+        before.is_none_or(|c| !ident(c) && c != '.' && c != '>') && after.is_none_or(|c| !ident(c))
+    })
+}
+
 /// A position in the pragma text.
 struct Cursor<'a> {
     text: &'a str,
@@ -290,19 +338,17 @@ impl Cursor<'_> {
             let lead = part.len() - part.trim_start().len();
             let name = part.trim();
             let at = start + offset + lead;
-            let valid = !name.is_empty()
-                && name.chars().all(|c| c == '_' || c.is_ascii_alphanumeric())
-                && !name.starts_with(|c: char| c.is_ascii_digit());
-            if !valid {
+            let Some(normal) = array_name(name) else {
                 return Err(Diagnostic::new(
                     at..at + name.len().max(1),
                     format!("`{name}` is not an array name"),
-                    "expected an identifier",
-                    "list array names separated by commas, e.g. targetinout(a, work)",
+                    "expected an identifier or a member expression",
+                    "list array names separated by commas, e.g. targetinout(a, work); an array \
+                     held in a struct is named by its member, e.g. targetinout(p->m, s.u)",
                 ));
-            }
+            };
             names.push(Named {
-                name: name.to_string(),
+                name: normal,
                 span: at..at + name.len(),
             });
             offset += part.len() + 1;
@@ -386,6 +432,29 @@ mod tests {
         let e = parse_directive("tpace pipeline targetinout(a) sizes([0:X])", 10).unwrap_err();
         assert_eq!(e.message, "unknown clause `sizes`");
         assert_eq!(e.span, 40..45);
+    }
+
+    #[test]
+    fn member_expressions_are_array_names() {
+        let text =
+            "tpace pipeline targetinout(p->m, wrk2 -> m) targetin(s.u, a) size([0:N]) halo([1:1])";
+        let Directive::Pipeline(c) = parse_directive(text, 0).unwrap() else {
+            panic!("not a pipeline")
+        };
+        let names: Vec<_> = c
+            .targetinout
+            .iter()
+            .chain(&c.targetin)
+            .map(|n| n.name.as_str())
+            .collect();
+        assert_eq!(names, ["p->m", "wrk2->m", "s.u", "a"]);
+        assert_eq!(&text[c.targetinout[1].span.clone()], "wrk2 -> m");
+        for bad in ["p->", "p->m[0]", "*p", "p-m", "1a", "p..m"] {
+            assert_eq!(array_name(bad), None, "{bad}");
+        }
+        assert!(mentions_name("x = p -> m[3];", "p->m"));
+        assert!(!mentions_name("x = p->mrows + q->p->m[0];", "p->m"));
+        assert!(mentions_name("a[i] + 1", "a") && !mentions_name("ab[i]", "a"));
     }
 
     #[test]

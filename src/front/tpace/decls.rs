@@ -3,9 +3,12 @@
 
 use super::clauses::{Named, PipelineClauses};
 use crate::diag::{DiagResult, Diagnostic};
-use crate::front::cst::{descendants, named_children, text};
+use crate::front::cst::{descendants, named_children};
+use crate::front::types::{DeclInfo, Types, declarators, expand_declarator, field};
 use crate::ir::{Array, ElemType, Grid, Intent, Layout, LayoutCheck, Span};
 use tree_sitter::{Node, Tree};
+
+pub use crate::front::types::declared_name;
 
 /// Most components a component array may declare (`a[C][..]`).
 const MAX_COMPONENTS: u32 = 64;
@@ -21,6 +24,7 @@ pub fn listed_arrays(
     tree: &Tree,
     source: &str,
     grid: &Grid,
+    types: &Types,
 ) -> DiagResult<Vec<Array>> {
     let rank = grid.rank();
     let listed = clauses
@@ -48,9 +52,10 @@ pub fn listed_arrays(
             ));
             continue;
         }
-        let found = find_declaration(named, at, tree, source).and_then(|(elem, layout, decl)| {
-            Ok((elem, layout, components(named, layout, decl, rank, source)?))
-        });
+        let found =
+            find_declaration(named, at, tree, source, types).and_then(|(elem, layout, decl)| {
+                Ok((elem, layout, components(named, layout, &decl, rank, types)?))
+            });
         match found {
             Ok((elem, layout, count)) => {
                 let each: Vec<Option<u32>> = match count {
@@ -167,6 +172,60 @@ pub fn find_decl<'t>(
     candidates.last().copied()
 }
 
+/// What the declaration of `name` visible at the pipeline says, including a
+/// parameter or variable declared through a declaration macro
+/// (`DATA_TYPE POLYBENCH_2D(A,N,N,n,n)`, which the C grammar reads as a
+/// function declarator named `POLYBENCH_2D`).
+pub fn lookup(name: &str, at: Node, tree: &Tree, source: &str, types: &Types) -> Option<DeclInfo> {
+    let direct = find_decl(name, at, tree, source);
+    let mut best = direct.map(|(d, decl)| (d.start_byte(), DeclInfo::of(d, decl, source)));
+    let consider = |best: &mut Option<(usize, DeclInfo)>, d: Node| {
+        for decl in declarators(d) {
+            if let Some((n, info)) = expand_declarator(d, decl, source, types.macros)
+                && n == name
+                && best.as_ref().is_none_or(|(b, _)| *b <= d.start_byte())
+            {
+                *best = Some((d.start_byte(), info));
+            }
+        }
+    };
+    if let Some(f) = enclosing_function(at) {
+        for d in descendants(f) {
+            let is_decl = matches!(d.kind(), "declaration" | "parameter_declaration");
+            if is_decl && d.start_byte() < at.start_byte() {
+                consider(&mut best, d);
+            }
+        }
+    }
+    if best.is_none() {
+        for d in named_children(tree.root_node())
+            .into_iter()
+            .filter(|d| d.kind() == "declaration")
+        {
+            consider(&mut best, d);
+        }
+    }
+    best.map(|(_, info)| info)
+}
+
+/// The name of a function declarator among the declarations before `at` in
+/// its function whose first argument is `name` (`POLYBENCH_2D(A, ...)`, read
+/// as a function declarator when the macro is unknown).
+fn unknown_declaration_macro<'s>(name: &str, at: Node, source: &'s str) -> Option<&'s str> {
+    let f = enclosing_function(at)?;
+    descendants(f)
+        .into_iter()
+        .filter(|d| d.kind() == "function_declarator" && d.start_byte() < at.start_byte())
+        .find_map(|d| {
+            let params = d.child_by_field_name("parameters")?;
+            let first = named_children(params).into_iter().next()?;
+            (crate::front::cst::text(first, source).trim() == name)
+                .then(|| d.child_by_field_name("declarator"))
+                .flatten()
+                .map(|callee| crate::front::cst::text(callee, source))
+        })
+}
+
 /// The function definition that contains `node`.
 pub fn enclosing_function(node: Node) -> Option<Node> {
     let mut func = node.parent();
@@ -179,38 +238,24 @@ pub fn enclosing_function(node: Node) -> Option<Node> {
     None
 }
 
-/// The C type of a plain scalar variable `name` (`int`, `float`, `long`, a typedef
-/// name, ...), or `None` if it is not declared as one where the pipeline sees it.
-pub fn scalar_type(name: &str, pragma: Node, tree: &Tree, source: &str) -> Option<String> {
-    let (decl, declarator) = find_decl(name, pragma, tree, source)?;
+/// The C type of a plain scalar variable `name` as generated code should
+/// declare it (`int`, `float`, a typedef or macro resolved to the arithmetic
+/// type it names, else the user's text), or `None` if it is not declared as
+/// one where the pipeline sees it.
+pub fn scalar_type(
+    name: &str,
+    at: Node,
+    tree: &Tree,
+    source: &str,
+    types: &Types,
+) -> Option<String> {
+    let (decl, declarator) = find_decl(name, at, tree, source)?;
     if declarator.kind() != "identifier" {
         return None;
     }
     let ty = decl.child_by_field_name("type")?;
     // Keep `unsigned long` and the like whole; drop storage class and qualifiers.
-    Some(text(ty, source).to_string())
-}
-
-/// Number of subscripts a declarator takes: `a[X][Y]` 2, `(*a)[Y]` 2, `*a` 1.
-pub fn declared_depth(mut node: Node) -> usize {
-    let mut depth = 0;
-    loop {
-        match node.kind() {
-            "array_declarator" | "pointer_declarator" => depth += 1,
-            "parenthesized_declarator" => match node.named_child(0) {
-                Some(n) => {
-                    node = n;
-                    continue;
-                }
-                None => return depth,
-            },
-            _ => return depth,
-        }
-        match node.child_by_field_name("declarator") {
-            Some(n) => node = n,
-            None => return depth,
-        }
-    }
+    Some(types.scalar_text(crate::front::cst::text(ty, source)))
 }
 
 /// `Some(C)` if `decl` declares a component array `T a[C][..]` (one dimension
@@ -219,11 +264,11 @@ pub fn declared_depth(mut node: Node) -> usize {
 fn components(
     named: &Named,
     layout: Layout,
-    decl: Node,
+    decl: &DeclInfo,
     rank: usize,
-    source: &str,
+    types: &Types,
 ) -> Result<Option<u32>, Diagnostic> {
-    if declared_depth(decl) != rank + 1 || layout == Layout::Flat {
+    if decl.depth != rank + 1 || layout == Layout::Flat {
         return Ok(None);
     }
     let refuse = |what: String, label: &str| {
@@ -245,23 +290,18 @@ fn components(
         return Err(refuse(
             format!(
                 "`{}` is declared as `{}`, a pointer with one dimension more than `size`",
-                named.name,
-                text(decl, source)
+                named.name, decl.declarator
             ),
             "component array tpace can not address",
         ));
     }
-    // The first dimension is the innermost array declarator's size.
-    let mut first = decl;
-    while let Some(inner) = first
-        .child_by_field_name("declarator")
-        .filter(|d| d.kind() == "array_declarator")
-    {
-        first = inner;
-    }
-    let count = first
-        .child_by_field_name("size")
-        .and_then(|s| text(s, source).trim().parse::<u32>().ok())
+    // The first dimension's size, a number or a macro that expands to one.
+    let count = decl
+        .first_dim
+        .as_deref()
+        .and_then(|s| types.macros.expand(s))
+        .and_then(|s| crate::front::macros::integer(s.trim()))
+        .and_then(|c| u32::try_from(c).ok())
         .filter(|c| (1..=MAX_COMPONENTS).contains(c));
     count.map(Some).ok_or_else(|| {
         refuse(
@@ -274,99 +314,163 @@ fn components(
     })
 }
 
-fn find_declaration<'t>(
+fn find_declaration(
     named: &Named,
-    pragma: Node<'t>,
-    tree: &'t Tree,
+    pragma: Node,
+    tree: &Tree,
     source: &str,
-) -> Result<(ElemType, Layout, Node<'t>), Diagnostic> {
-    let Some((decl, declarator)) = find_decl(&named.name, pragma, tree, source) else {
-        return Err(Diagnostic::new(
-            named.span.clone(),
-            format!("cannot find the declaration of `{}`", named.name),
-            "not declared before the pipeline",
-            "declare the array in this function or at file scope, before the time loop",
-        ));
-    };
-    let ty = decl
-        .child_by_field_name("type")
-        .map(|t| text(t, source))
-        .unwrap_or("");
-    let elem = match ty {
-        "float" => ElemType::Float,
-        "double" => ElemType::Double,
-        other => {
-            return Err(Diagnostic::new(
-                named.span.clone(),
-                format!("`{}` has element type `{other}`", named.name),
-                "declared with an unsupported type",
-                "tpace pipelines arrays of `float` or `double`",
-            ));
-        }
-    };
-    layout_of(declarator)
-        .ok_or_else(|| {
+    types: &Types,
+) -> Result<(ElemType, Layout, DeclInfo), Diagnostic> {
+    let info = if named.name.contains(['.', '-']) {
+        member_declaration(named, pragma, tree, source, types)?
+    } else {
+        lookup(&named.name, pragma, tree, source, types).ok_or_else(|| {
+            let help = match unknown_declaration_macro(&named.name, pragma, source) {
+                Some(m) => format!(
+                    "`{}` looks declared through `{m}(...)`, which is not a macro tpace knows: \
+                     give the folder of the header that defines it with -I DIR (and the -D \
+                     options you compile with)",
+                    named.name
+                ),
+                None => "declare the array in this function or at file scope, before the time loop"
+                    .to_string(),
+            };
             Diagnostic::new(
                 named.span.clone(),
-                format!(
-                    "`{}` is declared as `{}`, which is not a grid array",
-                    named.name,
-                    text(declarator, source)
-                ),
-                "unsupported declaration",
-                "declare it as `T a[X][Y]`, `T (*a)[Y]` or a flat `T *a`",
+                format!("cannot find the declaration of `{}`", named.name),
+                "not declared before the pipeline",
+                help,
             )
-        })
-        .map(|layout| (elem, layout, declarator))
+        })?
+    };
+    let elem = types.elem(&info.ty).map_err(|resolved| {
+        let shown = if resolved == info.ty.trim() {
+            format!("`{resolved}`")
+        } else {
+            format!("`{}` (`{resolved}`)", info.ty.trim())
+        };
+        Diagnostic::new(
+            named.span.clone(),
+            format!("`{}` has element type {shown}", named.name),
+            "declared with an unsupported type",
+            "tpace pipelines arrays of `float` or `double` (directly, or through a typedef or a macro)",
+        )
+    })?;
+    let layout = info.layout.ok_or_else(|| {
+        Diagnostic::new(
+            named.span.clone(),
+            format!(
+                "`{}` is declared as `{}`, which is not a grid array",
+                named.name, info.declarator
+            ),
+            "unsupported declaration",
+            "declare it as `T a[X][Y]`, `T (*a)[Y]` or a flat `T *a`",
+        )
+    })?;
+    Ok((elem, layout, info))
 }
 
-/// The declarators of a declaration, with initialisers unwrapped.
-fn declarators(decl: Node) -> Vec<Node> {
-    let mut cursor = decl.walk();
-    decl.children_by_field_name("declarator", &mut cursor)
-        .map(|d| {
-            if d.kind() == "init_declarator" {
-                d.child_by_field_name("declarator").unwrap_or(d)
-            } else {
-                d
+/// The declaration of the field a member expression names (`p->m`, `s.u`):
+/// the variable's struct type, through typedefs and macros, then each field's.
+fn member_declaration(
+    named: &Named,
+    pragma: Node,
+    tree: &Tree,
+    source: &str,
+    types: &Types,
+) -> Result<DeclInfo, Diagnostic> {
+    let err = |message: String, label: &str, help: String| {
+        Diagnostic::new(named.span.clone(), message, label, help)
+    };
+    let (base, steps) = member_steps(&named.name);
+    let mut info = lookup(base, pragma, tree, source, types).ok_or_else(|| {
+        err(
+            format!("cannot find the declaration of `{base}`"),
+            "not declared before the pipeline",
+            format!("declare `{base}` in this function or at file scope, before the time loop"),
+        )
+    })?;
+    let mut shown = base.to_string();
+    for (op, name) in steps {
+        let Some((fields, typedef_pointers, tag)) = types.struct_of(&info.ty) else {
+            return Err(err(
+                format!(
+                    "`{shown}` is not a struct: it is declared as `{} {}`",
+                    info.ty.trim(),
+                    info.declarator
+                ),
+                "no field to name",
+                format!(
+                    "name an array held in a struct, e.g. `{shown}{op}{name}` with `{shown}` a \
+                     struct or a pointer to one"
+                ),
+            ));
+        };
+        let pointers = if info.pointer {
+            typedef_pointers + 1
+        } else if info.plain {
+            typedef_pointers
+        } else {
+            usize::MAX
+        };
+        match (op, pointers) {
+            ("->", 1) | (".", 0) => {}
+            ("->", 0) => {
+                return Err(err(
+                    format!("`{shown}` is a `{tag}`, not a pointer to one"),
+                    "`->` on a struct",
+                    format!("write `{shown}.{name}`"),
+                ));
             }
-        })
-        .collect()
-}
-
-/// The identifier a declarator declares.
-pub fn declared_name<'s>(mut node: Node, source: &'s str) -> Option<&'s str> {
-    loop {
-        match node.kind() {
-            "identifier" => return Some(text(node, source)),
-            "parenthesized_declarator" => node = node.named_child(0)?,
-            _ => node = node.child_by_field_name("declarator")?,
+            (".", 1) => {
+                return Err(err(
+                    format!("`{shown}` is a pointer to a `{tag}`"),
+                    "`.` on a pointer",
+                    format!("write `{shown}->{name}`"),
+                ));
+            }
+            _ => {
+                return Err(err(
+                    format!(
+                        "`{shown}` is declared as `{} {}`, not as a struct or a pointer to one",
+                        info.ty.trim(),
+                        info.declarator
+                    ),
+                    "member of what?",
+                    "tpace takes arrays held in a struct variable or behind a pointer to one"
+                        .to_string(),
+                ));
+            }
         }
+        info = field(fields, name).map_err(|all| {
+            let list: Vec<String> = all.iter().map(|f| format!("`{f}`")).collect();
+            err(
+                format!("`{tag}` has no field `{name}`"),
+                "no such field",
+                if list.is_empty() {
+                    format!("`{tag}` declares no fields tpace can read")
+                } else {
+                    format!("its fields are {}", list.join(", "))
+                },
+            )
+        })?;
+        shown = format!("{shown}{op}{name}");
     }
+    Ok(info)
 }
 
-fn layout_of(declarator: Node) -> Option<Layout> {
-    match declarator.kind() {
-        "pointer_declarator" => {
-            let inner = declarator.child_by_field_name("declarator")?;
-            (inner.kind() == "identifier").then_some(Layout::Flat)
-        }
-        "array_declarator" => {
-            let mut inner = declarator;
-            while inner.kind() == "array_declarator" {
-                inner = inner.child_by_field_name("declarator")?;
-            }
-            match inner.kind() {
-                "identifier" => Some(Layout::Static),
-                "parenthesized_declarator" => {
-                    let ptr = inner.named_child(0)?;
-                    let id = ptr.child_by_field_name("declarator")?;
-                    (ptr.kind() == "pointer_declarator" && id.kind() == "identifier")
-                        .then_some(Layout::PointerToArray)
-                }
-                _ => None,
-            }
-        }
-        _ => None,
+/// `p->m` -> (`p`, [(`->`, `m`)]); the name is as [`super::clauses::array_name`] returns it.
+fn member_steps(name: &str) -> (&str, Vec<(&str, &str)>) {
+    let mut steps = Vec::new();
+    let end = name.find(['.', '-']).unwrap_or(name.len());
+    let base = &name[..end];
+    let mut rest = &name[end..];
+    while !rest.is_empty() {
+        let op = if rest.starts_with("->") { "->" } else { "." };
+        rest = &rest[op.len()..];
+        let end = rest.find(['.', '-']).unwrap_or(rest.len());
+        steps.push((op, &rest[..end]));
+        rest = &rest[end..];
     }
+    (base, steps)
 }

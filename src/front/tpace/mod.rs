@@ -5,6 +5,7 @@ pub mod calls;
 pub mod clauses;
 mod context;
 mod decls;
+pub mod flat;
 mod host;
 mod loops;
 mod reductions;
@@ -14,6 +15,8 @@ mod subscripts;
 use crate::diag::{DiagResult, Diagnostic};
 use crate::front::cst::{body_items, span};
 use crate::front::pragmas::{self, PragmaLine};
+use crate::front::preprocess::Env;
+use crate::front::types::Types;
 use crate::ir::{
     Array, Extent, Grid, Halo, HostStatement, MAX_HALO, Pipeline, Program, Span, Sweep, TimeLoop,
 };
@@ -43,14 +46,17 @@ pub fn is_tpace_pragma(arg: &str) -> bool {
 
 /// Lower a C file with tpace directives to a [`Program`]. `tree` is the parse
 /// of the file with its pragma lines blanked out (`pragmas`, see
-/// [`crate::front::pragmas`]); `source` is the file as written.
+/// [`crate::front::pragmas`]); `source` is the file as written; `env` what the
+/// preprocessor says about its macros and headers.
 pub fn lower(
     path: &str,
     source: &str,
     tree: &tree_sitter::Tree,
     blanked: &str,
     pragmas: &[PragmaLine],
+    env: &Env,
 ) -> DiagResult<Program> {
+    let types = Types::new(env, tree, source);
     let mut found = Vec::new();
     let mut errors = Vec::new();
     for line in pragmas.iter().filter(|p| is_tpace_pragma(&p.arg)) {
@@ -99,7 +105,7 @@ pub fn lower(
         let Directive::Pipeline(clauses) = &f.directive else {
             unreachable!("filtered to pipelines above")
         };
-        match lower_pipeline(path, source, tree, &found, f, clauses, *time_loop) {
+        match lower_pipeline(path, source, tree, &found, f, clauses, *time_loop, &types) {
             Ok(p) => lowered.push(p),
             Err(d) => errors.extend(d),
         }
@@ -114,7 +120,21 @@ pub fn lower(
         pipelines: lowered,
         declarations: Vec::new(),
         main: None,
-        user_macros: scalars::macro_names(tree, source).into_iter().collect(),
+        user_macros: scalars::macro_names(tree, source)
+            .into_iter()
+            .chain(env.user_macros.iter().cloned())
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect(),
+        macros: env
+            .macros
+            .iter()
+            .map(|(name, m)| crate::ir::Macro {
+                name: name.clone(),
+                params: m.params.clone(),
+                body: m.body.clone(),
+            })
+            .collect(),
     })
 }
 
@@ -224,6 +244,7 @@ fn init_line(
 }
 
 /// Lower one pipelined time loop.
+#[allow(clippy::too_many_arguments)]
 fn lower_pipeline(
     path: &str,
     source: &str,
@@ -232,9 +253,18 @@ fn lower_pipeline(
     pipeline: &Found,
     clauses: &PipelineClauses,
     time_loop: Node,
+    types: &Types,
 ) -> DiagResult<Pipeline> {
     let (grid, halo) = grid_and_halo(clauses, pipeline.span())?;
-    let arrays = decls::listed_arrays(clauses, pipeline.span(), time_loop, tree, source, &grid)?;
+    let arrays = decls::listed_arrays(
+        clauses,
+        pipeline.span(),
+        time_loop,
+        tree,
+        source,
+        &grid,
+        types,
+    )?;
     let mut time = loops::time_loop(time_loop, source)?;
     let ctx = context::Context {
         grid: &grid,
@@ -243,11 +273,14 @@ fn lower_pipeline(
         source,
         tree,
         at: time_loop,
+        types,
     };
     if let Err(mut jumps) = loops::forbid_jumps(time_loop, source) {
         // A jump under a test of a reduction is a convergence test: say so.
-        if let Ok((mut body, _)) = lower_body(time_loop, &ctx, found) {
-            resolve_variables(&mut time, &mut body, &arrays, time_loop, tree, source);
+        if let Ok((mut body, _, _)) = lower_body(time_loop, &ctx, found) {
+            resolve_variables(
+                &mut time, &mut body, &arrays, time_loop, tree, source, types,
+            );
             let reductions = reductions::find(&mut body, tree, source);
             for d in &mut jumps {
                 host::convergence_test(d, &reductions, time_loop, tree, source);
@@ -255,11 +288,23 @@ fn lower_pipeline(
         }
         return Err(jumps);
     }
-    let (mut body, host) = lower_body(time_loop, &ctx, found)?;
+    let (mut body, host, flats) = lower_body(time_loop, &ctx, found)?;
+    let arrays = resolve_flat(arrays, &mut body, &flats, &grid, types)?;
     let arrays = drop_unused_components(arrays, &mut body);
-    resolve_variables(&mut time, &mut body, &arrays, time_loop, tree, source);
+    resolve_variables(
+        &mut time, &mut body, &arrays, time_loop, tree, source, types,
+    );
     let reductions = reductions::find(&mut body, tree, source);
-    host::check(&host, &body, &reductions, &arrays, &time, tree, source)?;
+    host::check(
+        &host,
+        &body,
+        &reductions,
+        &arrays,
+        &time,
+        tree,
+        source,
+        types.macros,
+    )?;
     let bodies: Vec<Span> = body.iter().map(|s| s.body.clone()).collect();
     calls::check(&bodies, tree, source)?;
     let function = decls::enclosing_function(time_loop).map_or(0..0, span);
@@ -278,6 +323,50 @@ fn lower_pipeline(
         reductions,
         asynchronous: clauses.asynchronous,
     })
+}
+
+/// The flat arrays with what their accesses say: layout checks, components
+/// (see [`flat::resolve`]).
+fn resolve_flat(
+    arrays: Vec<Array>,
+    body: &mut [Sweep],
+    flats: &[flat::FlatAccess],
+    grid: &Grid,
+    types: &Types,
+) -> DiagResult<Vec<Array>> {
+    if flats.is_empty() {
+        return Ok(arrays);
+    }
+    // As written, and with macros expanded: a stride is the grid's if it is either.
+    let read = |expand: bool| -> Option<Vec<crate::front::poly::Poly>> {
+        grid.dims
+            .iter()
+            .map(|d| {
+                let text = if expand {
+                    types.macros.expand(&d.n)?
+                } else {
+                    d.n.clone()
+                };
+                subscripts::poly_of_text(&text)
+            })
+            .collect::<Option<Vec<_>>>()
+            .filter(|e| flat::grid_strides(e).is_some())
+    };
+    let extents: Vec<Vec<crate::front::poly::Poly>> =
+        [read(false), read(true)].into_iter().flatten().collect();
+    if extents.is_empty() {
+        let f = &flats[0];
+        return Err(vec![Diagnostic::new(
+            f.span.clone(),
+            format!(
+                "cannot read the `size` extents to check the flat subscript of `{}`",
+                arrays[f.array].name
+            ),
+            "flat subscript",
+            "write `size` extents as integer expressions of constants, variables, members and macros",
+        )]);
+    }
+    flat::resolve(arrays, body, flats, grid, &extents)
 }
 
 /// The listed arrays without the components no sweep uses (they stay on the
@@ -315,15 +404,16 @@ fn resolve_variables(
     time_loop: Node,
     tree: &tree_sitter::Tree,
     source: &str,
+    types: &Types,
 ) {
     let type_of = |var: &str, declared: &Option<String>| {
         declared
-            .clone()
-            .or_else(|| decls::scalar_type(var, time_loop, tree, source))
+            .as_deref()
+            .map(|t| types.scalar_text(t))
+            .or_else(|| decls::scalar_type(var, time_loop, tree, source, types))
             .unwrap_or_else(|| "long".into())
     };
     time.var_type = type_of(&time.var, &time.declared_type);
-    let macros = scalars::macro_names(tree, source);
     let root = tree.root_node();
     for sweep in body {
         for l in &mut sweep.loops {
@@ -335,14 +425,18 @@ fn resolve_variables(
         let Some(node) = root.descendant_for_byte_range(sweep.body.start, sweep.body.end) else {
             continue;
         };
-        let step_spans: Vec<crate::ir::Span> =
-            sweep.step_values.iter().map(|v| v.span.clone()).collect();
+        let replaced: Vec<crate::ir::Span> = sweep
+            .step_values
+            .iter()
+            .map(|v| v.span.clone())
+            .chain(sweep.accesses.iter().map(|a| a.span.clone()))
+            .collect();
         let not_free = scalars::NotFree {
             bound: &bound,
-            step_values: &step_spans,
+            replaced: &replaced,
         };
         sweep.scalars =
-            scalars::free_scalars(node, &not_free, arrays, &macros, time_loop, tree, source);
+            scalars::free_scalars(node, &not_free, arrays, time_loop, tree, source, types);
     }
 }
 
@@ -423,17 +517,17 @@ fn grid_and_halo(clauses: &PipelineClauses, whole: Span) -> DiagResult<(Grid, Ve
     Ok((Grid { dims }, halos))
 }
 
-fn lower_body(
-    time_loop: Node,
-    ctx: &context::Context,
-    found: &[Found],
-) -> DiagResult<(Vec<Sweep>, Vec<HostStatement>)> {
+/// The sweeps and host statements of the time loop, and what the sweeps' flat accesses say.
+type Body = (Vec<Sweep>, Vec<HostStatement>, Vec<flat::FlatAccess>);
+
+fn lower_body(time_loop: Node, ctx: &context::Context, found: &[Found]) -> DiagResult<Body> {
     let source = ctx.source;
     let body = time_loop
         .child_by_field_name("body")
         .expect("a parsed for statement has a body");
     let mut sweeps = Vec::new();
     let mut host = Vec::new();
+    let mut flats = Vec::new();
     let mut errors = Vec::new();
     let loop_dim = found_loops(found);
     for item in body_items(body) {
@@ -448,7 +542,10 @@ fn lower_body(
             )),
             "for_statement" => match loop_dim(item) {
                 Some((dim, pragma)) => match loops::sweep(item, dim, pragma, ctx, &loop_dim) {
-                    Ok(s) => sweeps.push(s),
+                    Ok((s, f)) => {
+                        sweeps.push(s);
+                        flats.extend(f);
+                    }
                     Err(d) => errors.extend(d),
                 },
                 None => errors.push(loops::missing_dim(item, source)),
@@ -469,7 +566,7 @@ fn lower_body(
         ));
     }
     if errors.is_empty() {
-        Ok((sweeps, host))
+        Ok((sweeps, host, flats))
     } else {
         Err(errors)
     }
