@@ -1,6 +1,6 @@
 use super::*;
 use crate::model::profile::Profile;
-use crate::model::workload::ArrayLoad;
+use crate::model::workload::{ArrayLoad, Movement};
 
 pub(crate) fn h100() -> Machine {
     Machine::from_profile(&Profile::bundled("h100").unwrap()).unwrap()
@@ -17,11 +17,13 @@ pub(crate) fn jacobi(n: u64, plane: u64, steps: u64) -> Workload {
                 name: "work".into(),
                 elem_bytes: 4,
                 movement: Movement::Temporary,
+                unread: false,
             },
             ArrayLoad {
                 name: "a".into(),
                 elem_bytes: 4,
                 movement: Movement::InOut,
+                unread: false,
             },
         ],
         h_lo: 1,
@@ -51,11 +53,13 @@ fn stencil(n: u64, plane: u64, steps: u64, h: u64) -> Workload {
                 name: "u".into(),
                 elem_bytes: 8,
                 movement: Movement::InOut,
+                unread: false,
             },
             ArrayLoad {
                 name: "coef".into(),
                 elem_bytes: 4,
                 movement: Movement::In,
+                unread: false,
             },
         ],
         h_lo: h,
