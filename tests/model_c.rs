@@ -104,7 +104,8 @@ fn cases() -> Vec<Case> {
     });
     let w = Workload::from_unit(c.unit(0), &[20_000, 20_000], 512).unwrap();
     // Device bytes of one plane: both arrays and the swap's second buffer.
-    let plane = w.plane_bytes(|m| m.movement.on_device()) + u128::from(w.extra_bytes_per_point * w.plane);
+    let plane =
+        w.plane_bytes(|m| m.movement.on_device()) + u128::from(w.extra_bytes_per_point * w.plane);
     // 3 planes: nothing fits; 4 or 5: only naive (and mm at k = 1, which ties);
     // 6 and more: mmtb too.
     for planes in [3u128, 4, 5, 6, 7, 12, 40] {
@@ -328,8 +329,8 @@ fn without_tpace_variables_a_program_runs_the_plan_tpace_plan_prints() {
             if !target.fuses_steps() {
                 w = w.with_fusion(None, &c.program.pipelines[0].arrays);
             }
-            let per_plane =
-                w.plane_bytes(|m| m.movement.on_device()) + u128::from(w.extra_bytes_per_point * w.plane);
+            let per_plane = w.plane_bytes(|m| m.movement.on_device())
+                + u128::from(w.extra_bytes_per_point * w.plane);
             let grid = per_plane * u128::from(w.n);
             for cap in [None, Some(grid / 2), Some(grid / 7), Some(per_plane * 9)] {
                 let Ok(choice) = choose(&w, &h100, cap) else {

@@ -44,7 +44,8 @@
 //!
 //! Not built (taken as read): proving a full overwrite before the next read,
 //! following the array into a function it is passed to, and a later pipeline
-//! that rewrites it.
+//! that rewrites it. Not seen: a macro given on the compiler's command line
+//! (`-D`) or by a header outside the program that names the array.
 
 use crate::diag::line_col;
 use crate::front::{cst, pragmas};
@@ -174,6 +175,17 @@ impl<'t> File<'t> {
         }
         if storage == Storage::LocalPointer {
             self.allocated_only(decl, name)?;
+        }
+        // A function defined inside this one (a GNU C extension) could read a local
+        // under its own name.
+        if let Some(inner) = cst::descendants(function)
+            .into_iter()
+            .find(|n| n.kind() == "function_definition" && n.id() != function.id())
+        {
+            return Err(format!(
+                "line {}: a function is defined inside the pipeline's function",
+                self.line(inner.start_byte())
+            ));
         }
         let touching = if storage == Storage::FileStatic {
             self.touching(name)?
@@ -362,12 +374,10 @@ impl<'t> File<'t> {
     fn is_allocation(&self, value: Node) -> bool {
         let v = strip(value);
         match v.kind() {
-            "call_expression" => v.child_by_field_name("function").is_some_and(|f| {
-                matches!(self.text(f), "malloc" | "calloc" | "aligned_alloc")
-            }),
-            "identifier" => self.text(v) == "NULL",
-            "number_literal" => self.text(v) == "0",
-            _ => false,
+            "call_expression" => v
+                .child_by_field_name("function")
+                .is_some_and(|f| matches!(self.text(f), "malloc" | "calloc" | "aligned_alloc")),
+            _ => matches!(self.text(v), "NULL" | "0"),
         }
     }
 
@@ -423,10 +433,13 @@ impl<'t> File<'t> {
             "binary_expression" => match operator(parent, self.src) {
                 Some("&&" | "||") => Mention::NoData,
                 Some("==" | "!=") => {
-                    let other = [parent.child_by_field_name("left"), parent.child_by_field_name("right")]
-                        .into_iter()
-                        .flatten()
-                        .find(|n| n.id() != up.id());
+                    let other = [
+                        parent.child_by_field_name("left"),
+                        parent.child_by_field_name("right"),
+                    ]
+                    .into_iter()
+                    .flatten()
+                    .find(|n| n.id() != up.id());
                     if other.is_some_and(|o| matches!(self.text(strip(o)), "NULL" | "0")) {
                         Mention::NoData
                     } else {
@@ -825,7 +838,9 @@ fn in_declarator(n: Node) -> bool {
     let mut node = n;
     while let Some(parent) = node.parent() {
         match parent.kind() {
-            "function_declarator" | "pointer_declarator" | "array_declarator"
+            "function_declarator"
+            | "pointer_declarator"
+            | "array_declarator"
             | "parenthesized_declarator" => {
                 if parent.child_by_field_name("declarator").map(|d| d.id()) == Some(node.id())
                     || parent.kind() == "parenthesized_declarator"
@@ -934,4 +949,285 @@ fn strip(n: Node<'_>) -> Node<'_> {
 /// The operator token of an expression node.
 fn operator<'s>(n: Node, src: &'s str) -> Option<&'s str> {
     n.child_by_field_name("operator").map(|o| cst::text(o, src))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The Jacobi time loop over `w` and `a` (double, braceless nests).
+    const LOOP: &str = "\
+#pragma tpace pipeline targetinout(w, a) size([0:X][0:Y]) halo([1:1][1:1])
+    for (n = 0; n < steps; n++) {
+#pragma tpace loop dim(2)
+        for (x = 1; x < X - 1; x++)
+#pragma tpace loop dim(1)
+            for (y = 1; y < Y - 1; y++)
+                w[x][y] = (a[x - 1][y] + a[x + 1][y] + a[x][y - 1] + a[x][y + 1]) * 0.25;
+#pragma tpace loop dim(2)
+        for (x = 1; x < X - 1; x++)
+#pragma tpace loop dim(1)
+            for (y = 1; y < Y - 1; y++)
+                a[x][y] = w[x][y];
+    }
+";
+
+    /// The file `head` (declarations and functions), then `main` whose body is
+    /// `body` with `@` replaced by the time loop.
+    fn program(head: &str, body: &str) -> String {
+        format!(
+            "#include <stdio.h>\n#include <stdlib.h>\n#define X 20\n#define Y 12\n{head}\n\
+             int main(int argc, char **argv)\n{{\n    int n, x, y;\n    int steps = argc > 1 ? atoi(argv[1]) : 5;\n\
+             {}\n    return 0;\n}}\n",
+            body.replace('@', LOOP)
+        )
+    }
+
+    /// What the program does with `name` after its first pipeline.
+    fn verdict(source: &str, name: &str) -> After {
+        let program = crate::front::parse("t.c", source)
+            .unwrap_or_else(|d| panic!("does not parse: {d:?}\n{source}"));
+        crate::analysis::validate(&program).expect("valid");
+        let p = &program.pipelines[0];
+        let i = p
+            .arrays
+            .iter()
+            .position(|a| a.name == name)
+            .expect("listed");
+        liveness(&program, p).swap_remove(i)
+    }
+
+    fn assert_unread(source: &str, name: &str, how: &str) {
+        match verdict(source, name) {
+            After::Unread { how: h, .. } => assert!(h.contains(how), "`{h}` lacks `{how}`"),
+            After::Read(why) => panic!("`{name}` taken as read: {why}\n{source}"),
+        }
+    }
+
+    fn assert_read(source: &str, name: &str, why: &str) {
+        match verdict(source, name) {
+            After::Read(w) => assert!(w.contains(why), "`{w}` lacks `{why}`"),
+            After::Unread { how, .. } => panic!("`{name}` taken as unread ({how}):\n{source}"),
+        }
+    }
+
+    const STATICS: &str = "static double a[X][Y];\nstatic double w[X][Y];\n\
+        static double sum(void)\n{\n    double s = 0.0;\n    for (int i = 0; i < X; i++)\n        \
+        for (int j = 0; j < Y; j++)\n            s += a[i][j];\n    return s;\n}\n";
+
+    const LOCALS: &str = "    double (*a)[Y] = (double (*)[Y])malloc(sizeof(double[X][Y]));\n    \
+        double (*w)[Y] = malloc(sizeof *w * X);\n    if (a == NULL || !w)\n        return 1;\n    \
+        for (x = 0; x < X; x++)\n        for (y = 0; y < Y; y++)\n            a[x][y] = w[x][y] = x + y;\n";
+
+    #[test]
+    fn a_file_static_temporary_that_main_never_reads_again() {
+        let src = program(
+            STATICS,
+            "    w[0][0] = 1.0;\n@    printf(\"%f\\n\", sum());",
+        );
+        assert_unread(&src, "w", "the program ends");
+        // `a` is read by `sum`, which main calls after the pipeline.
+        assert_read(&src, "a", "`sum` is called after the pipeline");
+    }
+
+    #[test]
+    fn a_local_heap_temporary_freed_unread() {
+        let src = program(
+            "",
+            &format!(
+                "{LOCALS}@    printf(\"%f\\n\", a[1][1]);\n    free(a);\n    if (w != NULL)\n        free(w);"
+            ),
+        );
+        assert_unread(&src, "w", "returns without reading it");
+        let src = program(
+            "",
+            &format!(
+                "{LOCALS}@    printf(\"%f\\n\", a[1][1]);\n    free(w);\n    w = NULL;\n    free(a);"
+            ),
+        );
+        assert_unread(&src, "w", "freed without being read");
+        assert_read(&src, "a", "uses `a` after the pipeline");
+    }
+
+    #[test]
+    fn a_local_array_of_a_function_called_twice() {
+        // Each call has its own `w`: that the function runs again does not matter.
+        let head = "static double relax(int steps)\n{\n    int n, x, y;\n    double a[X][Y], w[X][Y];\n    \
+            for (x = 0; x < X; x++)\n        for (y = 0; y < Y; y++)\n            a[x][y] = w[x][y] = x * y;\n@    \
+            return a[1][1];\n}\n"
+            .replace('@', LOOP);
+        let src = program(
+            &head,
+            "    printf(\"%f %f\\n\", relax(steps), relax(2 * steps));",
+        );
+        assert_unread(&src, "w", "`relax` returns without reading it");
+    }
+
+    #[test]
+    fn a_file_static_in_a_static_function_called_once() {
+        let head = format!("{STATICS}static void relax(int steps)\n{{\n    int n, x, y;\n@}}\n")
+            .replace('@', LOOP);
+        let src = program(&head, "    relax(steps);\n    printf(\"%f\\n\", sum());");
+        assert_unread(&src, "w", "the program ends");
+        // Called twice, or not `static`: another call may read it.
+        let twice = program(&head, "    relax(steps);\n    relax(steps);");
+        assert_read(&twice, "w", "named 2 times");
+        let open = program(
+            &head.replace("static void relax", "void relax"),
+            "    relax(steps);",
+        );
+        assert_read(&open, "w", "is not `static`");
+        // The caller's statement and what follows it in the caller count too.
+        let after = program(&head, "    relax(steps);\n    printf(\"%f\\n\", w[2][2]);");
+        let line = after
+            .lines()
+            .position(|l| l.contains("w[2][2]"))
+            .expect("there")
+            + 1;
+        assert_read(
+            &after,
+            "w",
+            &format!("line {line}: the program uses `w` after the pipeline"),
+        );
+    }
+
+    #[test]
+    fn a_local_declared_in_a_loop_body_dies_with_it() {
+        let body = format!(
+            "    for (int round = 0; round < 2; round++) {{\n{LOCALS}@        free(a);\n    }}\n"
+        );
+        let src = program("", &body.replace("return 1;", "break;"));
+        assert_unread(&src, "w", "its block ends without reading it");
+    }
+
+    #[test]
+    fn read_after_the_pipeline_keeps_it() {
+        let src = program(STATICS, "@    printf(\"%f\\n\", w[1][1]);");
+        assert_read(&src, "w", "uses `w` after the pipeline");
+        // A write is a use too: the rest of it may be read later.
+        let src = program(STATICS, "@    w[1][1] = 0.0;");
+        assert_read(&src, "w", "uses `w` after the pipeline");
+    }
+
+    #[test]
+    fn an_address_taken_keeps_it() {
+        let src = program(STATICS, "    double *p = &w[0][0];\n    (void)p;\n@");
+        assert_read(&src, "w", "takes the address of an element");
+        let src = program(STATICS, "    double *row = w[3];\n    (void)row;\n@");
+        assert_read(&src, "w", "takes a part of it as a pointer");
+    }
+
+    #[test]
+    fn passed_to_a_function_keeps_it() {
+        let head =
+            format!("{STATICS}static void fill(double (*m)[Y])\n{{\n    m[0][0] = 1.0;\n}}\n");
+        let src = program(&head, "    fill(w);\n@");
+        assert_read(&src, "w", "passed to `fill`");
+    }
+
+    #[test]
+    fn an_aliasing_pointer_keeps_it() {
+        let src = program(
+            STATICS,
+            "    double (*q)[Y] = w;\n@    printf(\"%f\\n\", q[1][1]);",
+        );
+        assert_read(&src, "w", "uses its address");
+        let src = program(
+            "",
+            &format!("{LOCALS}    double (*q)[Y];\n    q = w;\n@    free(q);"),
+        );
+        assert_read(&src, "w", "uses its address");
+    }
+
+    #[test]
+    fn a_global_with_external_linkage_keeps_it() {
+        let src = program(&STATICS.replace("static double w", "double w"), "@");
+        assert_read(&src, "w", "without `static`");
+    }
+
+    #[test]
+    fn a_pipeline_in_a_loop_keeps_it() {
+        let src = program(
+            STATICS,
+            "    for (int round = 0; round < 2; round++) {\n@    }",
+        );
+        assert_read(&src, "w", "inside a loop");
+        let src = program(STATICS, "    while (steps-- > 3)\n@");
+        assert_read(&src, "w", "inside a loop");
+    }
+
+    #[test]
+    fn a_returned_or_stored_pointer_keeps_it() {
+        let head = "static double (*relax(int steps))[Y]\n{\n    int n, x, y;\n    \
+            double (*a)[Y] = malloc(sizeof(double[X][Y]));\n    double (*w)[Y] = malloc(sizeof(double[X][Y]));\n@    \
+            free(a);\n    return w;\n}\n"
+            .replace('@', LOOP);
+        let src = program(&head, "    free(relax(steps));");
+        assert_read(&src, "w", "it is returned");
+        let src = program(
+            "static double (*keep)[Y];",
+            &format!("{LOCALS}    keep = w;\n@    free(a);"),
+        );
+        assert_read(&src, "w", "uses its address");
+        // Memory the pointer did not get from malloc may be someone else's.
+        let src = program(
+            "static double store[X][Y];",
+            &format!("{}@", LOCALS.replace("malloc(sizeof *w * X)", "store")),
+        );
+        assert_read(&src, "w", "starts as `store`");
+    }
+
+    #[test]
+    fn a_parameter_keeps_it() {
+        let head = "static void relax(int steps, double (*a)[Y], double (*w)[Y])\n{\n    int n, x, y;\n@}\n"
+            .replace('@', LOOP);
+        let src = program(
+            &format!("{head}static double a0[X][Y], w0[X][Y];"),
+            "    relax(steps, a0, w0);",
+        );
+        assert_read(&src, "w", "parameter of `relax`");
+    }
+
+    #[test]
+    fn jumps_macros_and_callbacks_keep_it() {
+        let src = program(STATICS, "@    goto out;\nout:\n    ;");
+        assert_read(&src, "w", "uses `goto`");
+        let src = program(
+            &format!("#include <setjmp.h>\nstatic jmp_buf env;\n{STATICS}"),
+            "    if (setjmp(env))\n        return 2;\n@",
+        );
+        assert_read(&src, "w", "setjmp");
+        let src = program(&format!("{STATICS}#define CORNER w[0][0]\n"), "@");
+        assert_read(&src, "w", "a preprocessor line names `w`");
+        let src = program(&format!("#include \"grid.h\"\n{STATICS}"), "@");
+        assert_read(&src, "w", "header of its own");
+        // A function that reads it, run by atexit after main returns.
+        let head =
+            format!("{STATICS}static void show(void)\n{{\n    printf(\"%f\\n\", w[1][1]);\n}}\n");
+        let src = program(&head, "    atexit(show);\n@");
+        assert_read(&src, "w", "`show` uses `w` and its address is taken");
+    }
+
+    #[test]
+    fn a_struct_member_keeps_it() {
+        // The front end lists members (`g.w`) where it reads them; tpace follows
+        // only plain variables, so such an array is taken as read.
+        let src = program(STATICS, "@");
+        let mut program = crate::front::parse("t.c", &src).expect("parses");
+        program.pipelines[0].arrays[0].name = "g.w".into();
+        let after = liveness(&program, &program.pipelines[0]);
+        assert!(
+            matches!(&after[0], After::Read(why) if why.contains("not a plain variable")),
+            "{after:?}"
+        );
+    }
+
+    #[test]
+    fn names_declared_twice_keep_it() {
+        let head = format!(
+            "{STATICS}static double peek(void)\n{{\n    double w = 2.0;\n    return w;\n}}\n"
+        );
+        let src = program(&head, "@    printf(\"%f\\n\", peek());");
+        assert_read(&src, "w", "declared 2 times");
+    }
 }

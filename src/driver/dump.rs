@@ -475,6 +475,33 @@ mod tests {
     }
 
     #[test]
+    fn an_array_not_brought_back_is_skipped_and_named() {
+        // The translation dumps `w` as a header ending in `unread`, without elements.
+        let mut got = b"w 4 2 0 2 1 2 unread\n".to_vec();
+        got.extend(dump("a", &[1.0, 2.0, 3.0, 4.0]));
+        let got = parse(&got).unwrap();
+        assert!(got[0].unread && got[0].data.is_empty() && !got[1].unread);
+        assert_eq!(got[0].dims, vec![(0, 2), (1, 2)]);
+        let mut seq = dump("w", &[9.0, 9.0, 9.0, 9.0]);
+        seq.extend(dump("a", &[1.0, 2.0, 3.0, 4.0]));
+        let seq = parse(&seq).unwrap();
+        assert_eq!(first_difference(&seq, &got), None);
+        assert_eq!(unread(&seq, &got), vec!["w".to_string()]);
+        // The arrays that come back are still compared, and shapes still checked.
+        let mut bad = b"w 4 2 0 2 1 2 unread\n".to_vec();
+        bad.extend(dump("a", &[1.0, 2.0, 3.0, 4.5]));
+        let d = first_difference(&seq, &parse(&bad).unwrap()).unwrap();
+        assert!(d.starts_with("a[1][2]:"), "{d}");
+        let mut shape = b"w 4 2 0 3 1 2 unread\n".to_vec();
+        shape.extend(dump("a", &[1.0, 2.0, 3.0, 4.0]));
+        let d = first_difference(&seq, &parse(&shape).unwrap()).unwrap();
+        assert!(d.contains("another shape"), "{d}");
+        // Any other trailing word is not a dump header.
+        assert!(parse(b"w 4 2 0 2 1 2 stale\n").is_err());
+        assert!(parse(b"w 4 2 0 2 1 2 unread x\n").is_err());
+    }
+
+    #[test]
     fn rejects_truncated_dump() {
         let mut b = dump("a", &[1.0, 2.0]);
         b.pop();

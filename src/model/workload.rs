@@ -59,7 +59,8 @@ pub struct ArrayLoad {
 impl ArrayLoad {
     /// Moved host to device in a block (`last`: the final block of the run).
     pub fn moves_in(&self, last: bool) -> bool {
-        self.movement.moves_in(last) && !(last && self.unread && self.movement == Movement::Temporary)
+        self.movement.moves_in(last)
+            && !(last && self.unread && self.movement == Movement::Temporary)
     }
 
     /// Moved device to host in a block.
