@@ -169,7 +169,8 @@ int main(int argc, char **argv)
         dst = t;
         if (progress) {
             CHECK(cudaDeviceSynchronize());
-            fprintf(stderr, "managed: progress step=%d of=%d seconds=%.6f\n", n + 1, steps, now() - t0);
+            fprintf(stderr, "managed: progress step=%d of=%d points=%.0f seconds=%.6f\n", n + 1, steps,
+                    (double)X * (double)Y * (double)(n + 1), now() - t0);
         }
     }
     CHECK(cudaDeviceSynchronize());
