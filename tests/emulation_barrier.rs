@@ -4,7 +4,9 @@
 //! `__shared__` memory through barriers give the right answer under every seed,
 //! a missing barrier gives a wrong one under some seed, and a barrier that only
 //! some threads reach (or one in a plain `TPACE_LAUNCH` kernel) stops the
-//! program with exit status 3 and a message rather than hanging.
+//! program with exit status 3 and a message rather than hanging. A kernel's
+//! dynamic shared memory (`TPACE_DYNAMIC_SHARED`) is as large as its launch says,
+//! holds nothing from an earlier block, and past 48 KiB needs the kernel's opt-in.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -110,23 +112,23 @@ int main(void)
     for (int b = 0; b < BLOCKS; b++)
         for (int t = 0; t < N; t++)
             want[b * N + t] = in[b * N + N - 1 - t];
-    TPACE_LAUNCH_SYNC(reverse<true>, dim3(BLOCKS), dim3(N), s, din, dout);
+    TPACE_LAUNCH_SYNC(reverse<true>, dim3(BLOCKS), dim3(N), 0, s, din, dout);
     to_host(out, dout, BLOCKS * N, s);
     expect("reverse 1-D", out, want, BLOCKS * N);
-    TPACE_LAUNCH_SYNC(reverse<true>, dim3(3, 2), dim3(16, 16), s, din, dout);
+    TPACE_LAUNCH_SYNC(reverse<true>, dim3(3, 2), dim3(16, 16), 0, s, din, dout);
     to_host(out, dout, BLOCKS * N, s);
     expect("reverse 2-D", out, want, BLOCKS * N);
     for (int b = 0; b < BLOCKS * N / 32; b++)
         for (int t = 0; t < 32; t++)
             want[b * 32 + t] = in[b * 32 + 31 - t];
-    TPACE_LAUNCH_SYNC(reverse<true>, dim3(BLOCKS * N / 32), dim3(8, 4), s, din, dout);
+    TPACE_LAUNCH_SYNC(reverse<true>, dim3(BLOCKS * N / 32), dim3(8, 4), 0, s, din, dout);
     to_host(out, dout, BLOCKS * N, s);
     expect("reverse 8x4", out, want, BLOCKS * N);
 
     for (int b = 0; b < BLOCKS; b++)
         for (int t = 0; t < N; t++)
             want[b * N + t] = in[b * N + (t ? t - 1 : 0)];
-    TPACE_LAUNCH_SYNC(shift<true>, dim3(BLOCKS), dim3(N), s, din, dout);
+    TPACE_LAUNCH_SYNC(shift<true>, dim3(BLOCKS), dim3(N), 0, s, din, dout);
     to_host(out, dout, BLOCKS * N, s);
     expect("shift", out, want, BLOCKS * N);
 
@@ -135,7 +137,8 @@ int main(void)
         for (int t = 0; t < N; t++)
             want[b * N + t] = 2 * in[b * N + N - 1 - t] + 1;
     int one = 1;
-    TPACE_LAUNCH_SYNC(reverse_map, dim3(BLOCKS), dim3(N), s, [=](int x) { return 2 * x + one; }, din, dout);
+    auto twice = [=](int x) { return 2 * x + one; };
+    TPACE_LAUNCH_SYNC(reverse_map<decltype(twice)>, dim3(BLOCKS), dim3(N), 0, s, twice, din, dout);
     to_host(out, dout, BLOCKS * N, s);
     expect("reverse_map", out, want, BLOCKS * N);
 
@@ -151,7 +154,7 @@ int main(void)
             memcpy(ref + b * M, next, sizeof next);
         }
     int *dd = to_device(data, R * M, s);
-    TPACE_LAUNCH_SYNC(rotate, dim3(R), dim3(M), s, dd, STEPS);
+    TPACE_LAUNCH_SYNC(rotate, dim3(R), dim3(M), 0, s, dd, STEPS);
     to_host(data, dd, R * M, s);
     expect("rotate", data, ref, R * M);
 
@@ -183,9 +186,9 @@ int main(int argc, char **argv)
         for (int b = 0; b < BLOCKS; b++)
             for (int t = 0; t < N; t++)
                 want[b * N + t] = in[b * N + (t ? t - 1 : 0)];
-        TPACE_LAUNCH_SYNC(shift<false>, dim3(BLOCKS), dim3(N), s, din, dout);
+        TPACE_LAUNCH_SYNC(shift<false>, dim3(BLOCKS), dim3(N), 0, s, din, dout);
     } else {
-        TPACE_LAUNCH_SYNC(reverse<false>, dim3(BLOCKS), dim3(N), s, din, dout);
+        TPACE_LAUNCH_SYNC(reverse<false>, dim3(BLOCKS), dim3(N), 0, s, din, dout);
     }
     to_host(out, dout, BLOCKS * N, s);
     expect("without a barrier", out, want, BLOCKS * N);
@@ -208,7 +211,7 @@ int main(void)
     cudaStreamCreate(&s);
     static int out[32];
     int *d = to_device(out, 32, s);
-    TPACE_LAUNCH_SYNC(half, dim3(1), dim3(32), s, d);
+    TPACE_LAUNCH_SYNC(half, dim3(1), dim3(32), 0, s, d);
     to_host(out, d, 32, s);
     printf("finished\n");
     return 0;
@@ -230,6 +233,81 @@ int main(void)
     TPACE_LAUNCH(barrier, dim3(1), dim3(32), s, d);
     to_host(out, d, 32, s);
     printf("finished\n");
+    return 0;
+}
+"#;
+
+const MAIN_DYNAMIC: &str = r#"
+/* A reversal through dynamic shared memory of the launch's size. */
+__global__ void reverse_dyn(const int *in, int *out)
+{
+    TPACE_DYNAMIC_SHARED(smem, blockDim.x * sizeof(int));
+    int *sh = (int *)smem;
+    unsigned n = blockDim.x, t = threadIdx.x;
+    sh[t] = in[blockIdx.x * n + t];
+    __syncthreads();
+    out[blockIdx.x * n + t] = sh[n - 1 - t];
+}
+/* Each block writes one half and reads the other, which only the block before it wrote. */
+__global__ void other_half(int *out)
+{
+    TPACE_DYNAMIC_SHARED(smem, 2 * blockDim.x * sizeof(int));
+    int *sh = (int *)smem;
+    unsigned n = blockDim.x, t = threadIdx.x;
+    sh[t + n * (blockIdx.x % 2)] = 5;
+    __syncthreads();
+    out[blockIdx.x * n + t] = sh[t + n * ((blockIdx.x + 1) % 2)];
+}
+/* 64 KiB of it: only after opting in. */
+__global__ void big(int *out)
+{
+    TPACE_DYNAMIC_SHARED(smem, 65536);
+    int *sh = (int *)smem;
+    sh[16383 - threadIdx.x] = (int)threadIdx.x;
+    __syncthreads();
+    out[threadIdx.x] = sh[16383 - threadIdx.x] + 1;
+}
+int main(int argc, char **argv)
+{
+    cudaStream_t s;
+    cudaStreamCreate(&s);
+    enum { BLOCKS = 4, N = 64 };
+    static int in[BLOCKS * N], out[BLOCKS * N], want[BLOCKS * N];
+    for (int i = 0; i < BLOCKS * N; i++)
+        in[i] = i * 5 + 1;
+    int *din = to_device(in, BLOCKS * N, s);
+    int *dout = to_device(out, BLOCKS * N, s);
+    /* Argument 'short': the launch gives one int less than the kernel uses. */
+    const size_t give = N * sizeof(int) - (argc > 1 && argv[1][0] == 's' ? sizeof(int) : 0);
+    for (int b = 0; b < BLOCKS; b++)
+        for (int t = 0; t < N; t++)
+            want[b * N + t] = in[b * N + N - 1 - t];
+    TPACE_LAUNCH_SYNC(reverse_dyn, dim3(BLOCKS), dim3(N), give, s, din, dout);
+    to_host(out, dout, BLOCKS * N, s);
+    expect("reverse_dyn", out, want, BLOCKS * N);
+    /* What no thread of a block wrote is all ones (-1), not the block before's 5. */
+    for (int i = 0; i < BLOCKS * N; i++)
+        want[i] = -1;
+    TPACE_LAUNCH_SYNC(other_half, dim3(BLOCKS), dim3(N), 2 * N * sizeof(int), s, dout);
+    to_host(out, dout, BLOCKS * N, s);
+    expect("other_half", out, want, BLOCKS * N);
+    /* More than 48 KiB: refused until the kernel opts in, and no opt-in past the device's limit. */
+    for (int t = 0; t < N; t++)
+        want[t] = t + 1;
+    TPACE_LAUNCH_SYNC(big, dim3(1), dim3(N), 65536, s, dout);
+    if (cudaGetLastError() != cudaErrorInvalidValue)
+        printf("a launch of 64 KiB without opting in was not refused\n"), wrong = 1;
+    if (cudaFuncSetAttribute(big, cudaFuncAttributeMaxDynamicSharedMemorySize, 1 << 30) == cudaSuccess)
+        printf("an opt-in of 1 GiB was accepted\n"), wrong = 1;
+    if (cudaFuncSetAttribute(big, cudaFuncAttributeMaxDynamicSharedMemorySize, 65536) != cudaSuccess)
+        printf("the opt-in of 64 KiB was refused\n"), wrong = 1;
+    TPACE_LAUNCH_SYNC(big, dim3(1), dim3(N), 65536, s, dout);
+    if (cudaGetLastError() != cudaSuccess)
+        printf("the launch of 64 KiB after opting in was refused\n"), wrong = 1;
+    to_host(out, dout, N, s);
+    expect("big", out, want, N);
+    cudaStreamDestroy(s);
+    printf(wrong ? "wrong\n" : "ok\n");
     return 0;
 }
 "#;
@@ -362,5 +440,30 @@ fn a_barrier_in_a_plain_launch_stops_the_program() {
         "plain_launch",
         MAIN_PLAIN_LAUNCH,
         "tpace emulation: __syncthreads() outside a TPACE_LAUNCH_SYNC launch",
+    );
+}
+
+#[test]
+fn dynamic_shared_memory_is_sized_fresh_and_opted_in() {
+    let dir = tempfile::tempdir().expect("scratch folder");
+    let binary = build(dir.path(), "dynamic", MAIN_DYNAMIC);
+    for seed in [1, 2, 3] {
+        let out = run(&binary, seed);
+        assert!(
+            out.status.success() && stdout(&out) == "ok\n",
+            "seed {seed}: status {:?}\n{}{}",
+            out.status,
+            stdout(&out),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let out = run_with(&binary, 1, &["short"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains(
+            "tpace emulation: a kernel uses 256 bytes of dynamic shared memory, its launch gave 252"
+        ),
+        "{stderr}"
     );
 }

@@ -245,10 +245,11 @@ fn pipeline_summary(unit: crate::plan::Unit<'_>) -> String {
     }
     match &unit.plan.fusion {
         Some(fu) => out.push_str(&format!(
-            "  fused kernels (CUDA): sweep {} advances {} steps per kernel by default (TPACE_FUSE 1 to {})\n",
+            "  fused kernels (CUDA): sweep {} advances {} steps per kernel by default (TPACE_FUSE 1 to {}, as far as the machine's shared memory holds {} bytes a block per step)\n",
             fu.sweep + 1,
             fu.default_steps,
-            crate::plan::MAX_FUSED_STEPS
+            fu.max_steps,
+            fu.shared_bytes(1)
         )),
         None => out.push_str(
             "  fused kernels: none (they need steps of one star-shaped sweep that reads only the array its copy refreshes, run as a swap, in 2 or 3 dimensions, without reductions or per-step values)\n",

@@ -705,7 +705,7 @@ pub fn tune(
         let within = mem_cap.and_then(|cap| {
             let w = Workload::from_unit(unit, &extents, steps.unwrap_or(1)).ok()?;
             default_bs_within(
-                &swept_workload(w, req.target, unit),
+                &swept_workload(w, req.target, unit, &profile),
                 &schedules,
                 &ks,
                 &ss,
@@ -752,7 +752,7 @@ pub fn tune(
     let wl = steps
         .ok_or_else(|| "the step count is unknown (give --steps N)".to_string())
         .and_then(|s| Workload::from_unit(unit, &extents, s))
-        .map(|w| swept_workload(w, req.target, unit));
+        .map(|w| swept_workload(w, req.target, unit, &profile));
     let model = match (&machine, &wl) {
         (Ok(m), Ok(w)) => Ok((m, w)),
         (Err(e), _) | (_, Err(e)) => Err(e.clone()),
@@ -964,17 +964,28 @@ pub fn tune(
 
 /// The workload of the programs the sweep runs: one step per kernel for a target
 /// whose kernels do not fuse steps; for CUDA, the program's fused step count, or
-/// the one `TPACE_FUSE` in the environment sets (the runs inherit it).
-fn swept_workload(w: Workload, target: Target, unit: crate::plan::Unit<'_>) -> Workload {
-    if !target.fuses_steps() {
-        return w.with_fusion(None, &unit.pipeline.arrays);
-    }
+/// the one `TPACE_FUSE` in the environment sets (the runs inherit it), as far as
+/// the machine's shared memory lets the translation fuse steps.
+fn swept_workload(
+    w: Workload,
+    target: Target,
+    unit: crate::plan::Unit<'_>,
+    profile: &Profile,
+) -> Workload {
+    let fusion = crate::model::workload::fusion_on(unit, profile);
+    let w = w.with_fusion(
+        fusion.as_ref().filter(|_| target.fuses_steps()),
+        &unit.pipeline.arrays,
+    );
+    let Some(most) = fusion.filter(|_| target.fuses_steps()).map(|f| f.max_steps) else {
+        return w;
+    };
     let set = std::env::var("TPACE_FUSE")
         .ok()
         .and_then(|v| v.trim().parse::<u64>().ok());
     match set {
         Some(f) if f >= 1 && w.fuse > 1 => Workload {
-            fuse: f.min(crate::plan::MAX_FUSED_STEPS.into()),
+            fuse: f.min(most.into()),
             ..w
         },
         _ => w,

@@ -7,14 +7,14 @@
 use super::call_site::needs_free;
 use super::inputs;
 use super::names::{self, Names};
-use crate::plan::{MAX_FUSED_STEPS, Transfer, Unit};
+use crate::plan::{Fusion, MAX_FUSED_STEPS, Transfer, Unit};
 use crate::text::c_string;
 use std::fmt::Write;
 
-/// The pipeline's glue. `model` is the definition of its `tpace_model`; `fused`
-/// says whether the target prints a fused kernel (the plan has one and the
-/// target's kernels fuse steps).
-pub fn glue(unit: Unit<'_>, names: &Names, model: &str, fused: bool) -> String {
+/// The pipeline's glue. `model` is the definition of its `tpace_model`; `fusion`
+/// is the fused kernel the target prints, if any (the plan has one, the target's
+/// kernels fuse steps, and the machine's shared memory holds two steps or more).
+pub fn glue(unit: Unit<'_>, names: &Names, model: &str, fusion: Option<&Fusion>) -> String {
     let p = unit.pipeline;
     let mut w = String::new();
     let _ = writeln!(
@@ -34,15 +34,17 @@ pub fn glue(unit: Unit<'_>, names: &Names, model: &str, fused: bool) -> String {
             names.launcher(s)
         );
     }
-    if fused {
+    if fusion.is_some() {
         let _ = writeln!(
             w,
-            "TPACE_HOOK void {}(struct tpace_rt *tp, const tpace_launch *tp_l);",
+            "TPACE_HOOK void {}(struct tpace_rt *tp, const tpace_launch *tp_l);\n\
+             /* The most shared memory one block may use on the device (the target's part defines it). */\n\
+             TPACE_HOOK long tpace_dev_shared_limit(struct tpace_rt *tp);",
             names.fused_launcher()
         );
     }
     w.push('\n');
-    w.push_str(&run(unit, names, fused));
+    w.push_str(&run(unit, names, fusion));
     if inputs::has_step_values(p) {
         w.push_str(&alloc(unit, names));
     }
@@ -57,7 +59,7 @@ pub fn launched(unit: Unit<'_>) -> impl Iterator<Item = usize> + '_ {
     (0..unit.pipeline.body.len()).filter(move |s| unit.plan.swap.is_none_or(|x| x.copy != *s))
 }
 
-fn run(unit: Unit<'_>, names: &Names, fused: bool) -> String {
+fn run(unit: Unit<'_>, names: &Names, fusion: Option<&Fusion>) -> String {
     let p = unit.pipeline;
     let plan = unit.plan;
     let rank = p.grid.rank();
@@ -124,17 +126,14 @@ fn run(unit: Unit<'_>, names: &Names, fused: bool) -> String {
             c = swap.copy,
         );
     }
-    if let (Some(f), true) = (&plan.fusion, fused) {
+    if let Some(f) = fusion {
         let _ = writeln!(
             w,
             "    arrays[{}].fused = 1; /* fused kernels advance it several steps at a time */",
             f.array
         );
     }
-    let (fuse_max, fuse_default) = match (&plan.fusion, fused) {
-        (Some(f), true) => (MAX_FUSED_STEPS, f.default_steps),
-        _ => (1, 1),
-    };
+    let (fuse_max, fuse_default) = fusion.map_or((1, 1), |f| (f.max_steps, f.default_steps));
     let skew = &plan.skew;
     let _ = writeln!(
         w,
@@ -172,6 +171,26 @@ fn run(unit: Unit<'_>, names: &Names, fused: bool) -> String {
         streams = plan.defaults.streams,
         model = names.model(),
     );
+    if let Some(f) = fusion {
+        let bytes: Vec<String> = (0..=MAX_FUSED_STEPS)
+            .map(|t| {
+                if (2..=f.max_steps).contains(&t) {
+                    f.shared_bytes(t).to_string()
+                } else {
+                    "0".into()
+                }
+            })
+            .collect();
+        let _ = writeln!(
+            w,
+            "    /* Shared memory one block of the fused kernel needs, per step count (0: no such kernel);\n     \
+             * the runtime fuses no more steps than the device gives a block room for. */\n    \
+             static const long fuse_shared[TPACE_FUSE_MAX + 1] = {{{}}};\n    \
+             shape.fuse_shared = fuse_shared;\n    \
+             shape.shared_limit = tpace_dev_shared_limit;",
+            bytes.join(", ")
+        );
+    }
     let mut c = 0;
     for a in &p.arrays {
         for check in &a.checks {
@@ -184,7 +203,7 @@ fn run(unit: Unit<'_>, names: &Names, fused: bool) -> String {
         }
     }
     w.push_str(&sweeps(unit, names));
-    if let (Some(f), true) = (&plan.fusion, fused) {
+    if let Some(f) = fusion {
         let list = |v: &[i64]| {
             v.iter()
                 .map(|x| x.to_string())
@@ -232,11 +251,7 @@ fn run(unit: Unit<'_>, names: &Names, fused: bool) -> String {
          tpace_run_pipeline(&shape, arrays, {n}, {reds}, {nred}, sweeps, {ns}, {fused}, tp_in);",
         reds = if nred > 0 { "reds" } else { "NULL" },
         ns = p.body.len(),
-        fused = if plan.fusion.is_some() && fused {
-            "&fused"
-        } else {
-            "NULL"
-        },
+        fused = if fusion.is_some() { "&fused" } else { "NULL" },
     );
     for (i, r) in p.reductions.iter().enumerate() {
         let _ = writeln!(

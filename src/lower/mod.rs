@@ -67,6 +67,9 @@ pub struct LoweredPipeline<'a> {
     pub glue: String,
     /// Whether the target must define a fused launcher for it.
     pub fused: bool,
+    /// The fused kernel the target prints, if any: the plan's fusion within the
+    /// machine profile's shared memory per block ([`crate::plan::Fusion::within`]).
+    pub fusion: Option<crate::plan::Fusion>,
 }
 
 impl<'a> Lowered<'a> {
@@ -120,15 +123,19 @@ pub fn lower<'a>(compiled: &'a Compiled, options: &Options<'_>) -> Result<Lowere
                 let sweep = &unit.pipeline.body[f.sweep];
                 names::cxx_keyword_names(unit.pipeline, sweep, &unit.program.source).is_empty()
             });
-        let fused = fuses && unit.plan.fusion.is_some();
+        // ... and only for the step counts whose shared memory the machine has.
+        let fusion = fuses
+            .then(|| crate::model::workload::fusion_on(unit, options.profile))
+            .flatten();
         let model =
             crate::model::cmodel::program_model(unit, options.profile, fuses, &names.model())?;
         pipelines.push(LoweredPipeline {
             unit,
             inputs: inputs::definition(unit, &names),
-            glue: glue::glue(unit, &names, &model, fused),
+            glue: glue::glue(unit, &names, &model, fusion.as_ref()),
             names,
-            fused,
+            fused: fusion.is_some(),
+            fusion,
         });
     }
     if options.mpi && compiled.program.main.is_none() {

@@ -150,10 +150,11 @@ pub fn program_model(
     let machine = Machine::from_profile(profile)?;
     let rank = unit.pipeline.grid.rank();
     // The coefficients do not depend on the extents; the run supplies its own.
-    let mut w = Workload::from_unit(unit, &vec![1; rank], 0)?;
-    if !fuses {
-        w = w.with_fusion(None, &unit.pipeline.arrays);
-    }
+    let fusion = fuses
+        .then(|| super::workload::fusion_on(unit, profile))
+        .flatten();
+    let w = Workload::from_unit(unit, &vec![1; rank], 0)?
+        .with_fusion(fusion.as_ref(), &unit.pipeline.arrays);
     let description: String = profile.description.replace("*/", "* /");
     Ok(format!(
         "/* The performance model's figures for this pipeline, planned for machine profile {profile} \

@@ -203,6 +203,15 @@ impl Profile {
             .collect()
     }
 
+    /// Shared memory one block may use, in bytes: `shared_bytes`, or where the
+    /// profile does not say, what every CUDA device gives a block without
+    /// opting in ([`crate::plan::SHARED_WITHOUT_OPT_IN`], 48 KiB).
+    pub fn shared_limit(&self) -> u64 {
+        self.shared_bytes
+            .as_ref()
+            .map_or(crate::plan::SHARED_WITHOUT_OPT_IN, |f| f.value as u64)
+    }
+
     /// Device memory in bytes, if known.
     pub fn memory_bytes(&self) -> Option<f64> {
         self.memory_gb.as_ref().map(|f| f.value * 1e9)

@@ -74,10 +74,12 @@ pub fn plan_report(
         Some(s) => s,
         None => workload::steps(unit, &macros)?,
     };
-    let mut w = Workload::from_unit(unit, &extents, steps)?;
-    if !request.fuses {
-        w = w.with_fusion(None, &unit.pipeline.arrays);
-    }
+    let fusion = request
+        .fuses
+        .then(|| workload::fusion_on(unit, profile))
+        .flatten();
+    let w = Workload::from_unit(unit, &extents, steps)?
+        .with_fusion(fusion.as_ref(), &unit.pipeline.arrays);
     let cap = match (request.mem_cap, machine.memory_bytes) {
         (Some(c), Some(m)) => Some(c.min(m as u128)),
         (c, m) => c.or(m.map(|m| m as u128)),

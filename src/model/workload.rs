@@ -173,7 +173,7 @@ impl Workload {
         self.fuse_keep = vec![1; MAX_FUSED_STEPS as usize + 1];
         if let Some(f) = fusion {
             self.fuse = u64::from(f.default_steps);
-            for t in 2..=MAX_FUSED_STEPS {
+            for t in 2..=f.max_steps {
                 self.fuse_overhead[t as usize] = f.overhead(t);
                 self.fuse_keep[t as usize] = f.keep(t);
             }
@@ -195,6 +195,16 @@ impl Workload {
     pub fn points(&self) -> u128 {
         u128::from(self.n) * u128::from(self.plane)
     }
+}
+
+/// The pipeline's fusion on the machine `profile` describes: step counts whose
+/// kernels need more shared memory per block than it allows are dropped and
+/// the default lowered ([`Fusion::within`]); `None` where not even two fit.
+pub fn fusion_on(unit: Unit<'_>, profile: &super::Profile) -> Option<Fusion> {
+    unit.plan
+        .fusion
+        .as_ref()
+        .and_then(|f| f.within(profile.shared_limit()))
 }
 
 /// Evaluate the `size` extents of a compiled program with macro values.

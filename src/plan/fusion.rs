@@ -16,8 +16,14 @@ use crate::analysis::Facts;
 use crate::ir::{AccessKind, Pipeline, Program, ScalarRole};
 
 /// Most steps one fused kernel may advance (the generated kernels are
-/// instantiated for 2 ..= this many).
+/// instantiated for 2 ..= [`Fusion::max_steps`], at most this many).
 pub const MAX_STEPS: u32 = 4;
+
+/// Shared memory a CUDA block may use without asking (48 KiB on every device
+/// since compute capability 2.0): static shared memory stops there, and
+/// dynamic shared memory beyond it needs the kernel's opt-in
+/// (`cudaFuncAttributeMaxDynamicSharedMemorySize`).
+pub const SHARED_WITHOUT_OPT_IN: u64 = 48 * 1024;
 
 /// How the step's sweep runs several steps per kernel.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,6 +40,12 @@ pub struct Fusion {
     pub inner_reach: Vec<i64>,
     /// Steps per kernel unless `TPACE_FUSE` says otherwise.
     pub default_steps: u32,
+    /// Most steps one kernel may advance: every count from 2 to this many
+    /// leaves a block columns of its own and, after [`Fusion::within`], fits
+    /// the machine's shared memory per block.
+    pub max_steps: u32,
+    /// Bytes per element of the fused array (what its shared memory holds).
+    pub elem_bytes: u64,
     /// Threads of a block per inner axis, innermost last (grid positions 1..).
     /// In 3-D the innermost is one warp (32 threads) wide.
     pub block: Vec<u32>,
@@ -65,6 +77,33 @@ impl Fusion {
             .zip(&self.inner_reach)
             .map(|(t, h)| (i64::from(*t) - 2 * i64::from(steps) * h).max(1) as u64)
             .product()
+    }
+
+    /// Bytes of shared memory one block needs when it fuses `steps` steps: per
+    /// step, two copies (even and odd rows) of the row the step computes, over
+    /// the block's tile; a 2-D row also holds the reach beyond its ends on each
+    /// side (a 3-D tile clamps reads at its sides instead: those columns are halo).
+    pub fn shared_bytes(&self, steps: u32) -> u64 {
+        let row: u64 = if self.block.len() == 1 {
+            u64::from(self.block[0]) + 2 * self.inner_reach[0].unsigned_abs()
+        } else {
+            self.tile().iter().map(|t| u64::from(*t)).product()
+        };
+        2 * u64::from(steps) * row * self.elem_bytes
+    }
+
+    /// The fusion on a machine whose blocks may use `shared_limit` bytes of
+    /// shared memory: step counts whose kernels need more are dropped (and the
+    /// default lowered to the most that fit); `None` when not even two fit.
+    pub fn within(&self, shared_limit: u64) -> Option<Fusion> {
+        let max_steps = (2..=self.max_steps)
+            .rev()
+            .find(|t| self.shared_bytes(*t) <= shared_limit)?;
+        Some(Fusion {
+            max_steps,
+            default_steps: self.default_steps.min(max_steps),
+            ..self.clone()
+        })
     }
 
     /// How many times more points a block computes than it keeps when it fuses
@@ -149,30 +188,37 @@ pub fn fusion(
     } else {
         (2, vec![8, 32], vec![4, 1])
     };
-    let fusion = Fusion {
+    let mut fusion = Fusion {
         sweep: swap.writer,
         array: swap.dst,
         reach_lo,
         reach_hi,
         inner_reach,
         default_steps,
+        max_steps: MAX_STEPS,
+        elem_bytes: p.arrays[swap.dst].elem.bytes(),
         block,
         per_thread,
     };
-    // Every fused step count must leave each block some columns of its own, and a
-    // thread's neighbours along a register-blocked axis may only need the columns
+    // A thread's neighbours along a register-blocked axis may only need the columns
     // the thread beside it shares (its first or last `reach`).
-    let fits = fusion
-        .tile()
+    let shared = fusion
+        .per_thread
         .iter()
         .zip(&fusion.inner_reach)
-        .all(|(t, h)| i64::from(*t) > 2 * i64::from(MAX_STEPS) * h)
-        && fusion
-            .per_thread
+        .all(|(c, h)| *c == 1 || i64::from(*c) >= *h);
+    // Every fused step count must leave each block some columns of its own: wider
+    // halos fuse fewer steps.
+    let leaves_columns = |t: u32| {
+        fusion
+            .tile()
             .iter()
             .zip(&fusion.inner_reach)
-            .all(|(c, h)| *c == 1 || i64::from(*c) >= *h);
-    fits.then_some(fusion)
+            .all(|(w, h)| i64::from(*w) > 2 * i64::from(t) * h)
+    };
+    fusion.max_steps = (2..=MAX_STEPS).rev().find(|t| leaves_columns(*t))?;
+    fusion.default_steps = fusion.default_steps.min(fusion.max_steps);
+    shared.then_some(fusion)
 }
 
 #[cfg(test)]
@@ -216,6 +262,111 @@ mod tests {
         ] {
             assert_eq!(fusion_of(name, src), None, "{name}");
         }
+    }
+
+    const HEAT3D: &str = include_str!("../../examples/heat3d.c");
+    const HEAT3D_DOUBLE: &str = include_str!("../../tests/fixtures/layouts/heat3d_double.c");
+    const STAR13: &str = include_str!("../../tests/fixtures/layouts/heat3d_star13_double.c");
+    const STAR19: &str = include_str!("../../tests/fixtures/layouts/heat3d_star19.c");
+    const STAR2D: &str = include_str!("../../tests/fixtures/layouts/star2d_halo3.c");
+
+    #[test]
+    fn shared_memory_is_sized_per_element_type_halo_and_steps() {
+        // Per fused step two copies of the row: a 32 x 32 tile in 3-D (reads past its
+        // sides are clamped), a row of 256 threads plus the reach on each side in 2-D.
+        let cases = [
+            (
+                "jacobi2d.c",
+                include_str!("../../examples/jacobi2d.c"),
+                2 * 258 * 4,
+            ),
+            (
+                "heat2d_asym.c",
+                include_str!("../../tests/fixtures/layouts/heat2d_asym.c"),
+                2 * 258 * 8,
+            ),
+            ("star2d_halo3.c", STAR2D, 2 * 262 * 8),
+            ("heat3d.c", HEAT3D, 2 * 1024 * 4),
+            ("heat3d_double.c", HEAT3D_DOUBLE, 2 * 1024 * 8),
+            ("heat3d_star13_double.c", STAR13, 2 * 1024 * 8),
+            ("heat3d_star19.c", STAR19, 2 * 1024 * 4),
+        ];
+        for (name, src, per_step) in cases {
+            let f = fusion_of(name, src).unwrap_or_else(|| panic!("{name} fuses"));
+            for t in 2..=super::MAX_STEPS {
+                assert_eq!(
+                    f.shared_bytes(t),
+                    u64::from(t) * per_step,
+                    "{name}, {t} steps"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn less_shared_memory_fuses_fewer_steps() {
+        use super::SHARED_WITHOUT_OPT_IN;
+        let f = fusion_of("heat3d_double.c", HEAT3D_DOUBLE).expect("fuses");
+        assert_eq!((f.max_steps, f.default_steps, f.elem_bytes), (4, 2, 8));
+        // Four steps of double need 64 KiB: more than a kernel gets without opting in.
+        assert!(f.shared_bytes(4) > SHARED_WITHOUT_OPT_IN);
+        let steps = |limit: u64| f.within(limit).map(|g| (g.max_steps, g.default_steps));
+        assert_eq!(steps(227 * 1024), Some((4, 2)), "H100: 227 KiB a block");
+        assert_eq!(
+            steps(SHARED_WITHOUT_OPT_IN),
+            Some((3, 2)),
+            "48 KiB hold three steps"
+        );
+        assert_eq!(steps(40_000), Some((2, 2)));
+        assert_eq!(steps(32 * 1024 - 1), None, "not even two steps fit");
+        // A default the machine has no room for comes down to what fits.
+        let j = fusion_of("jacobi2d.c", include_str!("../../examples/jacobi2d.c")).unwrap();
+        let lowered = j.within(j.shared_bytes(3)).expect("three steps fit");
+        assert_eq!((lowered.max_steps, lowered.default_steps), (3, 3));
+        assert_eq!(lowered.within(u64::MAX), Some(lowered.clone()));
+    }
+
+    #[test]
+    fn wide_halos_fuse_as_long_as_a_block_keeps_columns() {
+        // Halo 2 and 3 in 3-D (13- and 19-point stars) and 3 in 2-D: four steps leave a
+        // 32-column tile 16 and 8 columns, a 256-column row 232.
+        for (name, src, reach, keep) in [
+            ("heat3d_star13_double.c", STAR13, 2, 16 * 16),
+            ("heat3d_star19.c", STAR19, 3, 8 * 8),
+            ("star2d_halo3.c", STAR2D, 3, 232),
+        ] {
+            let f = fusion_of(name, src).unwrap_or_else(|| panic!("{name} fuses"));
+            assert_eq!((f.reach_lo, f.reach_hi), (reach, reach), "{name}");
+            assert!(f.inner_reach.iter().all(|h| *h == reach), "{name}");
+            assert_eq!((f.max_steps, f.keep(4)), (4, keep), "{name}");
+        }
+        // Reach 4 along the inner axes of a 3-D grid: four steps would leave a tile no
+        // column of its own (32 - 2 * 4 * 4), three leave 8.
+        let wide = |h: i64| {
+            let mut src = HEAT3D.replace(
+                "halo([1:1][1:1][1:1])",
+                &format!("halo([1:1][{h}:{h}][{h}:{h}])"),
+            );
+            for (from, to) in [
+                ("a[i][j - 1][k]", format!("a[i][j - {h}][k]")),
+                ("a[i][j + 1][k]", format!("a[i][j + {h}][k]")),
+                ("a[i][j][k - 1]", format!("a[i][j][k - {h}]")),
+                ("a[i][j][k + 1]", format!("a[i][j][k + {h}]")),
+            ] {
+                assert!(src.contains(from));
+                src = src.replace(from, &to);
+            }
+            src.replace("j = 1; j < NY - 1", &format!("j = {h}; j < NY - {h}"))
+                .replace("k = 1; k < NZ - 1", &format!("k = {h}; k < NZ - {h}"))
+        };
+        let four = fusion_of("wide4.c", &wide(4)).expect("reach 4 fuses");
+        assert_eq!(
+            (four.max_steps, four.default_steps, four.keep(3)),
+            (3, 2, 8 * 8)
+        );
+        // Reach 5 along axis 1 is more than the 4 columns a thread holds there: a
+        // thread would need columns two threads away.
+        assert_eq!(fusion_of("wide5.c", &wide(5)), None);
     }
 
     #[test]

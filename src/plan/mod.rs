@@ -6,7 +6,7 @@
 mod fusion;
 mod skew;
 
-pub use fusion::{Fusion, MAX_STEPS as MAX_FUSED_STEPS, fusion};
+pub use fusion::{Fusion, MAX_STEPS as MAX_FUSED_STEPS, SHARED_WITHOUT_OPT_IN, fusion};
 pub use skew::{Skew, skew};
 
 use crate::analysis::{self, Facts};

@@ -122,6 +122,16 @@ TPACE_HOOK double tpace_dev_stamp_ms(tpace_rt *r, int from, int to)
     return ms;
 }
 
+/* The most shared memory one block may use on the device: what a kernel may opt in to
+ * (cudaFuncAttributeMaxDynamicSharedMemorySize). The runtime fuses no more steps than that
+ * holds (tpace_fuse_wanted). */
+TPACE_HOOK long tpace_dev_shared_limit(tpace_rt *r)
+{
+    int bytes = 0;
+    TPACE_CUDA(r, cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, r->device));
+    return bytes;
+}
+
 /* Free device memory, less a little for the context and the kernels' own needs. */
 TPACE_HOOK size_t tpace_dev_free_memory(tpace_rt *r)
 {
@@ -325,9 +335,10 @@ template <int OP, typename T> static inline void tpace_block_reduce(T v, T ident
  * other): under __launch_bounds__'s minimum block count nvcc's front end recomputes
  * loop-invariant index arithmetic inside the row loops even where the kernel fits the
  * registers anyway (heat-3D, two steps: 207 SASS instructions in the steady rows' loop
- * and 399 in the first run's, against 184 and 301). 65536 registers a multiprocessor. */
+ * and 399 in the first run's, against 184 and 301). 65536 registers a multiprocessor,
+ * at most 255 a thread (ptxas ignores a larger __maxnreg__, with a warning). */
 #if defined(__CUDACC__) && (__CUDACC_VER_MAJOR__ > 12 || (__CUDACC_VER_MAJOR__ == 12 && __CUDACC_VER_MINOR__ >= 4))
-#define TPACE_FUSED_BOUNDS(threads, blocks) __maxnreg__(65536 / ((threads) * (blocks)))
+#define TPACE_FUSED_BOUNDS(threads, blocks) __maxnreg__(TPACE_MIN(65536 / ((threads) * (blocks)), 255))
 #else
 #define TPACE_FUSED_BOUNDS(threads, blocks) __launch_bounds__(threads, blocks)
 #endif

@@ -10,6 +10,7 @@
 #include <ctime>
 #include <deque>
 #include <functional>
+#include <map>
 #include <tuple>
 #include <ucontext.h>
 #include <vector>
@@ -24,6 +25,7 @@
 #define __launch_bounds__(...)
 typedef int cudaError_t;
 enum { cudaSuccess = 0, cudaErrorMemoryAllocation = 2, cudaErrorInvalidValue = 1, cudaErrorInvalidDevice = 101 };
+enum cudaFuncAttribute { cudaFuncAttributeMaxDynamicSharedMemorySize = 8 };
 enum cudaMemcpyKind { cudaMemcpyHostToDevice, cudaMemcpyDeviceToHost, cudaMemcpyDeviceToDevice };
 #define cudaHostRegisterDefault 0
 struct dim3 {
@@ -45,6 +47,7 @@ static std::vector<stream_t *> streams;
 static std::vector<char> done; /* done[seq] */
 static long next_seq = 0;
 static unsigned long long rng = 0x9e3779b97f4a7c15ULL;
+static cudaError_t last_error = 0; /* what cudaGetLastError reports: a launch that CUDA would refuse */
 static inline unsigned long long random_next()
 {
     rng ^= rng << 13;
@@ -131,7 +134,17 @@ static inline cudaError_t cudaSetDevice(int d)
     tpace_emu_device = d;
     return cudaSuccess;
 }
-static inline cudaError_t cudaGetLastError(void) { return cudaSuccess; }
+static inline cudaError_t cudaGetLastError(void)
+{
+    const cudaError_t e = tpace_emu::last_error;
+    tpace_emu::last_error = cudaSuccess;
+    return e;
+}
+static inline cudaError_t cudaGetDevice(int *device)
+{
+    *device = tpace_emu_device;
+    return cudaSuccess;
+}
 static inline cudaError_t cudaMalloc(void **p, size_t bytes)
 {
     *p = malloc(bytes);
@@ -152,11 +165,37 @@ static inline cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total)
 }
 static inline cudaError_t cudaHostRegister(void *, size_t, unsigned) { return cudaSuccess; }
 enum cudaDeviceAttr { cudaDevAttrMultiProcessorCount, cudaDevAttrL2CacheSize, cudaDevAttrMaxSharedMemoryPerBlockOptin };
+namespace tpace_emu {
+/* Shared memory a block may use: TPACE_EMU_SHARED bytes, else 227 KiB as on sm_90 (H100), so
+ * that kernels of more than 48 KiB run here too; without opting in a kernel gets 48 KiB. */
+static const int shared_unasked = 48 << 10;
+static inline int shared_limit(void)
+{
+    const char *t = getenv("TPACE_EMU_SHARED");
+    return t ? (int)strtol(t, NULL, 10) : 227 << 10;
+}
+} // namespace tpace_emu
 /* Four "multiprocessors" (launches stay small, and threads still loop over rows),
- * 1 MiB of "L2" and 48 KiB of "shared memory": figures of the emulation, not a device. */
+ * 1 MiB of "L2" and the shared memory above: figures of the emulation, not a device. */
 static inline cudaError_t cudaDeviceGetAttribute(int *v, cudaDeviceAttr a, int)
 {
-    *v = a == cudaDevAttrMultiProcessorCount ? 4 : a == cudaDevAttrL2CacheSize ? 1 << 20 : 48 << 10;
+    *v = a == cudaDevAttrMultiProcessorCount ? 4 : a == cudaDevAttrL2CacheSize ? 1 << 20 : tpace_emu::shared_limit();
+    return cudaSuccess;
+}
+namespace tpace_emu {
+/* Per kernel, the dynamic shared memory it opted in to (cudaFuncSetAttribute); 0: none. */
+template <typename F> static inline int &opted_shared(F *kernel)
+{
+    static std::map<F *, int> opted;
+    return opted[kernel];
+}
+} // namespace tpace_emu
+/* As CUDA: a kernel may opt in to at most the device's limit. */
+template <typename F> static inline cudaError_t cudaFuncSetAttribute(F *kernel, cudaFuncAttribute attr, int value)
+{
+    if (attr != cudaFuncAttributeMaxDynamicSharedMemorySize || value < 0 || value > tpace_emu::shared_limit())
+        return cudaErrorInvalidValue;
+    tpace_emu::opted_shared(kernel) = value;
     return cudaSuccess;
 }
 static inline cudaError_t cudaHostUnregister(void *) { return cudaSuccess; }
@@ -249,8 +288,22 @@ static inline void tpace_emu_launch(dim3 grid, dim3 block, cudaStream_t s, F ker
 /* A launch whose kernel calls __syncthreads(): each block's threads run as
  * coroutines, in phases that end at a barrier, and in a fresh shuffled order in
  * every phase, so that reading shared memory another thread writes without a
- * barrier in between gives a wrong answer under some TPACE_EMU_SEED. */
+ * barrier in between gives a wrong answer under some TPACE_EMU_SEED. Such a
+ * kernel's dynamic shared memory is one buffer of the size its launch gives,
+ * filled with all-ones bytes (NaN as float or double) before every block, so
+ * that reading what no thread of the block wrote gives a wrong answer too. */
 namespace tpace_emu {
+static std::vector<unsigned char> shared_mem; /* the running block's dynamic shared memory */
+/* The start of it for a kernel that uses `bytes` of it; more than its launch gave stops the program. */
+static inline unsigned char *dynamic_shared(size_t bytes)
+{
+    if (bytes > shared_mem.size()) {
+        fprintf(stderr, "tpace emulation: a kernel uses %zu bytes of dynamic shared memory, its launch gave %zu\n",
+                bytes, shared_mem.size());
+        exit(3);
+    }
+    return shared_mem.data();
+}
 struct fiber {
     void *sp;      /* x86-64: the stack pointer it resumes at */
 #if !(defined(__x86_64__) && defined(__ELF__) && !defined(TPACE_EMU_UCONTEXT))
@@ -323,8 +376,9 @@ __attribute__((noinline)) static void start_fiber(fiber *f, char *stack)
 static inline void resume_fiber(fiber *f) { swapcontext(&sync_main, &f->ctx); }
 static inline void yield_fiber(void) { swapcontext(&sync_current->ctx, &sync_main); }
 #endif
-static inline void run_sync(dim3 grid, dim3 block, const std::function<void()> &body)
+static inline void run_sync(dim3 grid, dim3 block, size_t shared, const std::function<void()> &body)
 {
+    shared_mem.resize(shared);
     const size_t n = (size_t)block.x * block.y * block.z;
     /* The stacks, once per launch: untouched pages cost no memory. */
     char *stacks = (char *)malloc(n * fiber_stack);
@@ -339,6 +393,8 @@ static inline void run_sync(dim3 grid, dim3 block, const std::function<void()> &
         for (unsigned by = 0; by < grid.y; by++)
             for (unsigned bx = 0; bx < grid.x; bx++) {
                 order.clear();
+                if (!shared_mem.empty())
+                    memset(shared_mem.data(), 0xff, shared_mem.size());
                 for (size_t i = 0; i < n; i++) {
                     f[i].tid = dim3((unsigned)(i % block.x), (unsigned)(i / block.x % block.y),
                                     (unsigned)(i / ((size_t)block.x * block.y)));
@@ -390,19 +446,33 @@ static inline void __syncthreads(void)
     }
     tpace_emu::yield_fiber();
 }
-template <typename F>
-static inline void tpace_emu_launch_sync(dim3 grid, dim3 block, cudaStream_t s, F kernel)
+/* The launch of `entry` with `shared` bytes of dynamic shared memory a block: refused, as CUDA
+ * refuses it (cudaGetLastError says so), beyond 48 KiB unless the kernel opted in to that much.
+ * `kernel` must name one function (a template kernel with its arguments), as for
+ * cudaFuncSetAttribute. */
+template <typename E, typename F>
+static inline void tpace_emu_launch_sync(E *entry, dim3 grid, dim3 block, size_t shared, cudaStream_t s, F kernel)
 {
-    tpace_emu::enqueue(s, [=]() { tpace_emu::run_sync(grid, block, std::function<void()>(kernel)); }, -1);
+    const int opted = tpace_emu::opted_shared(entry);
+    const int allowed = opted > tpace_emu::shared_unasked ? opted : tpace_emu::shared_unasked;
+    if (shared > (size_t)allowed || shared > (size_t)tpace_emu::shared_limit()) {
+        tpace_emu::last_error = cudaErrorInvalidValue;
+        return;
+    }
+    tpace_emu::enqueue(s, [=]() { tpace_emu::run_sync(grid, block, shared, std::function<void()>(kernel)); }, -1);
 }
-#define TPACE_LAUNCH_SYNC(kernel, grid, block, stream, ...) \
-    tpace_emu_launch_sync(grid, block, stream, \
+#define TPACE_LAUNCH_SYNC(kernel, grid, block, shared, stream, ...) \
+    tpace_emu_launch_sync(&kernel, grid, block, shared, stream, \
                           [tpace_emu_args = std::make_tuple(__VA_ARGS__)]() { \
                               std::apply([](const auto &...tpace_emu_a) { kernel(tpace_emu_a...); }, tpace_emu_args); \
                           })
+/* A kernel's dynamic shared memory, `bytes` of it, as `name` (unsigned char *). */
+#define TPACE_DYNAMIC_SHARED(name, bytes) unsigned char *const name = tpace_emu::dynamic_shared(bytes)
 #else
 #define TPACE_LAUNCH(kernel, grid, block, stream, ...) kernel<<<grid, block, 0, stream>>>(__VA_ARGS__)
-#define TPACE_LAUNCH_SYNC(kernel, grid, block, stream, ...) kernel<<<grid, block, 0, stream>>>(__VA_ARGS__)
+#define TPACE_LAUNCH_SYNC(kernel, grid, block, shared, stream, ...) kernel<<<grid, block, shared, stream>>>(__VA_ARGS__)
+/* A kernel's dynamic shared memory, `bytes` of it (the launch gives the size), as `name`. */
+#define TPACE_DYNAMIC_SHARED(name, bytes) extern __shared__ __align__(16) unsigned char name[]
 #endif
 
 /* ==== end of tpace CUDA emulation ==== */

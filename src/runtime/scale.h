@@ -421,9 +421,9 @@ static void tpace_plan_devices(const tpace_shape *shape, const tpace_array *arra
     const long env_k = tpace_env_long("TPACE_K", 0, 1, 1L << 20);
     const long env_b = tpace_env_long("TPACE_CHUNK", 0, 1, 1L << 40);
     const long env_streams = tpace_env_long("TPACE_STREAMS", 0, 1, TPACE_MAX_SLOTS - 1);
-    int fuse = shape->fuse_max > 1 ? (int)tpace_env_long("TPACE_FUSE", shape->fuse_default, 1, shape->fuse_max) : 1;
-    const char *fuse_env = getenv("TPACE_FUSE");
-    const int fuse_set = shape->fuse_max > 1 && fuse_env != NULL && *fuse_env != '\0';
+    /* Steps per kernel: what every device has shared memory for (the probe is the last one). */
+    int fuse_set = 0;
+    int fuse = (int)tpace_min_over_ranks((size_t)tpace_fuse_wanted(&probe, shape, &fuse_set));
     if (schedule == TPACE_INCORE) /* a block's slab stays on its device: mmtb with one chunk */
         schedule = TPACE_MMTB;
     /* The deepest ghost region a neighbour rank can fill. */

@@ -230,6 +230,48 @@ static inline void tpace_chosen_by(tpace_plan *p, const tpace_model *m, int by_m
                  names);
 }
 
+/* Steps per kernel: TPACE_FUSE (*set: whether it is set), else the program's default (one where
+ * it has no fused kernels). A fused kernel of T steps needs shape->fuse_shared[T] bytes of shared
+ * memory a block: a default the device has no room for is lowered to the most steps it has room
+ * for, and a TPACE_FUSE it has none for is refused, in words, before any kernel is launched. */
+static inline int tpace_fuse_wanted(tpace_rt *r, const tpace_shape *shape, int *set)
+{
+    const char *text = getenv("TPACE_FUSE");
+    *set = shape->fuse_max > 1 && text != NULL && *text != '\0';
+    if (shape->fuse_max <= 1)
+        return 1;
+    const int wanted = (int)tpace_env_long("TPACE_FUSE", shape->fuse_default, 1, TPACE_FUSE_MAX);
+    char why[400];
+    if (wanted > shape->fuse_max) {
+        snprintf(why, sizeof why,
+                 "TPACE_FUSE=%d: this program has fused kernels for at most %d steps (more would leave a block "
+                 "no columns of its own, or need more shared memory than the machine it was translated for "
+                 "gives a block): set TPACE_FUSE from 1 to %d",
+                 wanted, shape->fuse_max, shape->fuse_max);
+        tpace_fail(&r->plan, why);
+    }
+    const long limit = shape->shared_limit != NULL ? shape->shared_limit(r) : 0;
+    int fits = shape->fuse_max;
+    while (fits > 1 && limit > 0 && shape->fuse_shared[fits] > limit)
+        fits--;
+    if (wanted <= fits)
+        return wanted;
+    if (*set) {
+        snprintf(why, sizeof why,
+                 "TPACE_FUSE=%d: the fused kernel needs %ld bytes of shared memory a block for %d steps, and this "
+                 "device gives a block at most %ld: set TPACE_FUSE to %d%s",
+                 wanted, shape->fuse_shared[wanted], wanted, limit, fits, fits > 1 ? " or less" : " (one step per kernel)");
+        tpace_fail(&r->plan, why);
+    }
+    if (fits > 1)
+        fprintf(stderr, "tpace: %s: note: this device gives a block at most %ld bytes of shared memory: the fused "
+                        "kernels advance %d steps, not %d\n", shape->where, limit, fits, wanted);
+    else
+        fprintf(stderr, "tpace: %s: note: this device gives a block at most %ld bytes of shared memory, too little "
+                        "for fused kernels: one step per kernel\n", shape->where, limit);
+    return fits;
+}
+
 /* Fill the plan: the program's shape, TPACE_* overrides, and the device-memory budget
  * (TPACE_DEVICE_MEM, or the device's free memory, whichever is smaller).
  * Without TPACE_SCHEDULE, TPACE_K, TPACE_CHUNK and TPACE_STREAMS the performance model
@@ -254,10 +296,8 @@ static inline void tpace_plan_init(tpace_rt *r, const tpace_shape *shape)
     for (int a = 0; a < r->narrays; a++)
         if (r->arrays[a].fused)
             p->strip_plane_bytes = p->s.plane * r->arrays[a].elem;
-    /* Steps per kernel: TPACE_FUSE, else the program's default (one where it has no fused kernels). */
-    int fuse_wanted = shape->fuse_max > 1 ? (int)tpace_env_long("TPACE_FUSE", shape->fuse_default, 1, shape->fuse_max) : 1;
-    const char *fuse_env = getenv("TPACE_FUSE");
-    const int fuse_set = shape->fuse_max > 1 && fuse_env != NULL && *fuse_env != '\0';
+    int fuse_set = 0;
+    int fuse_wanted = tpace_fuse_wanted(r, shape, &fuse_set);
     if (tpace_dev_reduces_on_device())
         for (int i = 0; i < r->nreductions; i++)
             p->reduction_bytes += (size_t)p->s.steps * r->reductions[i].elem;

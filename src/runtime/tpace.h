@@ -67,6 +67,8 @@ typedef struct tpace_reduction {
     void *dev;        /* device: the same slots, where the target reduces on the device */
 } tpace_reduction;
 
+struct tpace_rt;
+
 /* What the translator knows about the pipelined loop. */
 typedef struct tpace_shape {
     const char *where;   /* file:line:col of the time loop, for messages */
@@ -86,6 +88,8 @@ typedef struct tpace_shape {
     int default_streams;
     int fuse_max;        /* most steps one kernel may advance (1: this program's kernels do one) */
     int fuse_default;    /* steps per kernel unless TPACE_FUSE says otherwise */
+    const long *fuse_shared; /* per step count (0 .. TPACE_FUSE_MAX), shared memory a fused kernel's block needs */
+    long (*shared_limit)(struct tpace_rt *r); /* the most shared memory a block may use on the device (NULL: no fused kernels) */
     const struct tpace_model *model; /* the performance model for this pipeline and machine (model part) */
     /* Several devices: the plan every device runs, chosen for all of them at once
      * (tpace_plan_devices in the scale-out part), and the budget it was chosen for. */

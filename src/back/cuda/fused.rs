@@ -8,7 +8,7 @@ use super::{scalar_args, scalar_params};
 use crate::back::kernel::{body_with, offset_text, per_point_locals, sweep_summary};
 use crate::ir::AccessKind;
 use crate::lower::LoweredPipeline;
-use crate::plan::{Fusion, MAX_FUSED_STEPS, Unit};
+use crate::plan::{Fusion, SHARED_WITHOUT_OPT_IN, Unit};
 use crate::text::{indented, mentions};
 use std::fmt::Write;
 
@@ -58,22 +58,23 @@ pub fn kernel(lp: &LoweredPipeline<'_>, f: &Fusion) -> String {
         args.push(format!("long tp_box_lo{pos}, long tp_box_hi{pos}"));
     }
     args.extend(scalar_params(lp, f.sweep));
-    // 3-D tiles of two steps fit in 64 registers a thread, so four blocks share a
-    // multiprocessor (the measured shape ran so); more steps need more registers.
     // A 2-D row kernel needs its rings, (TP_T + 1) * TP_RING values, and about 17
     // registers more (ptxas, sm_90: Jacobi-2D fits four steps in 32 without spilling,
     // the double heat2d_asym fixture's wider rings in 64): as many blocks as that allows
     // share a multiprocessor, eight for Jacobi-2D as for the probe's 2-D kernel.
     // Uncapped, nvcc gives the three runs of rows 66 registers.
+    let ring_words = (f.reach_lo + f.reach_hi + 1) * (f.elem_bytes / 4) as i64;
     let bounds = if rank == 2 {
-        let ring_words =
-            (f.reach_lo + f.reach_hi + 1) * (p.arrays[f.array].elem.bytes() / 4) as i64;
         format!(
             "TPACE_ROW_BOUNDS({}, (TP_T + 1) * {ring_words} + 17)",
             f.threads()
         )
     } else {
-        format!("TPACE_FUSED_BOUNDS({}, TP_T <= 2 ? 4 : 2)", f.threads())
+        format!(
+            "TPACE_FUSED_BOUNDS({}, {})",
+            f.threads(),
+            tile_blocks(f, ring_words)
+        )
     };
     writeln!(
         w,
@@ -97,6 +98,44 @@ pub fn kernel(lp: &LoweredPipeline<'_>, f: &Fusion) -> String {
     w
 }
 
+/// Blocks of a 3-D tile kernel that share a multiprocessor, per step count, as
+/// a constant expression of `TP_T`. A thread keeps its rings, `(TP_T + 1) ·
+/// TP_RING · TP_C1` values of `ring_words` 32-bit words each. Up to two steps, as
+/// many blocks (at most four) as the registers a thread needs allow: its rings
+/// and about 28 more (ptxas 13.5, sm_90, the least cap without spills: heat-3D
+/// 64 in float, 96 in double; a 19-point star in float 112; the 13-point star in
+/// double 144), so that the default step count never spills. Past two steps,
+/// two blocks of 128 registers while the rings take at most 128 of them, even
+/// though they spill a little, else one block (255 registers): measured on the
+/// H100 (512³ heat-3D, 384³ 19-point star, in-core, 64 steps), two blocks ran
+/// heat-3D's four steps in float at 177 Glup/s against 146 for one block
+/// without spills, in double three steps at 98 against 84 and four at 93 against
+/// 86, the star's three steps at 62 against 57, and its four (rings of 140
+/// words, 980 bytes spilled) at 19 against 24 for one block.
+fn tile_blocks(f: &Fusion, ring_words: i64) -> String {
+    let rings = |t: u32| i64::from(t + 1) * ring_words * i64::from(f.per_thread[0]);
+    let blocks = |t: u32| {
+        if t <= 2 {
+            (65536 / (i64::from(f.threads()) * (rings(t) + 28))).clamp(1, 4)
+        } else if rings(t) <= 128 {
+            2
+        } else {
+            1
+        }
+    };
+    // From the most steps down: a new branch where the count changes.
+    let mut last = blocks(f.max_steps);
+    let mut expr = last.to_string();
+    for t in (2..f.max_steps).rev() {
+        let b = blocks(t);
+        if b != last {
+            expr = format!("TP_T <= {t} ? {b} : {expr}");
+            last = b;
+        }
+    }
+    expr
+}
+
 /// `a x b` for the kernel's comments.
 fn join_x(v: &[u32]) -> String {
     v.iter()
@@ -118,8 +157,11 @@ fn row_kernel_body(w: &mut String, unit: Unit<'_>, f: &Fusion) {
         w,
         "    /* Threads and read reach along the other axes: a block keeps TP_B - 2 * TP_T * TP_H columns of each. */\n\
          \x20   enum {{ TP_B1 = {}, TP_H1 = {} }};\n\
-         \x20   /* The row each step computes now, for the reads along the other axes (a copy for even and odd rows). */\n\
-         \x20   __shared__ {elem} tp_sh[2][TP_T][TP_B1 + 2 * TP_H1];\n\
+         \x20   /* The row each step computes now, for the reads along the other axes (a copy for even and odd rows),\n\
+         \x20    * from the start of the block's dynamic shared memory: the launch gives its size. */\n\
+         \x20   typedef {elem} tp_sh_rows[TP_T][TP_B1 + 2 * TP_H1];\n\
+         \x20   TPACE_DYNAMIC_SHARED(tp_smem, 2 * sizeof(tp_sh_rows));\n\
+         \x20   tp_sh_rows *const tp_sh = (tp_sh_rows *)tp_smem;\n\
          \x20   const int tp_t1 = threadIdx.x;\n\
          \x20   const long tp_i1 = tp_box_lo1 + (long)blockIdx.x * (TP_B1 - 2 * TP_T * TP_H1) + tp_t1 - TP_T * TP_H1;\n\
          \x20   /* This thread's column: its element offset in a row, whether it is on the grid, in the sweep's box, and its block's own. */\n\
@@ -238,8 +280,11 @@ fn tile_kernel_body(w: &mut String, unit: Unit<'_>, f: &Fusion) {
          \x20    * Reads reach TP_H1 and TP_H2 columns: a block keeps TP_B1 * TP_C1 - 2 * TP_T * TP_H1 by\n\
          \x20    * TP_B2 - 2 * TP_T * TP_H2 of them. */\n\
          \x20   enum {{ TP_B1 = {b1}, TP_C1 = {c1}, TP_H1 = {h1}, TP_B2 = {b2}, TP_H2 = {h2} }};\n\
-         \x20   /* The tile's part of the row each step computes now (a copy for even and odd rows). */\n\
-         \x20   __shared__ {elem} tp_sh[2][TP_T][TP_B1 * TP_C1][TP_B2];\n\
+         \x20   /* The tile's part of the row each step computes now (a copy for even and odd rows), from the start\n\
+         \x20    * of the block's dynamic shared memory: the launch gives its size. */\n\
+         \x20   typedef {elem} tp_sh_rows[TP_T][TP_B1 * TP_C1][TP_B2];\n\
+         \x20   TPACE_DYNAMIC_SHARED(tp_smem, 2 * sizeof(tp_sh_rows));\n\
+         \x20   tp_sh_rows *const tp_sh = (tp_sh_rows *)tp_smem;\n\
          \x20   const int tp_t1 = threadIdx.y, tp_t2 = threadIdx.x;\n\
          {lane_line}\
          \x20   /* This thread's first column along axis 1 and its column along axis 2. */\n\
@@ -682,17 +727,34 @@ pub fn launcher(lp: &LoweredPipeline<'_>, f: &Fusion) -> String {
         w,
         "    const dim3 tp_grid({grid}), tp_block({block});\n    \
          const cudaStream_t tp_stream = tpace_stream(tp, tp_l->tp_q);\n    \
+         /* Each step count's kernel with the dynamic shared memory its blocks need (the runtime fused no\n     \
+         * more steps than the device has room for: tpace_dev_shared_limit). */\n    \
          switch (tp_len) {{"
     );
-    for t in 2..=MAX_FUSED_STEPS {
-        let case = if t == MAX_FUSED_STEPS {
+    for t in 2..=f.max_steps {
+        let case = if t == f.max_steps {
             "default".to_string()
         } else {
             format!("case {t}")
         };
+        let bytes = f.shared_bytes(t);
+        let opt_in = bytes > SHARED_WITHOUT_OPT_IN;
+        let _ = writeln!(w, "    {case}:{}", if opt_in { " {" } else { "" });
+        if opt_in {
+            // Past 48 KiB a kernel must ask for its dynamic shared memory, once per kernel.
+            let _ = writeln!(
+                w,
+                "        /* {bytes} bytes a block, more than the {SHARED_WITHOUT_OPT_IN} a kernel gets without asking: opt in (once). */\n        \
+                 static int tp_opted = 0;\n        \
+                 if (!tp_opted)\n            \
+                 TPACE_CUDA(tp, cudaFuncSetAttribute({name}<{t}>, cudaFuncAttributeMaxDynamicSharedMemorySize, {bytes}));\n        \
+                 tp_opted = 1;"
+            );
+        }
         let _ = writeln!(
             w,
-            "    {case}:\n        TPACE_LAUNCH_SYNC({name}<{t}>, tp_grid, tp_block, tp_stream, {args});\n        break;"
+            "        TPACE_LAUNCH_SYNC({name}<{t}>, tp_grid, tp_block, {bytes}, tp_stream, {args});\n        break;{}",
+            if opt_in { "\n    }" } else { "" }
         );
     }
     let _ = writeln!(
@@ -700,4 +762,41 @@ pub fn launcher(lp: &LoweredPipeline<'_>, f: &Fusion) -> String {
         "    }}\n    tpace_cuda_check_launch(tp, \"{name} (sweep at line {line})\");\n}}"
     );
     w
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::plan::compile_source;
+
+    /// The launch bounds' block counts per step count of the 3-D fixtures.
+    #[test]
+    fn tile_blocks_follow_the_rings() {
+        for (name, src, want) in [
+            (
+                "heat3d.c",
+                include_str!("../../../examples/heat3d.c"),
+                "TP_T <= 2 ? 4 : 2",
+            ),
+            (
+                "heat3d_double.c",
+                include_str!("../../../tests/fixtures/layouts/heat3d_double.c"),
+                "2",
+            ),
+            (
+                "heat3d_star13_double.c",
+                include_str!("../../../tests/fixtures/layouts/heat3d_star13_double.c"),
+                "1",
+            ),
+            (
+                "heat3d_star19.c",
+                include_str!("../../../tests/fixtures/layouts/heat3d_star19.c"),
+                "TP_T <= 3 ? 2 : 1",
+            ),
+        ] {
+            let c = compile_source(name, src).expect("compiles");
+            let f = c.stages[0].plan.fusion.clone().expect("fuses");
+            let words = (f.reach_lo + f.reach_hi + 1) * (f.elem_bytes / 4) as i64;
+            assert_eq!(super::tile_blocks(&f, words), want, "{name}");
+        }
+    }
 }

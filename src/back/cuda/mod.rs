@@ -169,7 +169,7 @@ fn pipeline(lp: &LoweredPipeline<'_>) -> String {
         w.push_str(&kernel(lp, s));
         w.push_str(&launcher(lp, s));
     }
-    if let (Some(f), true) = (&unit.plan.fusion, lp.fused) {
+    if let Some(f) = &lp.fusion {
         w.push_str(&fused::kernel(lp, f));
         w.push_str(&fused::launcher(lp, f));
     }
