@@ -451,7 +451,11 @@ if [[ $parts == *openacc-gpu* ]]; then
     echo "== OpenACC output on the GPU: gcc 12 nvptx offloading (bench/offload), bit for bit, beside the CUDA output ==" | tee -a "$table"
     acc=$PWD/bench/offload/gcc-offload
     if [[ ! -x bench/offload/root/usr/bin/x86_64-linux-gnu-gcc-12 && -f bench/offload/carry/gcc12-nvptx.tar.xz ]]; then
-        mkdir -p bench/offload/root && tar -C bench/offload/root -xJf bench/offload/carry/gcc12-nvptx.tar.xz
+        # tar needs the xz program for .tar.xz; Python's tarfile does it alone.
+        mkdir -p bench/offload/root
+        tar -C bench/offload/root -xJf bench/offload/carry/gcc12-nvptx.tar.xz 2>"$out/acc-unpack.txt" ||
+            python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2], filter="tar")' \
+                bench/offload/carry/gcc12-nvptx.tar.xz bench/offload/root 2>>"$out/acc-unpack.txt"
     fi
     if ! "$acc" --version >"$out/acc-version.txt" 2>&1; then
         echo "openacc-gpu: no working offload compiler: $(head -3 "$out/acc-version.txt" | tr '\n' ' ')" | tee -a "$table"
