@@ -46,6 +46,7 @@ pub fn programs() -> Vec<PathBuf> {
         "tests/fixtures/layouts",
         "tests/fixtures/reductions",
         "tests/fixtures/styles",
+        "tests/fixtures/stencil",
         "tests/fixtures/ordinary",
     ] {
         let entries =
