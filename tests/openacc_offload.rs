@@ -97,6 +97,7 @@ fn every_translation_compiles_for_nvptx_without_warnings() {
     for path in programs() {
         let name = path.file_stem().unwrap().to_string_lossy().into_owned();
         let out = driver::translate(&compile(&path), Target::Openacc).expect("translates");
+        let tc = fixture_flags(&path).toolchain(&tc);
         match build(&tc, &out, dir.path(), &name, Flavour::Openacc) {
             Err(e) => failures.push(format!("{name}: {e}")),
             Ok(built) if !warnings(&built.warnings).is_empty() => {
