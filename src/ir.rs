@@ -36,6 +36,21 @@ pub struct Program {
     /// includes with quotes, or on the command line): generated code that the user's
     /// macros could rewrite is compiled with these set aside.
     pub user_macros: Vec<String>,
+    /// Every macro defined at the end of the file as the C preprocessor saw it
+    /// (the headers' and the command line's too; only the file's own lines
+    /// when no preprocessor ran): what the model evaluates `size` extents with.
+    pub macros: Vec<Macro>,
+}
+
+/// A `#define`, as the C preprocessor listed it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Macro {
+    /// Its name.
+    pub name: String,
+    /// Parameter names of a function-like macro; `None` for an object-like one.
+    pub params: Option<Vec<String>>,
+    /// The replacement text.
+    pub body: String,
 }
 
 /// The function `main`.
@@ -52,8 +67,13 @@ pub struct MainFunction {
 /// The time loop annotated with `pipeline`, and everything the directive says about it.
 #[derive(Debug, Clone)]
 pub struct Pipeline {
-    /// Span of the `#pragma tpace pipeline ...` line.
+    /// Span of the directive line that makes the loop a pipeline (`#pragma tpace
+    /// pipeline ...`, or the stencil dialect's `data` line).
     pub pragma: Span,
+    /// The dialect's other lines for this pipeline outside its time loop (the
+    /// stencil dialect's `begin`, `step`, `dimension` and `end`): the translation
+    /// comments them out with `pragma`.
+    pub directives: Vec<Span>,
     /// Span of the whole time `for` statement (header and body).
     pub stmt: Span,
     /// Span of the function definition that contains the time loop (kernels of
@@ -142,6 +162,9 @@ pub struct TimeLoop {
     pub inclusive: bool,
     /// The counter's C type, from the header or its declaration (`long` if unknown).
     pub var_type: String,
+    /// A step count the directives give (the stencil dialect's `step(t:MAX)`): what
+    /// `tpace plan` plans for when the loop's bound is a run-time value.
+    pub steps_hint: Option<String>,
 }
 
 impl TimeLoop {

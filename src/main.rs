@@ -7,6 +7,7 @@ use tpace::back::Target;
 use tpace::driver::run::{Params, Toolchain};
 use tpace::driver::{self, Failure};
 use tpace::plan::Schedule;
+use tpace::text::shell_word;
 
 /// Turn sequential C stencil codes with `#pragma tpace` directives into
 /// out-of-core accelerator programs with temporal blocking.
@@ -17,12 +18,60 @@ struct Cli {
     command: Cmd,
 }
 
+/// C preprocessor options, as a C compiler takes them: the front end reads the
+/// file's macros, types and sizes through them, and `run` and `tune` pass them
+/// to every compiler they call.
+#[derive(clap::Args, Debug, Clone, Default)]
+struct CFlags {
+    /// Search DIR for #include files, as a C compiler does (repeatable).
+    #[arg(short = 'I', value_name = "DIR")]
+    include: Vec<PathBuf>,
+    /// Define a macro, as a C compiler does: -D NAME or -D NAME=VALUE (repeatable).
+    #[arg(short = 'D', value_name = "NAME[=VALUE]")]
+    define: Vec<String>,
+}
+
+impl CFlags {
+    /// What the front end's preprocessor run takes.
+    fn options(&self) -> driver::Options {
+        driver::Options {
+            defines: self.define.clone(),
+            include_dirs: self.include.clone(),
+        }
+    }
+
+    /// A build line with these options after its compiler's name (quoted for
+    /// the shell where they need it).
+    fn with_flags(&self, line: &str) -> String {
+        let mut flags: Vec<String> = self
+            .include
+            .iter()
+            .map(|d| format!("-I {}", shell_word(&d.display().to_string())))
+            .collect();
+        flags.extend(self.define.iter().map(|d| shell_word(&format!("-D{d}"))));
+        match line.split_once(' ') {
+            Some((cc, rest)) if !flags.is_empty() => format!("{cc} {} {rest}", flags.join(" ")),
+            _ => line.to_string(),
+        }
+    }
+
+    /// The toolchain with these options for every compiler.
+    fn toolchain(&self) -> Toolchain {
+        let mut tc = Toolchain::detect();
+        tc.defines.extend(self.define.iter().cloned());
+        tc.include_dirs.extend(self.include.iter().cloned());
+        tc
+    }
+}
+
 #[derive(Subcommand)]
 enum Cmd {
     /// Translate a C file into an accelerator program.
     Translate {
         /// Input C file with tpace directives.
         input: PathBuf,
+        #[command(flatten)]
+        c: CFlags,
         /// Output file (default: standard output; for CUDA, NAME.cu and NAME.host.c here).
         /// CUDA writes the host program beside it: PROG.cu and PROG.host.c.
         #[arg(short, long)]
@@ -41,11 +90,15 @@ enum Cmd {
     Check {
         /// Input C file with tpace directives.
         input: PathBuf,
+        #[command(flatten)]
+        c: CFlags,
     },
     /// Translate, build the original and the translation, run both, compare all arrays.
     Run {
         /// Input C file with tpace directives.
         input: PathBuf,
+        #[command(flatten)]
+        c: CFlags,
         /// Output language.
         #[arg(long, value_enum, default_value = "openacc")]
         target: Target,
@@ -110,6 +163,8 @@ enum Cmd {
     Plan {
         /// Input C file with tpace directives.
         input: PathBuf,
+        #[command(flatten)]
+        c: CFlags,
         /// Output language the plan is for (CUDA's kernels may advance several steps each).
         #[arg(long, value_enum, default_value = "openacc")]
         target: Target,
@@ -138,6 +193,8 @@ enum Cmd {
     Tune {
         /// Input C file with tpace directives.
         input: PathBuf,
+        #[command(flatten)]
+        c: CFlags,
         /// Output language.
         #[arg(long, value_enum, default_value = "openacc")]
         target: Target,
@@ -209,12 +266,13 @@ fn real_main(cli: Cli) -> Result<ExitCode, Failure> {
     match cli.command {
         Cmd::Translate {
             input,
+            c,
             output,
             target,
             machine,
             mpi,
         } => {
-            let compiled = driver::compile_file(&input)?;
+            let compiled = driver::compile_file_with(&input, &c.options())?;
             let profile = tpace::model::Profile::load(&machine)
                 .map_err(|e| Failure(format!("error: {e}\n")))?;
             let out = driver::translate_for(&compiled, target, &profile, mpi)?;
@@ -236,20 +294,21 @@ fn real_main(cli: Cli) -> Result<ExitCode, Failure> {
                     eprintln!(
                         "tpace: wrote {}{host}; build: {}",
                         path.display(),
-                        tpace::back::build_line(target, &path, mpi)
+                        c.with_flags(&tpace::back::build_line(target, &path, mpi))
                     );
                 }
                 None => print!("{}", out.main),
             }
             Ok(ExitCode::SUCCESS)
         }
-        Cmd::Check { input } => {
-            let compiled = driver::compile_file(&input)?;
+        Cmd::Check { input, c } => {
+            let compiled = driver::compile_file_with(&input, &c.options())?;
             print!("{}", driver::summary(&compiled));
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Run {
             input,
+            c,
             target,
             schedule,
             k,
@@ -262,8 +321,8 @@ fn real_main(cli: Cli) -> Result<ExitCode, Failure> {
             rtol,
             args,
         } => {
-            let compiled = driver::compile_file(&input)?;
-            let mut tc = Toolchain::detect();
+            let compiled = driver::compile_file_with(&input, &c.options())?;
+            let mut tc = c.toolchain();
             tc.fast_math = fast_math;
             let params = Params {
                 schedule: schedule.map(|s| s.name().to_string()),
@@ -315,6 +374,7 @@ fn real_main(cli: Cli) -> Result<ExitCode, Failure> {
         }
         Cmd::Plan {
             input,
+            c,
             target,
             machine,
             set,
@@ -325,7 +385,7 @@ fn real_main(cli: Cli) -> Result<ExitCode, Failure> {
         } => {
             use tpace::model::{Profile, report};
             let fail = |e: String| Failure(format!("error: {e}\n"));
-            let compiled = driver::compile_file(&input)?;
+            let compiled = driver::compile_file_with(&input, &c.options())?;
             let profile = Profile::load(&machine).map_err(fail)?;
             let mem_cap = mem_cap
                 .map(|m| report::parse_bytes(&m).map_err(|e| fail(format!("--mem-cap {e}"))))
@@ -348,6 +408,7 @@ fn real_main(cli: Cli) -> Result<ExitCode, Failure> {
         }
         Cmd::Tune {
             input,
+            c,
             target,
             machine,
             set,
@@ -361,7 +422,7 @@ fn real_main(cli: Cli) -> Result<ExitCode, Failure> {
             cflags,
             args,
         } => {
-            let compiled = driver::compile_file(&input)?;
+            let compiled = driver::compile_file_with(&input, &c.options())?;
             let request = driver::tune::TuneRequest {
                 target,
                 machine,
@@ -376,7 +437,7 @@ fn real_main(cli: Cli) -> Result<ExitCode, Failure> {
                 args,
                 cflags,
             };
-            let outcome = driver::tune::tune(&compiled, &Toolchain::detect(), &request)?;
+            let outcome = driver::tune::tune(&compiled, &c.toolchain(), &request)?;
             print!("{}", outcome.summary);
             let failed = outcome
                 .results

@@ -46,6 +46,7 @@ fn nvcc() -> Option<String> {
 fn printed_build_line(path: &std::path::Path, dir: &std::path::Path, name: &str) -> String {
     let out = Command::new(env!("CARGO_BIN_EXE_tpace"))
         .args(["translate", "--target", "cuda"])
+        .args(fixture_flags(path).cli_args())
         .arg(path)
         .args(["-o", &format!("{name}.cu")])
         .current_dir(dir)
@@ -93,7 +94,10 @@ fn every_example_builds_with_the_printed_nvcc_line_without_warnings() {
         let line = printed_build_line(path, dir.path(), &name);
         assert_eq!(
             line,
-            format!("nvcc -O3 -arch=sm_90 --fmad=false {name}.cu {name}.host.c -o {name}"),
+            format!(
+                "nvcc {}-O3 -arch=sm_90 --fmad=false {name}.cu {name}.host.c -o {name}",
+                fixture_flags(path).printed()
+            ),
             "{name}: the printed build line changed form"
         );
         let out = Command::new("sh")
@@ -730,6 +734,7 @@ fn fused_kernels_do_not_spill_registers() {
         );
         let out = Command::new(&nvcc)
             .args(["-O3", "-arch=sm_90", "--fmad=false", "-Xptxas", "-v", "-c"])
+            .args(fixture_flags(&path).args())
             .arg(&cu)
             .arg("-o")
             .arg(dir.path().join(format!("{name}.o")))

@@ -1631,3 +1631,302 @@ fn a_pointer_swap_between_steps_is_refused_with_what_to_write_instead() {
     assert_eq!(diags[0].label, "a pointer assigned between sweeps");
     assert!(diags[0].help.contains("buffer swap"), "{}", diags[0].help);
 }
+
+// ---- Arrays held in structs, indexed through macros; types through typedefs and macros ----
+
+/// A Himeno-like program in small: arrays in a struct behind pointers, indexed
+/// through a function-like macro with a component argument.
+const STRUCT: &str = r#"struct Mat { float *m; int mnums, mrows, mcols; };
+typedef struct Mat Matrix;
+#define MR(mt, n, r, c) mt->m[(n) * mt->mrows * mt->mcols + (r) * mt->mcols + (c)]
+
+void solve(int steps, Matrix *p, Matrix *w)
+{
+    int n, x, y;
+#pragma tpace pipeline targetinout(w->m, p->m) size([0:p->mrows][0:p->mcols]) halo([1:1][1:1])
+    for (n = 0; n < steps; n++) {
+#pragma tpace loop dim(2)
+        for (x = 1; x < p->mrows - 1; x++)
+#pragma tpace loop dim(1)
+            for (y = 1; y < p->mcols - 1; y++)
+                MR(w, 0, x, y) = (MR(p, 0, x - 1, y) + MR(p, 0, x + 1, y) + MR(p, 0, x, y - 1) + MR(p, 0, x, y + 1)) / 4.0f;
+#pragma tpace loop dim(2)
+        for (x = 1; x < p->mrows - 1; x++)
+#pragma tpace loop dim(1)
+            for (y = 1; y < p->mcols - 1; y++)
+                MR(p, 0, x, y) = MR(w, 0, x, y);
+    }
+}
+"#;
+
+/// `STRUCT` with one replacement (which must apply).
+fn struct_with(from: &str, to: &str) -> String {
+    assert!(STRUCT.contains(from), "`{from}` not in STRUCT");
+    STRUCT.replacen(from, to, 1)
+}
+
+#[test]
+fn struct_held_arrays_through_a_macro_are_accepted_with_run_time_stride_checks() {
+    let compiled = driver::compile_source("struct.c", STRUCT).expect("accepted");
+    let p = &compiled.program.pipelines[0];
+    let names: Vec<String> = p.arrays.iter().map(|a| a.display_name()).collect();
+    assert_eq!(names, ["w->m", "p->m"]);
+    // Every access is the whole macro invocation, at the offsets its arguments say.
+    let first = &p.body[0].accesses;
+    assert_eq!(&STRUCT[first[0].span.clone()], "MR(w, 0, x, y)");
+    let offsets: Vec<Vec<i64>> = first.iter().map(|a| a.offsets.clone()).collect();
+    assert_eq!(
+        offsets,
+        [vec![0, 0], vec![-1, 0], vec![1, 0], vec![0, -1], vec![0, 1]]
+    );
+    // The names in the macro's arguments are no kernel scalars.
+    assert!(p.body[0].scalars.is_empty(), "{:?}", p.body[0].scalars);
+    assert_eq!(p.body[0].flops, 4);
+    // `w`'s rows are `w->mcols` long, the grid's `p->mcols`: checked at run time.
+    assert!(p.arrays[1].checks.is_empty(), "{:?}", p.arrays[1].checks);
+    let holds: Vec<&str> = p.arrays[0]
+        .checks
+        .iter()
+        .map(|c| c.holds.as_str())
+        .collect();
+    assert_eq!(holds, ["(long)w->mcols == (long)p->mcols"]);
+    assert_eq!(p.arrays[0].host_base, "(void *)(w->m)");
+}
+
+#[test]
+fn a_constant_macro_argument_with_a_stride_of_its_own_selects_a_component() {
+    let source = struct_with(
+        "MR(p, 0, x, y) = MR(w, 0, x, y);",
+        "MR(p, 0, x, y) = MR(w, 0, x, y) + MR(w, 2, x, y);",
+    );
+    let compiled = driver::compile_source("components.c", &source).expect("accepted");
+    let p = &compiled.program.pipelines[0];
+    let names: Vec<String> = p.arrays.iter().map(|a| a.display_name()).collect();
+    assert_eq!(names, ["w->m[0]", "w->m[2]", "p->m"]);
+    assert_eq!(
+        p.arrays[1].host_base,
+        "(void *)((w->m) + 2L * ((long)w->mcols * (long)w->mrows))"
+    );
+    // The components must not overlap: a block at least one grid apart.
+    assert!(
+        p.arrays[0].checks.iter().any(
+            |c| c.holds == "(long)w->mcols * (long)w->mrows >= (long)p->mcols * (long)p->mrows"
+        ),
+        "{:?}",
+        p.arrays[0].checks
+    );
+}
+
+#[test]
+fn a_member_of_a_struct_without_that_field() {
+    let source = struct_with("targetinout(w->m, p->m)", "targetinout(w->q, p->m)");
+    let diags = expect_in(
+        "no_field.c",
+        &source,
+        Expected {
+            message: "`struct Mat` has no field `q`",
+            line: 8,
+            col: 36,
+            at: "w->q, p->m",
+            count: 1,
+        },
+    );
+    assert!(
+        diags[0].help.contains("`m`, `mnums`, `mrows`, `mcols`"),
+        "{diags:#?}"
+    );
+}
+
+#[test]
+fn a_dot_on_a_pointer_to_a_struct() {
+    let source = struct_with("targetinout(w->m, p->m)", "targetinout(w.m, p->m)");
+    let diags = expect_in(
+        "dot.c",
+        &source,
+        Expected {
+            message: "`w` is a pointer to a `struct Mat`",
+            line: 8,
+            col: 36,
+            at: "w.m, p->m",
+            count: 1,
+        },
+    );
+    assert_eq!(diags[0].help, "write `w->m`");
+}
+
+#[test]
+fn a_member_of_something_that_is_not_a_struct() {
+    let source = struct_with("    int n, x, y;\n", "    int n, x, y, s = 0;\n").replacen(
+        "targetinout(w->m, p->m)",
+        "targetinout(w->m, p->m) targetin(s.u)",
+        1,
+    );
+    expect_in(
+        "not_struct.c",
+        &source,
+        Expected {
+            message: "`s` is not a struct: it is declared as `int s`",
+            line: 8,
+            col: 57,
+            at: "s.u)",
+            count: 1,
+        },
+    );
+}
+
+#[test]
+fn a_macro_whose_expansion_is_not_index_plus_constant() {
+    let source = struct_with(
+        "#define MR(",
+        "#define SKEWED(mt, r, c) mt->m[(r) * (c)]\n#define MR(",
+    )
+    .replacen(
+        "MR(p, 0, x, y) = MR(w, 0, x, y);",
+        "MR(p, 0, x, y) = SKEWED(w, x, y);",
+        1,
+    );
+    let diags = expect_in(
+        "skewed.c",
+        &source,
+        Expected {
+            message: "subscript of `w->m` is not a loop index plus a constant",
+            line: 20,
+            col: 34,
+            at: "SKEWED(w, x, y)",
+            count: 1,
+        },
+    );
+    // The help shows what the macro expands to.
+    assert!(
+        diags[0]
+            .help
+            .contains("`SKEWED(w, x, y)` expands to `w->m[(x) * (y)]`"),
+        "{diags:#?}"
+    );
+}
+
+#[test]
+fn a_macro_that_reaches_a_listed_array_without_being_one_access() {
+    let source = struct_with(
+        "#define MR(",
+        "#define SUM2(r, c) (p->m[(r) * p->mcols + (c)] + p->m[(r) * p->mcols + (c) + 1])\n#define MR(",
+    )
+    .replacen(
+        "MR(p, 0, x, y) = MR(w, 0, x, y);",
+        "MR(p, 0, x, y) = MR(w, 0, x, y) + SUM2(x, y);",
+        1,
+    );
+    expect_in(
+        "sum2.c",
+        &source,
+        Expected {
+            message: "the macro `SUM2` uses the listed array `p->m` in its definition, but `SUM2(x, y)` is not one access to it",
+            line: 20,
+            col: 51,
+            at: "SUM2(x, y)",
+            count: 1,
+        },
+    );
+}
+
+#[test]
+fn a_flat_stride_that_is_not_the_grids() {
+    let source = good_with("static float a[X][Y];", "static float *a;")
+        .replacen(
+            "work[x][y] = (a[x - 1][y] + a[x + 1][y] + a[x][y - 1] + a[x][y + 1]) / 4.0f;",
+            "work[x][y] = (a[(x - 1) * 50 + y] + a[(x + 1) * 50 + y]) / 4.0f;",
+            1,
+        )
+        .replacen("a[x][y] = work[x][y];", "a[x * 50 + y] = work[x][y];", 1);
+    expect_in(
+        "stride.c",
+        &source,
+        Expected {
+            message: "`a` is indexed with a stride of 50 in dim(2), but the `size` clause's extents give 48",
+            line: 18,
+            col: 31,
+            at: "a[(x - 1) * 50 + y]",
+            count: 1,
+        },
+    );
+}
+
+#[test]
+fn a_typedef_to_a_type_that_is_not_floating() {
+    let source = good_with(
+        "static float a[X][Y];",
+        "typedef int cell;\nstatic cell a[X][Y];",
+    );
+    expect_in(
+        "cell.c",
+        &source,
+        Expected {
+            message: "`a` has element type `cell` (`int`)",
+            line: 13,
+            col: 42,
+            at: "a) size(",
+            count: 1,
+        },
+    );
+}
+
+#[test]
+fn element_types_through_a_macro_and_a_typedef() {
+    let source = good_with(
+        "static float a[X][Y];\nstatic float work[X][Y];",
+        "#define DATA_TYPE double\ntypedef DATA_TYPE real;\nstatic DATA_TYPE a[X][Y];\nstatic real work[X][Y];",
+    );
+    let compiled = driver::compile_source("types.c", &source).expect("accepted");
+    let elems: Vec<&str> = compiled.program.pipelines[0]
+        .arrays
+        .iter()
+        .map(|a| a.elem.c_name())
+        .collect();
+    assert_eq!(elems, ["double", "double"]);
+}
+
+#[test]
+fn arrays_declared_through_a_declaration_macro_in_the_file() {
+    let source = good_with(
+        "static float a[X][Y];\nstatic float work[X][Y];\n\nint main(void)\n{",
+        "#define ARRAY_2D(v, d1, d2) v[d1][d2]\n\nstatic void kernel(float ARRAY_2D(a, X, Y), float ARRAY_2D(work, X, Y))\n{",
+    )
+    .replacen("#pragma tpace init\n", "", 1)
+    .replacen("    return 0;\n", "", 1);
+    let compiled = driver::compile_source("decl_macro.c", &source).expect("accepted");
+    let p = &compiled.program.pipelines[0];
+    assert_eq!(p.arrays.len(), 2);
+    assert_eq!(p.arrays[1].layout, tpace::ir::Layout::Static);
+    assert_eq!(p.body[0].accesses.len(), 5);
+}
+
+#[test]
+fn a_macro_that_expands_without_bound_is_refused_quickly() {
+    let mut defines = String::from("#define GROW0 1.0f\n");
+    for i in 1..48 {
+        defines.push_str(&format!("#define GROW{i} (GROW{p} + GROW{p})\n", p = i - 1));
+    }
+    let source = good_with("#define X 64\n", &format!("#define X 64\n{defines}")).replacen(
+        "a[x][y] = work[x][y];",
+        "a[x][y] = work[x][y] * GROW47;",
+        1,
+    );
+    let started = std::time::Instant::now();
+    let line = source
+        .lines()
+        .position(|l| l.contains("GROW47;"))
+        .expect("the use")
+        + 1;
+    expect_in(
+        "grow.c",
+        &source,
+        Expected {
+            message: "cannot expand `GROW47`",
+            line,
+            col: 40,
+            at: "GROW47;",
+            count: 1,
+        },
+    );
+    assert!(started.elapsed().as_secs() < 5, "{:?}", started.elapsed());
+}

@@ -344,8 +344,7 @@ fn braces_and_pragma_columns_do_not_change_what_the_front_end_reads() {
         .iter()
         .map(|(path, source)| {
             facts(
-                &driver::compile_source(&path.display().to_string(), source)
-                    .unwrap_or_else(|d| panic!("{}: {d:?}", path.display())),
+                &compile_text(path, source).unwrap_or_else(|d| panic!("{}: {d:?}", path.display())),
             )
         })
         .collect();
@@ -358,7 +357,7 @@ fn braces_and_pragma_columns_do_not_change_what_the_front_end_reads() {
         let (path, source) = &corpus[rw.program];
         let (text, _, _) = rewrite(source, &rw.choices);
         let shown = path.display().to_string();
-        let compiled = driver::compile_source(&shown, &text).map_err(|d| {
+        let compiled = compile_text(path, &text).map_err(|d| {
             TestCaseError::fail(format!(
                 "{shown}: the rewritten program is refused:\n{}\n--- the program ---\n{text}",
                 tpace::diag::render(&shown, &text, &d)
@@ -466,19 +465,20 @@ fn a_rewritten_program_translates_to_the_same_results() {
         let shown = path.display().to_string();
         let (text, braces, moved) = rewrite(source, &rw.choices);
         eprintln!("{shown}: {braces} brace edits, {moved} pragma lines moved");
-        let original = driver::compile_source(&shown, source).expect("the original compiles");
-        let rewritten = driver::compile_source(&shown, &text)
+        let original = compile_text(path, source).expect("the original compiles");
+        let rewritten = compile_text(path, &text)
             .map_err(|d| TestCaseError::fail(format!("{shown}: refused: {d:?}")))?;
         let dir = tempfile::tempdir().expect("scratch folder");
+        let tc = &fixture_flags(path).toolchain(&tc);
         let reference = build_ok(
-            &tc,
+            tc,
             &reference_of(&original),
             dir.path(),
             "reference",
             Flavour::Reference,
         );
         let translated = build_ok(
-            &tc,
+            tc,
             &driver::translate(&rewritten, Target::Openacc).expect("translates"),
             dir.path(),
             "translated",

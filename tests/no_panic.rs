@@ -183,7 +183,12 @@ fn survives(source: &str) -> Result<(), String> {
 fn inputs() -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
-    for dir in ["examples", "tests/fixtures/layouts"] {
+    for dir in [
+        "examples",
+        "tests/fixtures/layouts",
+        "tests/fixtures/ordinary",
+        "tests/fixtures/stencil",
+    ] {
         for entry in std::fs::read_dir(root.join(dir)).expect("input folder") {
             let path = entry.expect("directory entry").path();
             if path.extension().is_some_and(|e| e == "c") {

@@ -96,6 +96,8 @@ fn check_devices(
 ) -> usize {
     let name = path.file_name().unwrap().to_string_lossy().into_owned();
     let compiled = compile(path);
+    // The preprocessor flags the program's first line asks for, for every build.
+    let tc = &fixture_flags(path).toolchain(tc);
     let dir = tempfile::tempdir().expect("scratch folder");
     let reference = build_ok(
         tc,

@@ -8,6 +8,7 @@ pub mod tune;
 
 use crate::back::{self, Output, Target};
 use crate::diag;
+pub use crate::front::preprocess::{Env, Options};
 use crate::lower;
 pub use crate::plan::{Compiled, compile_source};
 use std::path::Path;
@@ -22,12 +23,31 @@ impl std::fmt::Display for Failure {
     }
 }
 
-/// Read and compile a file; diagnostics come back rendered.
+/// Read and compile a file, its macros and headers as the C preprocessor
+/// sees them without options; diagnostics come back rendered.
 pub fn compile_file(path: &Path) -> Result<Compiled, Failure> {
+    compile_file_with(path, &Options::default())
+}
+
+/// Read and compile a file with a C compiler's `-D` and `-I` options: the C
+/// preprocessor (`$CC`, else `cc`) is asked for the macros the file, its
+/// headers and the options define, and the front end reads types and sizes
+/// through them. Where the preprocessor fails, a warning says why and the
+/// file's own `#define` lines stand in. Diagnostics come back rendered.
+pub fn compile_file_with(path: &Path, options: &Options) -> Result<Compiled, Failure> {
     let shown = path.display().to_string();
     let source = std::fs::read_to_string(path)
         .map_err(|e| Failure(format!("error: cannot read {shown}: {e}\n")))?;
-    compile_source(&shown, &source).map_err(|d| Failure(diag::render(&shown, &source, &d)))
+    let env = Env::of_file(path, &source, options);
+    if let Some(why) = &env.fallback {
+        eprintln!(
+            "tpace: warning: {why}\n  note: tpace reads only the file's own #define lines; \
+             give -I DIR and -D NAME=VALUE as to the C compiler"
+        );
+    }
+    crate::front::parse_with(&shown, &source, &env)
+        .and_then(crate::plan::compile_program)
+        .map_err(|d| Failure(diag::render(&shown, &source, &d)))
 }
 
 /// The translated program for a target, planned for the default machine.

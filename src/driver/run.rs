@@ -414,6 +414,22 @@ pub struct RunOutcome {
     pub difference: Option<String>,
 }
 
+/// The toolchain with the source file's folder among the include folders, so
+/// that its quoted `#include`s are found from a build folder elsewhere.
+pub fn with_source_dir(tc: &Toolchain, path: &str) -> Toolchain {
+    let mut tc = tc.clone();
+    if let Some(source_dir) = Path::new(path).parent() {
+        let source_dir = if source_dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            source_dir
+        };
+        let absolute = std::fs::canonicalize(source_dir).unwrap_or(source_dir.to_path_buf());
+        tc.include_dirs.push(absolute);
+    }
+    tc
+}
+
 /// Translate, build both programs in a scratch folder, run both, compare.
 /// `rtol` is the relative tolerance for reductions and printed real numbers
 /// (`None`: [`dump::FLOAT_RTOL`] / [`dump::DOUBLE_RTOL`] by type, printed numbers at
@@ -432,17 +448,7 @@ pub fn run(
     let dir = keep.unwrap_or(scratch.path());
     std::fs::create_dir_all(dir)
         .map_err(|e| Failure(format!("error: cannot create {}: {e}\n", dir.display())))?;
-    let mut tc = tc.clone();
-    if let Some(source_dir) = Path::new(&compiled.program.path).parent() {
-        let source_dir = if source_dir.as_os_str().is_empty() {
-            Path::new(".")
-        } else {
-            source_dir
-        };
-        let absolute = std::fs::canonicalize(source_dir).unwrap_or(source_dir.to_path_buf());
-        tc.include_dirs.push(absolute);
-    }
-    let tc = &tc;
+    let tc = &with_source_dir(tc, &compiled.program.path);
     let reference = build(
         tc,
         &Output {

@@ -593,7 +593,7 @@ pub fn tune(
         )));
     }
     let unit = compiled.unit(0);
-    let macros = Macros::new(&req.set, &program.source).map_err(fail)?;
+    let macros = Macros::for_program(&req.set, program).map_err(fail)?;
     let extents = workload::extents(unit, &macros)
         .map_err(|e| fail(format!("{e}\n  help: give its value with --set NAME=VALUE")))?;
     let profile = Profile::load(&req.machine).map_err(fail)?;
@@ -621,10 +621,19 @@ pub fn tune(
     std::fs::create_dir_all(&out_dir)
         .map_err(|e| fail(format!("cannot create {}: {e}", out_dir.display())))?;
 
-    // Build once.
-    let mut tc = tc.clone();
-    tc.defines
-        .extend(req.set.iter().map(|s| s.trim().to_string()));
+    // Build once (the source's folder searched for its quoted includes).
+    let mut tc = super::run::with_source_dir(tc, &program.path);
+    // Macro values are compiled in; a struct member's (`p->mrows=513`) is the model's only.
+    let is_macro = |s: &&String| {
+        let name = s.split_once('=').map_or(s.as_str(), |(n, _)| n).trim();
+        !name.is_empty() && name.chars().all(|c| c == '_' || c.is_ascii_alphanumeric())
+    };
+    tc.defines.extend(
+        req.set
+            .iter()
+            .filter(is_macro)
+            .map(|s| s.trim().to_string()),
+    );
     let flavour = match req.target {
         Target::Openacc => Flavour::Openacc,
         Target::Cuda => tc.cuda_flavour(),

@@ -104,6 +104,68 @@ impl Poly {
         }
     }
 
+    /// `self` as `coef * name + rest`, where neither part mentions `name`;
+    /// `None` if `name` appears in a product with itself.
+    pub fn split(&self, name: &str) -> Option<(Poly, Poly)> {
+        let mut coef = Poly::default();
+        let mut rest = Poly::default();
+        for (m, c) in &self.terms {
+            match m.iter().filter(|v| *v == name).count() {
+                0 => rest.add_term(m.clone(), *c)?,
+                1 => {
+                    let other: Vec<String> = m.iter().filter(|v| *v != name).cloned().collect();
+                    coef.add_term(other, *c)?
+                }
+                _ => return None,
+            }
+        }
+        Some((coef, rest))
+    }
+
+    /// The names the polynomial mentions.
+    pub fn names(&self) -> std::collections::BTreeSet<&str> {
+        self.terms.keys().flatten().map(String::as_str).collect()
+    }
+
+    /// The polynomial as a C expression of type `long` (every name cast, so
+    /// that products of `int` extents do not overflow).
+    pub fn to_c(&self) -> String {
+        self.print(true)
+    }
+
+    /// The polynomial as plain C text, for messages (`a->mcols * a->mdeps`).
+    pub fn to_text(&self) -> String {
+        self.print(false)
+    }
+
+    fn print(&self, cast: bool) -> String {
+        let (pre, suffix) = if cast { ("(long)", "L") } else { ("", "") };
+        if self.terms.is_empty() {
+            return format!("0{suffix}");
+        }
+        let mut out = String::new();
+        for (m, c) in &self.terms {
+            let (sign, mag) = if *c < 0 {
+                ("-", c.unsigned_abs())
+            } else {
+                ("+", c.unsigned_abs())
+            };
+            if out.is_empty() {
+                if sign == "-" {
+                    out.push('-');
+                }
+            } else {
+                out.push_str(&format!(" {sign} "));
+            }
+            let mut factors: Vec<String> = m.iter().map(|v| format!("{pre}{v}")).collect();
+            if mag != 1 || factors.is_empty() {
+                factors.insert(0, format!("{mag}{suffix}"));
+            }
+            out.push_str(&factors.join(" * "));
+        }
+        out
+    }
+
     /// Whether any monomial mentions `name`.
     pub fn mentions(&self, name: &str) -> bool {
         self.terms.keys().any(|m| m.iter().any(|v| v == name))
@@ -121,11 +183,12 @@ impl Poly {
         }
         let sub = |n: Node| Poly::from_node_at(n, src, depth + 1);
         match node.kind() {
-            "number_literal" => {
-                let text = src[node.byte_range()].trim_end_matches(['u', 'U', 'l', 'L']);
-                text.parse::<i64>().ok().map(Poly::constant)
-            }
+            "number_literal" => crate::front::macros::integer(&src[node.byte_range()])
+                .and_then(|v| i64::try_from(v).ok())
+                .map(Poly::constant),
             "identifier" => Some(Poly::var(&src[node.byte_range()])),
+            // `p->mrows`, `s.n`: a run-time value like a variable, named by its text.
+            "field_expression" => member_text(node, src).map(|t| Poly::var(&t)),
             "parenthesized_expression" => sub(node.named_child(0)?),
             "unary_expression" => {
                 let arg = sub(node.child_by_field_name("argument")?)?;
@@ -148,6 +211,36 @@ impl Poly {
             _ => None,
         }
     }
+}
+
+/// The text of a member expression made of names only (`p->m`, `s.a.b`,
+/// `(s).u` as `s.u`), without blanks or parentheses; `None` for anything
+/// else (`f().m`, `p[0].m`).
+pub fn member_text(node: Node, src: &str) -> Option<String> {
+    let mut fields = Vec::new();
+    let mut cur = node;
+    for _ in 0..MAX_DEPTH {
+        match cur.kind() {
+            "field_expression" => {
+                let op = cur
+                    .child_by_field_name("operator")
+                    .map_or(".", |o| &src[o.byte_range()]);
+                let field = cur.child_by_field_name("field")?;
+                fields.push(format!("{op}{}", &src[field.byte_range()]));
+                cur = cur.child_by_field_name("argument")?;
+            }
+            "parenthesized_expression" => cur = cur.named_child(0)?,
+            "identifier" => {
+                let mut out = src[cur.byte_range()].to_string();
+                for f in fields.iter().rev() {
+                    out.push_str(f);
+                }
+                return (!fields.is_empty() || node.kind() == "identifier").then_some(out);
+            }
+            _ => return None,
+        }
+    }
+    None
 }
 
 #[cfg(test)]
@@ -173,6 +266,20 @@ mod tests {
         assert_eq!(lhs.sub(&rhs).and_then(|p| p.as_constant()), Some(0));
         assert!(lhs.mentions("x"));
         assert_eq!(lhs.as_constant(), None);
+    }
+
+    #[test]
+    fn split_and_print() {
+        let p = Poly::var("i")
+            .mul(&Poly::var("p->mcols"))
+            .and_then(|p| p.add(&Poly::var("j").scale(3)?))
+            .and_then(|p| p.sub(&Poly::constant(2)))
+            .unwrap();
+        let (ci, rest) = p.split("i").unwrap();
+        assert_eq!(ci, Poly::var("p->mcols"));
+        assert_eq!(rest.to_c(), "-2L + 3L * (long)j");
+        assert_eq!(p.mul(&Poly::var("i")).unwrap().split("i"), None);
+        assert_eq!(Poly::default().to_c(), "0L");
     }
 
     #[test]

@@ -1,7 +1,11 @@
 //! Evaluating the C expressions of `size` extents and the time loop bound
 //! with macro values: those given on the command line (`--set X=48000`)
-//! first, then the file's own object-like `#define NAME value` lines.
+//! first, then the program's macros as the C preprocessor listed them (its
+//! headers' and `-D` options' too, function-like ones included), or the
+//! file's own object-like `#define NAME value` lines.
 
+use crate::front::macros::MacroTable;
+use crate::ir::Program;
 use std::collections::BTreeMap;
 
 /// Macro values for evaluating C expressions.
@@ -11,9 +15,33 @@ pub struct Macros {
     set: BTreeMap<String, String>,
     /// The source's object-like `#define NAME body` lines (the first of each name).
     defined: BTreeMap<String, String>,
+    /// The program's macros with the `--set` values over them: expressions are
+    /// expanded with these first.
+    table: Option<MacroTable>,
 }
 
 impl Macros {
+    /// Macros from `NAME=VALUE` strings and the program's macro table (as the
+    /// front end read it); its source's lines where the table is empty.
+    pub fn for_program(set: &[String], program: &Program) -> Result<Macros, String> {
+        let mut m = Macros::new(set, &program.source)?;
+        if !program.macros.is_empty() {
+            let mut table = MacroTable::default();
+            for d in &program.macros {
+                let params = d.params.as_ref().map(|p| format!("({})", p.join(", ")));
+                let params = params
+                    .map(|p| p.replace("__VA_ARGS__", "..."))
+                    .unwrap_or_default();
+                table.define_line(&format!("{}{params} {}", d.name, d.body));
+            }
+            for (name, value) in m.set.iter().filter(|(n, _)| is_identifier(n)) {
+                table.define_line(&format!("{name} {value}"));
+            }
+            m.table = Some(table);
+        }
+        Ok(m)
+    }
+
     /// Macros from `NAME=VALUE` strings and the program's source text.
     pub fn new(set: &[String], source: &str) -> Result<Macros, String> {
         let mut m = Macros::default();
@@ -21,11 +49,14 @@ impl Macros {
             let (name, value) = item
                 .split_once('=')
                 .ok_or_else(|| format!("--set {item}: expected NAME=VALUE"))?;
-            let name = name.trim();
-            if !is_identifier(name) {
-                return Err(format!("--set {item}: `{name}` is not a C identifier"));
-            }
-            m.set.insert(name.to_string(), value.trim().to_string());
+            // A member of a struct (`p->mrows`, a run-time extent) may be given too.
+            let Some(name) = crate::front::directives::array_name(name) else {
+                return Err(format!(
+                    "--set {item}: `{}` is not a C identifier or member expression",
+                    name.trim()
+                ));
+            };
+            m.set.insert(name, value.trim().to_string());
         }
         for line in source.lines() {
             let Some(rest) = line.trim_start().strip_prefix('#') else {
@@ -56,7 +87,15 @@ impl Macros {
 
     /// Evaluate a C integer expression.
     pub fn eval(&self, expr: &str) -> Result<i128, String> {
-        self.eval_depth(expr, 0)
+        match &self.table {
+            Some(table) => {
+                let expanded = table
+                    .expand(expr)
+                    .ok_or_else(|| format!("the macros in `{expr}` nest too deeply"))?;
+                self.eval_depth(&expanded, 0)
+            }
+            None => self.eval_depth(expr, 0),
+        }
     }
 
     fn eval_depth(&self, expr: &str, depth: usize) -> Result<i128, String> {
@@ -144,7 +183,36 @@ fn tokenize(s: &str) -> Result<Vec<Token>, String> {
             while i < chars.len() && (chars[i].is_ascii_alphanumeric() || chars[i] == '_') {
                 i += 1;
             }
-            out.push(Token::Ident(chars[start..i].iter().collect()));
+            // `p->mrows`, `s.n`: one name, as `--set` gives it.
+            loop {
+                let mut j = i;
+                while j < chars.len() && chars[j] == ' ' {
+                    j += 1;
+                }
+                let op = if chars.get(j) == Some(&'.') {
+                    1
+                } else if chars.get(j) == Some(&'-') && chars.get(j + 1) == Some(&'>') {
+                    2
+                } else {
+                    break;
+                };
+                let mut k = j + op;
+                while k < chars.len() && chars[k] == ' ' {
+                    k += 1;
+                }
+                if !chars
+                    .get(k)
+                    .is_some_and(|c| c.is_ascii_alphabetic() || *c == '_')
+                {
+                    break;
+                }
+                while k < chars.len() && (chars[k].is_ascii_alphanumeric() || chars[k] == '_') {
+                    k += 1;
+                }
+                i = k;
+            }
+            let name: String = chars[start..i].iter().filter(|c| **c != ' ').collect();
+            out.push(Token::Ident(name));
         } else if "+-*/%()".contains(c) {
             out.push(Token::Op(c));
             i += 1;
@@ -299,6 +367,43 @@ mod tests {
         assert!(e.contains("`NX`") && e.contains("--set NX="), "{e}");
         let e = m(&[], "#define A B\n").eval("A").unwrap_err();
         assert!(e.contains("`B`"), "{e}");
+    }
+
+    #[test]
+    fn the_programs_table_is_used_with_set_on_top() {
+        // A program as the front end reads it, with the table a preprocessor
+        // would have listed (the header's N and a function-like bound).
+        let src = "float a[8];\nvoid f(int s)\n{\n    int t, x;\n\
+                   #pragma tpace pipeline targetinout(a) size([0:8]) halo([0:0])\n\
+                   for (t = 0; t < s; t++)\n\
+                   #pragma tpace loop dim(1)\n\
+                   for (x = 0; x < 8; x++)\n            a[x] = a[x] + 1.0f;\n}\n";
+        let mut program = crate::front::parse("t.c", src).expect("a valid program");
+        program.macros = vec![
+            crate::ir::Macro {
+                name: "N".into(),
+                params: None,
+                body: "40".into(),
+            },
+            crate::ir::Macro {
+                name: "BOUND".into(),
+                params: Some(vec!["x".into(), "y".into()]),
+                body: "(x)".into(),
+            },
+        ];
+        let m = Macros::for_program(&[], &program).unwrap();
+        assert_eq!(m.eval("BOUND(N, n) - 2").unwrap(), 38);
+        let set = Macros::for_program(&["N=100".into()], &program).unwrap();
+        assert_eq!(set.eval("BOUND(N, n)").unwrap(), 100);
+        assert!(m.eval("n").unwrap_err().contains("--set n="));
+    }
+
+    #[test]
+    fn struct_members_are_values_set_on_the_command_line() {
+        let m = m(&["p->mrows=17", "s . n=4"], "");
+        assert_eq!(m.eval("p -> mrows * s.n - 1").unwrap(), 67);
+        let e = m.eval("p->mcols").unwrap_err();
+        assert!(e.contains("--set p->mcols="), "{e}");
     }
 
     #[test]

@@ -68,7 +68,7 @@ pub fn plan_report(
 ) -> Result<String, String> {
     let started = Instant::now();
     let machine = Machine::from_profile(profile)?;
-    let macros = Macros::new(&request.set, &unit.program.source)?;
+    let macros = Macros::for_program(&request.set, unit.program)?;
     let extents = workload::extents(unit, &macros)?;
     let steps = match request.steps {
         Some(s) => s,
@@ -351,8 +351,12 @@ fn footer(out: &mut String, profile: &Profile, choice: &Choice, seconds: f64) {
             c.schedule.name()
         );
     }
+    // Figures nobody measured on the machine: a reader should know the plan rests on them.
     for (field, f) in profile.figures() {
-        if matches!(f.kind, Provenance::Assumed | Provenance::Spec) {
+        if matches!(
+            f.kind,
+            Provenance::Assumed | Provenance::Spec | Provenance::Derived
+        ) {
             let _ = writeln!(
                 out,
                 "note: {field} = {} ({}): {}",
@@ -418,7 +422,7 @@ mod tests {
         assert!(e.contains("--steps"), "{e}");
         let e = plan_report(
             c.unit(0),
-            &Profile::bundled("k40c").unwrap(),
+            &Profile::bundled("xeon-phi-5110p").unwrap(),
             &PlanRequest::default(),
         )
         .unwrap_err();

@@ -249,12 +249,19 @@ pub fn extents(unit: Unit<'_>, macros: &Macros) -> Result<Vec<u64>, String> {
 /// Evaluate the time loop's trip count with macro values.
 pub fn steps(unit: Unit<'_>, macros: &Macros) -> Result<u64, String> {
     let t = &unit.pipeline.time;
-    let v = macros.eval(&t.trip_count()).map_err(|err| {
-        format!(
-            "the time loop `{} < {}` has a step count tpace can not evaluate ({err}); give --steps N",
-            t.var, t.end
-        )
-    })?;
+    // A step count the directives give stands in for a bound known only at run time.
+    let v = macros
+        .eval(&t.trip_count())
+        .or_else(|err| match &t.steps_hint {
+            Some(hint) => macros.eval(hint),
+            None => Err(err),
+        })
+        .map_err(|err| {
+            format!(
+                "the time loop `{} < {}` has a step count tpace can not evaluate ({err}); give --steps N",
+                t.var, t.end
+            )
+        })?;
     Ok(u64::try_from(v).unwrap_or(0))
 }
 

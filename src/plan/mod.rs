@@ -65,9 +65,14 @@ impl Compiled {
     }
 }
 
-/// Front end, validation, facts and plan for source text.
+/// Front end, validation, facts and plan for source text (with the macros of
+/// its own `#define` lines; see [`compile_program`] for a preprocessed file).
 pub fn compile_source(path: &str, source: &str) -> Result<Compiled, Vec<Diagnostic>> {
-    let program = crate::front::parse(path, source)?;
+    compile_program(crate::front::parse(path, source)?)
+}
+
+/// Validation, facts and plan for a program the front end has read.
+pub fn compile_program(program: Program) -> Result<Compiled, Vec<Diagnostic>> {
     analysis::validate(&program)?;
     let stages = program
         .pipelines

@@ -34,9 +34,12 @@ pub fn run_with(
 pub const STEP_COUNTS: [u64; 3] = [1, 7, 13];
 
 /// The programs under test: examples/*.c, tests/fixtures/layouts/*.c,
-/// tests/fixtures/reductions/*.c, tests/fixtures/styles/*.c (C as users
-/// write it: braceless nests, C-only host code, several pipelines a file) and
-/// tests/fixtures/liveness/*.c (temporaries the program reads afterwards or not).
+/// tests/fixtures/reductions/*.c, tests/fixtures/styles/*.c and
+/// tests/fixtures/ordinary/*.c (C as users write it: braceless nests, C-only
+/// host code, several pipelines a file, arrays in structs, macros and headers;
+/// some need preprocessor flags, see [`fixture_flags`]), tests/fixtures/stencil/*.c
+/// (the #pragma stencil dialect) and tests/fixtures/liveness/*.c (temporaries
+/// the program reads afterwards or not).
 pub fn programs() -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
@@ -45,6 +48,8 @@ pub fn programs() -> Vec<PathBuf> {
         "tests/fixtures/layouts",
         "tests/fixtures/reductions",
         "tests/fixtures/styles",
+        "tests/fixtures/stencil",
+        "tests/fixtures/ordinary",
         "tests/fixtures/liveness",
     ] {
         let entries =
@@ -60,8 +65,129 @@ pub fn programs() -> Vec<PathBuf> {
     files
 }
 
+/// The C preprocessor flags a test program needs, as a C compiler takes them.
+///
+/// Convention: a program that needs flags says so in a comment on its first
+/// line, `/* tpace-test: -I include -DN=40 -DFLAG */`; `-I` folders are
+/// relative to the program's own folder. The test helpers compile and
+/// translate it with these flags and give them to every compiler they call
+/// (the sequential build, the translation's, nvcc's).
+#[derive(Debug, Clone, Default)]
+pub struct FixtureFlags {
+    /// `-D` options, as `NAME` or `NAME=VALUE`.
+    pub defines: Vec<String>,
+    /// `-I` folders, absolute.
+    pub include_dirs: Vec<PathBuf>,
+}
+
+impl FixtureFlags {
+    /// What the front end's preprocessor run takes.
+    pub fn options(&self) -> driver::Options {
+        driver::Options {
+            defines: self.defines.clone(),
+            include_dirs: self.include_dirs.clone(),
+        }
+    }
+
+    /// The toolchain with these flags for every compiler.
+    pub fn toolchain(&self, tc: &Toolchain) -> Toolchain {
+        let mut tc = tc.clone();
+        tc.defines.extend(self.defines.iter().cloned());
+        tc.include_dirs.extend(self.include_dirs.iter().cloned());
+        tc
+    }
+
+    /// The flags as `tpace` takes them (`-I`, `DIR`, `-DN=40`).
+    pub fn cli_args(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for dir in &self.include_dirs {
+            out.push("-I".into());
+            out.push(dir.display().to_string());
+        }
+        out.extend(self.defines.iter().map(|d| format!("-D{d}")));
+        out
+    }
+
+    /// The flags as a printed build line carries them after the compiler's
+    /// name: `-I DIR -DN=40 ` (shell-quoted, with a trailing blank), or nothing.
+    pub fn printed(&self) -> String {
+        let mut out = String::new();
+        for dir in &self.include_dirs {
+            out.push_str(&format!(
+                "-I {} ",
+                tpace::text::shell_word(&dir.display().to_string())
+            ));
+        }
+        for d in &self.defines {
+            out.push_str(&format!("{} ", tpace::text::shell_word(&format!("-D{d}"))));
+        }
+        out
+    }
+
+    /// The flags as compiler arguments (`-DN=40`, `-I`, `DIR`).
+    pub fn args(&self) -> Vec<String> {
+        let mut out: Vec<String> = self.defines.iter().map(|d| format!("-D{d}")).collect();
+        for dir in &self.include_dirs {
+            out.push("-I".into());
+            out.push(dir.display().to_string());
+        }
+        out
+    }
+}
+
+/// The flags `path` asks for on its first line (none if it asks for none).
+pub fn fixture_flags(path: &Path) -> FixtureFlags {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let first = text.lines().next().unwrap_or("");
+    let mut flags = FixtureFlags::default();
+    let Some(rest) = first
+        .trim()
+        .strip_prefix("/*")
+        .and_then(|r| r.trim_start().strip_prefix("tpace-test:"))
+    else {
+        return flags;
+    };
+    let rest = rest.trim().trim_end_matches("*/");
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut words = rest.split_whitespace();
+    while let Some(w) = words.next() {
+        if let Some(d) = w.strip_prefix("-D") {
+            let d = if d.is_empty() {
+                words.next().unwrap_or("")
+            } else {
+                d
+            };
+            flags.defines.push(d.to_string());
+        } else if let Some(i) = w.strip_prefix("-I") {
+            let i = if i.is_empty() {
+                words.next().unwrap_or("")
+            } else {
+                i
+            };
+            flags.include_dirs.push(dir.join(i));
+        } else {
+            panic!(
+                "{}: unknown flag `{w}` in its tpace-test line",
+                path.display()
+            );
+        }
+    }
+    flags
+}
+
+/// Compile `text`, a version of the test program at `path` (a rewrite of its
+/// layout, say), with the macros and headers the preprocessor finds for the
+/// program itself under the flags its first line asks for.
+pub fn compile_text(path: &Path, text: &str) -> Result<Compiled, Vec<tpace::diag::Diagnostic>> {
+    let original = std::fs::read_to_string(path).unwrap_or_default();
+    let env = driver::Env::of_file(path, &original, &fixture_flags(path).options());
+    tpace::front::parse_with(&path.display().to_string(), text, &env)
+        .and_then(tpace::plan::compile_program)
+}
+
+/// Compile a test program with the flags its first line asks for.
 pub fn compile(path: &Path) -> Compiled {
-    driver::compile_file(path)
+    driver::compile_file_with(path, &fixture_flags(path).options())
         .unwrap_or_else(|f| panic!("{} does not compile:\n{f}", path.display()))
 }
 
@@ -214,6 +340,7 @@ pub fn check_program(
 ) -> usize {
     let name = path.file_name().unwrap().to_string_lossy().into_owned();
     let compiled = compile(path);
+    let tc = &fixture_flags(path).toolchain(tc);
     let dir = tempfile::tempdir().expect("scratch folder");
     let reference = build_ok(
         tc,

@@ -9,58 +9,7 @@
 //! ```
 
 use crate::diag::Diagnostic;
-use crate::ir::Span;
-
-/// A name inside a clause with its position in the file.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Named {
-    /// The identifier.
-    pub name: String,
-    /// Where it is written.
-    pub span: Span,
-}
-
-/// One `[a:b]` pair of a `size` or `halo` clause, as C expression text.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Pair {
-    /// Text before the colon.
-    pub first: String,
-    /// Text after the colon.
-    pub second: String,
-    /// Where the bracket pair is written.
-    pub span: Span,
-}
-
-/// The clauses of a `pipeline` directive.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct PipelineClauses {
-    /// `targetinout(...)` names.
-    pub targetinout: Vec<Named>,
-    /// `targetin(...)` names.
-    pub targetin: Vec<Named>,
-    /// `size(...)` pairs, outermost dimension first, and the clause's span.
-    pub size: Option<(Vec<Pair>, Span)>,
-    /// `halo(...)` pairs, outermost dimension first, and the clause's span.
-    pub halo: Option<(Vec<Pair>, Span)>,
-    /// Whether `async` was given.
-    pub asynchronous: bool,
-}
-
-/// A parsed tpace directive.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Directive {
-    /// `init`: where buffers are set up (accepted; tpace allocates next to the loop).
-    Init,
-    /// `pipeline ...` on the time loop.
-    Pipeline(PipelineClauses),
-    /// `loop dim(d)` on a spatial loop.
-    Loop {
-        /// The dimension number `d` (1 = innermost).
-        dim: usize,
-        /// Where `dim(d)` is written.
-        span: Span,
-    },
-}
+use crate::front::directives::{Cursor, Directive, Named, PipelineClauses};
 
 /// Parse the text after `#pragma` (which starts with `tpace`), located at byte `base` of the file.
 pub fn parse_directive(text: &str, base: usize) -> Result<Directive, Diagnostic> {
@@ -80,7 +29,7 @@ pub fn parse_directive(text: &str, base: usize) -> Result<Directive, Diagnostic>
             p.expect_end()?;
             Ok(Directive::Init)
         }
-        "pipeline" => parse_pipeline(&mut p).map(Directive::Pipeline),
+        "pipeline" => parse_pipeline(&mut p).map(|c| Directive::Pipeline(Box::new(c))),
         "loop" => parse_loop(&mut p),
         other => Err(Diagnostic::new(
             kind.span,
@@ -171,188 +120,6 @@ fn unknown_clause(clause: &Named, help: &str) -> Diagnostic {
     )
 }
 
-/// A position in the pragma text.
-struct Cursor<'a> {
-    text: &'a str,
-    pos: usize,
-    base: usize,
-}
-
-impl Cursor<'_> {
-    fn abs(&self) -> usize {
-        self.base + self.pos
-    }
-
-    fn peek(&self) -> Option<char> {
-        self.text[self.pos..].chars().next()
-    }
-
-    fn at_end(&self) -> bool {
-        self.pos >= self.text.len()
-    }
-
-    fn skip_ws(&mut self) {
-        // Line continuations are whitespace inside a directive.
-        loop {
-            let rest = &self.text[self.pos..];
-            if let Some(c) = rest.chars().next().filter(|c| c.is_whitespace()) {
-                self.pos += c.len_utf8();
-            } else if rest.starts_with("\\\n") {
-                self.pos += 2;
-            } else if rest.starts_with("\\\r\n") {
-                self.pos += 3;
-            } else {
-                break;
-            }
-        }
-    }
-
-    fn ident(&mut self) -> Option<Named> {
-        let rest = &self.text[self.pos..];
-        let len = rest
-            .char_indices()
-            .find(|&(i, c)| !(c == '_' || c.is_ascii_alphabetic() || (i > 0 && c.is_ascii_digit())))
-            .map_or(rest.len(), |(i, _)| i);
-        if len == 0 {
-            return None;
-        }
-        let start = self.abs();
-        self.pos += len;
-        Some(Named {
-            name: rest[..len].to_string(),
-            span: start..self.abs(),
-        })
-    }
-
-    fn error(&self, msg: &str) -> Diagnostic {
-        self.error_help(msg, "see the tpace directive syntax in the README")
-    }
-
-    fn error_help(&self, msg: &str, help: &str) -> Diagnostic {
-        let at = self.abs();
-        let end = at + self.peek().map_or(0, char::len_utf8);
-        Diagnostic::new(at..end, msg, "here", help)
-    }
-
-    fn expect_end(&mut self) -> Result<(), Diagnostic> {
-        self.skip_ws();
-        if self.at_end() {
-            Ok(())
-        } else {
-            let start = self.abs();
-            let word = self.ident();
-            let span = word.map_or(start..start + 1, |w| w.span);
-            Err(Diagnostic::new(
-                span,
-                "unexpected text after the directive",
-                "not understood here",
-                "remove it, or check the directive syntax in the README",
-            ))
-        }
-    }
-
-    /// `( ... )` with balanced parentheses; returns the inner text and its absolute start.
-    fn parenthesised(&mut self) -> Result<(String, usize), Diagnostic> {
-        self.skip_ws();
-        if self.peek() != Some('(') {
-            return Err(self.error_help("expected `(`", "clause arguments go in parentheses"));
-        }
-        let open = self.pos;
-        let mut depth = 0usize;
-        for (i, c) in self.text[open..].char_indices() {
-            match c {
-                '(' => depth += 1,
-                ')' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        let inner = self.text[open + 1..open + i].to_string();
-                        let inner_start = self.base + open + 1;
-                        self.pos = open + i + 1;
-                        return Ok((inner, inner_start));
-                    }
-                }
-                _ => {}
-            }
-        }
-        Err(Diagnostic::new(
-            self.base + open..self.base + open + 1,
-            "unclosed `(` in directive",
-            "opened here",
-            "add the matching `)`",
-        ))
-    }
-
-    fn name_list(&mut self) -> Result<Vec<Named>, Diagnostic> {
-        let (inner, start) = self.parenthesised()?;
-        let mut names = Vec::new();
-        let mut offset = 0;
-        for part in inner.split(',') {
-            let lead = part.len() - part.trim_start().len();
-            let name = part.trim();
-            let at = start + offset + lead;
-            let valid = !name.is_empty()
-                && name.chars().all(|c| c == '_' || c.is_ascii_alphanumeric())
-                && !name.starts_with(|c: char| c.is_ascii_digit());
-            if !valid {
-                return Err(Diagnostic::new(
-                    at..at + name.len().max(1),
-                    format!("`{name}` is not an array name"),
-                    "expected an identifier",
-                    "list array names separated by commas, e.g. targetinout(a, work)",
-                ));
-            }
-            names.push(Named {
-                name: name.to_string(),
-                span: at..at + name.len(),
-            });
-            offset += part.len() + 1;
-        }
-        Ok(names)
-    }
-
-    /// `([a:b][c:d]...)`
-    fn pair_list(&mut self) -> Result<Vec<Pair>, Diagnostic> {
-        let (inner, start) = self.parenthesised()?;
-        let mut pairs = Vec::new();
-        let mut rest = inner.as_str();
-        let mut at = start;
-        loop {
-            let trimmed = rest.trim_start();
-            at += rest.len() - trimmed.len();
-            rest = trimmed;
-            if rest.is_empty() {
-                break;
-            }
-            let bad = |at: usize| {
-                Diagnostic::new(
-                    at..at + 1,
-                    "expected `[first:second]`",
-                    "here",
-                    "write one bracket pair per dimension, outermost first, e.g. size([0:X][0:Y])",
-                )
-            };
-            if !rest.starts_with('[') {
-                return Err(bad(at));
-            }
-            let close = rest.find(']').ok_or_else(|| bad(at))?;
-            let body = &rest[1..close];
-            let colon = body.find(':').ok_or_else(|| bad(at))?;
-            let (first, second) = (body[..colon].trim(), body[colon + 1..].trim());
-            if first.is_empty() || second.is_empty() {
-                return Err(bad(at));
-            }
-            pairs.push(Pair {
-                first: first.to_string(),
-                second: second.to_string(),
-                span: at..at + close + 1,
-            });
-            at += close + 1;
-            rest = &rest[close + 1..];
-        }
-        Ok(pairs)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -386,6 +153,23 @@ mod tests {
         let e = parse_directive("tpace pipeline targetinout(a) sizes([0:X])", 10).unwrap_err();
         assert_eq!(e.message, "unknown clause `sizes`");
         assert_eq!(e.span, 40..45);
+    }
+
+    #[test]
+    fn member_expressions_are_array_names() {
+        let text =
+            "tpace pipeline targetinout(p->m, wrk2 -> m) targetin(s.u, a) size([0:N]) halo([1:1])";
+        let Directive::Pipeline(c) = parse_directive(text, 0).unwrap() else {
+            panic!("not a pipeline")
+        };
+        let names: Vec<_> = c
+            .targetinout
+            .iter()
+            .chain(&c.targetin)
+            .map(|n| n.name.as_str())
+            .collect();
+        assert_eq!(names, ["p->m", "wrk2->m", "s.u", "a"]);
+        assert_eq!(&text[c.targetinout[1].span.clone()], "wrk2 -> m");
     }
 
     #[test]

@@ -1,38 +1,14 @@
-//! Front end for the `#pragma tpace` dialect (the tpace paper, §3.3): finds the
-//! pipelined time loops and their sweeps in a C file and lowers them to the IR.
+//! Front end for the `#pragma tpace` dialect (the tpace paper, §3.3): `init`,
+//! `pipeline targetinout(...) targetin(...) size(...) halo(...) async` on the
+//! time loop and `loop dim(d)` on each spatial loop. Its directives say
+//! directly what [`crate::front::directives`] means; the time loops they mark
+//! are lowered by [`crate::front::time_loop`].
 
-pub mod calls;
 pub mod clauses;
-mod context;
-mod decls;
-mod host;
-mod loops;
-mod reductions;
-mod scalars;
-mod subscripts;
 
 use crate::diag::{DiagResult, Diagnostic};
-use crate::front::cst::{body_items, span};
+use crate::front::directives::Found;
 use crate::front::pragmas::{self, PragmaLine};
-use crate::ir::{
-    Array, Extent, Grid, Halo, HostStatement, MAX_HALO, Pipeline, Program, Span, Sweep, TimeLoop,
-};
-use crate::text::count;
-use clauses::{Directive, PipelineClauses};
-use tree_sitter::Node;
-
-/// A `#pragma tpace` line, what it says, and the statement it belongs to.
-struct Found<'t> {
-    line: PragmaLine,
-    directive: Directive,
-    stmt: Option<Node<'t>>,
-}
-
-impl Found<'_> {
-    fn span(&self) -> Span {
-        self.line.span.clone()
-    }
-}
 
 /// Whether the text after `#pragma` belongs to the tpace dialect.
 pub fn is_tpace_pragma(arg: &str) -> bool {
@@ -41,19 +17,17 @@ pub fn is_tpace_pragma(arg: &str) -> bool {
         .is_some_and(|rest| rest.is_empty() || rest.starts_with(char::is_whitespace))
 }
 
-/// Lower a C file with tpace directives to a [`Program`]. `tree` is the parse
-/// of the file with its pragma lines blanked out (`pragmas`, see
-/// [`crate::front::pragmas`]); `source` is the file as written.
-pub fn lower(
-    path: &str,
-    source: &str,
-    tree: &tree_sitter::Tree,
+/// The file's `#pragma tpace` lines, parsed, each with the statement it
+/// belongs to. `tree` is the parse of `blanked`, the file with its pragma
+/// lines blanked out.
+pub fn directives<'t>(
+    tree: &'t tree_sitter::Tree,
     blanked: &str,
-    pragmas: &[PragmaLine],
-) -> DiagResult<Program> {
+    lines: &[PragmaLine],
+) -> DiagResult<Vec<Found<'t>>> {
     let mut found = Vec::new();
     let mut errors = Vec::new();
-    for line in pragmas.iter().filter(|p| is_tpace_pragma(&p.arg)) {
+    for line in lines.iter().filter(|p| is_tpace_pragma(&p.arg)) {
         match clauses::parse_directive(&line.arg, line.arg_start) {
             Ok(directive) => found.push(Found {
                 line: line.clone(),
@@ -63,290 +37,16 @@ pub fn lower(
             Err(d) => errors.push(d),
         }
     }
-    if !errors.is_empty() {
-        return Err(errors);
-    }
-    let pipelines: Vec<&Found> = found
-        .iter()
-        .filter(|f| matches!(f.directive, Directive::Pipeline(_)))
-        .collect();
-    if pipelines.is_empty() {
-        return Err(vec![missing_pipeline(source, &found)]);
-    }
-    // Every pipeline's time loop, or why it has none.
-    let mut time_loops: Vec<Node> = Vec::new();
-    for f in &pipelines {
-        match f.stmt.filter(|n| n.kind() == "for_statement") {
-            Some(n) => time_loops.push(n),
-            None => errors.push(Diagnostic::new(
-                f.span(),
-                "`pipeline` must be followed by the time loop",
-                "no `for` statement follows this directive",
-                "put `#pragma tpace pipeline ...` directly above the `for` loop over time steps",
-            )),
-        }
-    }
-    if !errors.is_empty() {
-        return Err(errors);
-    }
-    errors.extend(misplaced_directives(&found, &pipelines, &time_loops));
-    let init = init_line(source, &found, &pipelines, &time_loops, &mut errors);
-    if !errors.is_empty() {
-        return Err(errors);
-    }
-    let mut lowered = Vec::new();
-    for (f, time_loop) in pipelines.iter().zip(&time_loops) {
-        let Directive::Pipeline(clauses) = &f.directive else {
-            unreachable!("filtered to pipelines above")
-        };
-        match lower_pipeline(path, source, tree, &found, f, clauses, *time_loop) {
-            Ok(p) => lowered.push(p),
-            Err(d) => errors.extend(d),
-        }
-    }
-    if !errors.is_empty() {
-        return Err(errors);
-    }
-    Ok(Program {
-        path: path.to_string(),
-        source: source.to_string(),
-        init,
-        pipelines: lowered,
-        declarations: Vec::new(),
-        main: None,
-        user_macros: scalars::macro_names(tree, source).into_iter().collect(),
-    })
-}
-
-/// Directives in places where they would be ignored or ambiguous: a pipeline
-/// inside another's time loop, a `loop` outside every time loop or not above a
-/// `for` loop.
-fn misplaced_directives(
-    found: &[Found],
-    pipelines: &[&Found],
-    time_loops: &[Node],
-) -> Vec<Diagnostic> {
-    let mut errors = Vec::new();
-    let in_time_loop = |at: usize| time_loops.iter().any(|t| t.byte_range().contains(&at));
-    for f in pipelines {
-        if in_time_loop(f.line.span.start) {
-            errors.push(Diagnostic::new(
-                f.span(),
-                "`pipeline` inside another pipeline's time loop",
-                "nested pipeline",
-                "pipelines run one after another, not inside each other: move this time loop \
-                 out of the other one, or drop one of the two directives",
-            ));
-        }
-    }
-    for f in found {
-        if !matches!(f.directive, Directive::Loop { .. }) {
-            continue;
-        }
-        if !in_time_loop(f.line.span.start) {
-            errors.push(Diagnostic::new(
-                f.span(),
-                "`loop` directive outside the pipelined time loop",
-                "not inside the time loop",
-                "`#pragma tpace loop dim(d)` belongs on the spatial loops inside the time loop",
-            ));
-        } else if f.stmt.is_none_or(|s| s.kind() != "for_statement") {
-            errors.push(not_above_a_loop(f.span()));
-        }
-    }
-    errors
-}
-
-fn not_above_a_loop(span: Span) -> Diagnostic {
-    Diagnostic::new(
-        span,
-        "`loop` directive not followed by a `for` loop",
-        "nothing to annotate",
-        "put `#pragma tpace loop dim(d)` directly above a spatial `for` loop",
-    )
-}
-
-/// The `init` line, if any. It marks where the program's set-up is done, so it
-/// may stand anywhere outside the time loops (in `main` before a call to the
-/// function that holds the pipeline, say), once, and not after a pipeline of
-/// its own function (text order is execution order only within a function).
-fn init_line(
-    source: &str,
-    found: &[Found],
-    pipelines: &[&Found],
-    time_loops: &[Node],
-    errors: &mut Vec<Diagnostic>,
-) -> Option<Span> {
-    let inits: Vec<&Found> = found
-        .iter()
-        .filter(|f| f.directive == Directive::Init)
-        .collect();
-    let first = inits.first()?;
-    for again in &inits[1..] {
-        errors.push(Diagnostic::new(
-            again.span(),
-            "`init` is given twice",
-            "second init",
-            format!(
-                "`#pragma tpace init` marks the one place where the program's set-up is done; \
-                 keep the one at line {}",
-                crate::diag::line_col(source, first.line.span.start).0
-            ),
-        ));
-    }
-    let at = first.line.span.start;
-    if time_loops.iter().any(|t| t.byte_range().contains(&at)) {
-        errors.push(Diagnostic::new(
-            first.span(),
-            "`init` inside a pipelined time loop",
-            "misplaced init",
-            "put `#pragma tpace init` where the set-up is done, before the time loop",
-        ));
-        return None;
-    }
-    let function = |node: Option<Node>| node.and_then(decls::enclosing_function).map(|f| f.id());
-    let init_function = first
-        .stmt
-        .and_then(decls::enclosing_function)
-        .map(|f| f.id());
-    for (p, t) in pipelines.iter().zip(time_loops) {
-        let same_function = init_function.is_some() && init_function == function(Some(*t));
-        if same_function && p.line.span.start < at {
-            errors.push(Diagnostic::new(
-                first.span(),
-                "`init` comes after the `pipeline` directive",
-                "misplaced init",
-                "put `#pragma tpace init` before the pipelined time loop",
-            ));
-        }
-    }
-    Some(first.span())
-}
-
-/// Lower one pipelined time loop.
-fn lower_pipeline(
-    path: &str,
-    source: &str,
-    tree: &tree_sitter::Tree,
-    found: &[Found],
-    pipeline: &Found,
-    clauses: &PipelineClauses,
-    time_loop: Node,
-) -> DiagResult<Pipeline> {
-    let (grid, halo) = grid_and_halo(clauses, pipeline.span())?;
-    let arrays = decls::listed_arrays(clauses, pipeline.span(), time_loop, tree, source, &grid)?;
-    let mut time = loops::time_loop(time_loop, source)?;
-    let ctx = context::Context {
-        grid: &grid,
-        arrays: &arrays,
-        time_var: &time.var,
-        source,
-        tree,
-        at: time_loop,
-    };
-    if let Err(mut jumps) = loops::forbid_jumps(time_loop, source) {
-        // A jump under a test of a reduction is a convergence test: say so.
-        if let Ok((mut body, _)) = lower_body(time_loop, &ctx, found) {
-            resolve_variables(&mut time, &mut body, &arrays, time_loop, tree, source);
-            let reductions = reductions::find(&mut body, tree, source);
-            for d in &mut jumps {
-                host::convergence_test(d, &reductions, time_loop, tree, source);
-            }
-        }
-        return Err(jumps);
-    }
-    let (mut body, host) = lower_body(time_loop, &ctx, found)?;
-    let arrays = drop_unused_components(arrays, &mut body);
-    resolve_variables(&mut time, &mut body, &arrays, time_loop, tree, source);
-    let reductions = reductions::find(&mut body, tree, source);
-    host::check(&host, &body, &reductions, &arrays, &time, tree, source)?;
-    let bodies: Vec<Span> = body.iter().map(|s| s.body.clone()).collect();
-    calls::check(&bodies, tree, source)?;
-    let function = decls::enclosing_function(time_loop).map_or(0..0, span);
-    let (line, col) = crate::diag::line_col(source, time_loop.start_byte());
-    Ok(Pipeline {
-        pragma: pipeline.span(),
-        stmt: span(time_loop),
-        function,
-        location: format!("{path}:{line}:{col}"),
-        time,
-        grid,
-        halo,
-        arrays,
-        body,
-        host,
-        reductions,
-        asynchronous: clauses.asynchronous,
-    })
-}
-
-/// The listed arrays without the components no sweep uses (they stay on the
-/// host, untouched), with every access renumbered to match.
-fn drop_unused_components(arrays: Vec<Array>, body: &mut [Sweep]) -> Vec<Array> {
-    let used = |a: usize| body.iter().any(|s| s.accesses.iter().any(|x| x.array == a));
-    let keep: Vec<bool> = (0..arrays.len())
-        .map(|a| arrays[a].component.is_none() || used(a))
-        .collect();
-    let mut renumber = vec![usize::MAX; arrays.len()];
-    let mut next = 0;
-    for (a, k) in keep.iter().enumerate() {
-        if *k {
-            renumber[a] = next;
-            next += 1;
-        }
-    }
-    for sweep in body.iter_mut() {
-        for acc in &mut sweep.accesses {
-            acc.array = renumber[acc.array];
-        }
-    }
-    arrays
-        .into_iter()
-        .zip(keep)
-        .filter_map(|(a, k)| k.then_some(a))
-        .collect()
-}
-
-/// Types of the counters declared before the loops, and each sweep's free variables.
-fn resolve_variables(
-    time: &mut TimeLoop,
-    body: &mut [Sweep],
-    arrays: &[Array],
-    time_loop: Node,
-    tree: &tree_sitter::Tree,
-    source: &str,
-) {
-    let type_of = |var: &str, declared: &Option<String>| {
-        declared
-            .clone()
-            .or_else(|| decls::scalar_type(var, time_loop, tree, source))
-            .unwrap_or_else(|| "long".into())
-    };
-    time.var_type = type_of(&time.var, &time.declared_type);
-    let macros = scalars::macro_names(tree, source);
-    let root = tree.root_node();
-    for sweep in body {
-        for l in &mut sweep.loops {
-            l.var_type = type_of(&l.var, &l.declared_type);
-        }
-        let mut bound: std::collections::BTreeSet<String> =
-            sweep.loops.iter().map(|l| l.var.clone()).collect();
-        bound.insert(time.var.clone());
-        let Some(node) = root.descendant_for_byte_range(sweep.body.start, sweep.body.end) else {
-            continue;
-        };
-        let step_spans: Vec<crate::ir::Span> =
-            sweep.step_values.iter().map(|v| v.span.clone()).collect();
-        let not_free = scalars::NotFree {
-            bound: &bound,
-            step_values: &step_spans,
-        };
-        sweep.scalars =
-            scalars::free_scalars(node, &not_free, arrays, &macros, time_loop, tree, source);
+    if errors.is_empty() {
+        Ok(found)
+    } else {
+        Err(errors)
     }
 }
 
-fn missing_pipeline(source: &str, found: &[Found]) -> Diagnostic {
+/// What to say when a file has no pipelined time loop: at its first tpace
+/// directive, or at its first line.
+pub fn missing_pipeline(source: &str, found: &[Found]) -> Diagnostic {
     let at = found
         .first()
         .map_or(0..source.find('\n').unwrap_or(source.len()), Found::span);
@@ -354,136 +54,7 @@ fn missing_pipeline(source: &str, found: &[Found]) -> Diagnostic {
         at,
         "no `#pragma tpace pipeline` directive",
         "tpace found no pipelined time loop",
-        "put `#pragma tpace pipeline targetinout(...) size(...) halo(...)` above the time loop",
+        "put `#pragma tpace pipeline targetinout(...) size(...) halo(...)` above the time loop \
+         (or mark it with the stencil dialect: `#pragma stencil begin` ... `end`)",
     )
-}
-
-fn grid_and_halo(clauses: &PipelineClauses, whole: Span) -> DiagResult<(Grid, Vec<Halo>)> {
-    let Some((size, size_span)) = &clauses.size else {
-        return Err(vec![Diagnostic::new(
-            whole,
-            "`pipeline` needs a `size` clause",
-            "no size clause",
-            "add size([lo:n]...) with the first index and extent of every dimension, e.g. size([0:X][0:Y])",
-        )]);
-    };
-    let Some((halo, halo_span)) = &clauses.halo else {
-        return Err(vec![Diagnostic::new(
-            whole,
-            "`pipeline` needs a `halo` clause",
-            "no halo clause",
-            "add halo([m:p]...) with the stencil's reach below and above per dimension, e.g. halo([1:1][1:1])",
-        )]);
-    };
-    if size.is_empty() || size.len() > 3 {
-        return Err(vec![Diagnostic::new(
-            size_span.clone(),
-            format!(
-                "`size` has {}; tpace handles 1 to 3",
-                count(size.len(), "dimension", "dimensions")
-            ),
-            "here",
-            "give one [lo:n] pair per spatial dimension",
-        )]);
-    }
-    if halo.len() != size.len() {
-        return Err(vec![Diagnostic::new(
-            halo_span.clone(),
-            format!(
-                "`halo` has {} but `size` has {}",
-                count(halo.len(), "dimension", "dimensions"),
-                size.len()
-            ),
-            "rank mismatch",
-            "give one [m:p] pair per dimension, in the same order as `size`",
-        )]);
-    }
-    let mut halos = Vec::new();
-    for pair in halo {
-        let parse = |t: &str| t.parse::<i64>().ok().filter(|v| (0..=MAX_HALO).contains(v));
-        match (parse(&pair.first), parse(&pair.second)) {
-            (Some(minus), Some(plus)) => halos.push(Halo { minus, plus }),
-            _ => {
-                return Err(vec![Diagnostic::new(
-                    pair.span.clone(),
-                    format!("halo widths must be integer constants between 0 and {MAX_HALO}"),
-                    "not a constant width",
-                    "write the stencil's reach as numbers, e.g. halo([1:1])",
-                )]);
-            }
-        }
-    }
-    let dims = size
-        .iter()
-        .map(|p| Extent {
-            lo: p.first.clone(),
-            n: p.second.clone(),
-        })
-        .collect();
-    Ok((Grid { dims }, halos))
-}
-
-fn lower_body(
-    time_loop: Node,
-    ctx: &context::Context,
-    found: &[Found],
-) -> DiagResult<(Vec<Sweep>, Vec<HostStatement>)> {
-    let source = ctx.source;
-    let body = time_loop
-        .child_by_field_name("body")
-        .expect("a parsed for statement has a body");
-    let mut sweeps = Vec::new();
-    let mut host = Vec::new();
-    let mut errors = Vec::new();
-    let loop_dim = found_loops(found);
-    for item in body_items(body) {
-        match item.kind() {
-            "comment" => {}
-            kind if kind.starts_with("preproc") => errors.push(Diagnostic::new(
-                loops::first_line(item, source),
-                "unexpected preprocessor line in the time loop",
-                "here",
-                "only `#pragma` lines may appear in the time loop; move conditional compilation \
-                 and macro definitions outside it",
-            )),
-            "for_statement" => match loop_dim(item) {
-                Some((dim, pragma)) => match loops::sweep(item, dim, pragma, ctx, &loop_dim) {
-                    Ok(s) => sweeps.push(s),
-                    Err(d) => errors.extend(d),
-                },
-                None => errors.push(loops::missing_dim(item, source)),
-            },
-            // Any other statement runs on the host, in the replay of the time loop.
-            _ => host.push(HostStatement {
-                span: span(item),
-                before: sweeps.len(),
-            }),
-        }
-    }
-    if errors.is_empty() && sweeps.is_empty() {
-        errors.push(Diagnostic::new(
-            loops::first_line(time_loop, source),
-            "the time loop holds no sweep",
-            "no loop nest marked with `#pragma tpace loop`",
-            "mark each spatial loop with `#pragma tpace loop dim(d)`, dim(1) the innermost",
-        ));
-    }
-    if errors.is_empty() {
-        Ok((sweeps, host))
-    } else {
-        Err(errors)
-    }
-}
-
-/// The `loop dim(d)` directive attached to a `for` statement: its dimension and line.
-fn found_loops<'a, 't>(found: &'a [Found<'t>]) -> impl Fn(Node) -> Option<(usize, Span)> + 'a {
-    move |node| {
-        found
-            .iter()
-            .filter(|f| f.stmt == Some(node))
-            .find_map(|f| match f.directive {
-                Directive::Loop { dim, .. } => Some((dim, f.span())),
-                _ => None,
-            })
-    }
 }

@@ -4,27 +4,32 @@
 //! per-step values (`fict[t]`) it reads from unlisted arrays.
 
 use super::context::Context;
-use super::decls::{declared_depth, find_decl};
+use super::decls::lookup;
+use super::flat::{FlatAccess, Problem, decompose};
 use crate::diag::{DiagResult, Diagnostic};
-use crate::front::cst::{descendants, parse_c, span, text};
-use crate::front::poly::Poly;
-use crate::ir::{Access, AccessKind, Array, Grid, Layout, StepValue, SweepLoop};
-use crate::text::mentions;
-use tree_sitter::Node;
+use crate::front::cst::{descendants, named_children, parse_c, span, text};
+use crate::front::directives::mentions_name;
+use crate::front::poly::{Poly, member_text};
+use crate::ir::{Access, AccessKind, Array, Layout, Span, StepValue, SweepLoop};
+use crate::text::{mentions, splice};
+use tree_sitter::{Node, Tree};
 
 /// Label of the diagnostic for an access with another number of subscripts than `size`.
 pub const WRONG_COUNT: &str = "wrong number of subscripts";
 
-/// Largest offset magnitude tried when decomposing a flat subscript.
-const MAX_FLAT_OFFSET: i64 = 8;
+/// Per access, the index (as text) of each grid position the sweep has no loop
+/// for, and where to point when it is wrong.
+type Unlooped = Vec<(usize, String, Span)>;
 
-/// Element types a per-step value may have (it is passed by value).
-const STEP_VALUE_TYPES: [&str; 8] = [
-    "float", "double", "int", "long", "short", "char", "unsigned", "size_t",
-];
-
-/// Per access, the index nodes of the grid positions the sweep has no loop for.
-type Unlooped<'t> = Vec<(usize, Node<'t>)>;
+/// What one subscript expression (or macro invocation) says.
+struct One {
+    /// A read, a write, or both.
+    accesses: Vec<Access>,
+    /// The indices of the positions without a loop.
+    unlooped: Unlooped,
+    /// For a flat array: its strides and component.
+    flat: Option<FlatAccess>,
+}
 
 /// What a sweep body says about the data it touches.
 pub struct Found {
@@ -34,6 +39,8 @@ pub struct Found {
     pub fixed: Vec<(usize, String)>,
     /// Reads of unlisted arrays that are the same at every point of a step.
     pub step_values: Vec<StepValue>,
+    /// What each access to a flat array says beyond its offsets.
+    pub flat: Vec<FlatAccess>,
 }
 
 /// How the value of an expression is used by the expression around it.
@@ -69,25 +76,69 @@ fn is_statement(kind: &str) -> bool {
 /// One pass from the top, carrying what the ancestors say (assignment target,
 /// conditional): no walk back up the tree, which tree-sitter makes cost the
 /// node's depth per step, so that deeply nested input stays linear.
+///
+/// A macro invocation whose expansion is one access (`MR(p,0,i+1,j,k)`, or
+/// `a[IDX(i,j)]`) is read from its expansion and stands for it: the access's
+/// span is the invocation, which the generated code replaces.
 pub fn accesses(body: Node, loops: &[SweepLoop], ctx: &Context) -> DiagResult<Found> {
-    let (grid, arrays, source) = (ctx.grid, ctx.arrays, ctx.source);
+    let (arrays, source) = (ctx.arrays, ctx.source);
+    let macros = ctx.types.macros;
     let mut out = Vec::new();
     let mut errors = Vec::new();
-    // Per access in `out`: the index nodes of the positions without a loop.
-    let mut unlooped: Vec<Vec<(usize, Node)>> = Vec::new();
+    // Per access in `out`: the index texts of the positions without a loop.
+    let mut unlooped: Vec<Unlooped> = Vec::new();
     let mut step_values = Vec::new();
+    let mut flats = Vec::new();
     let mut stack = vec![Frame {
         node: body,
         inner_link: false,
         role: Role::Value,
         unconditional: body.kind() == "expression_statement",
     }];
+    let mut take = |one: One, out: &mut Vec<Access>, unlooped: &mut Vec<Unlooped>| {
+        for a in one.accesses {
+            out.push(a);
+            unlooped.push(one.unlooped.clone());
+        }
+        flats.extend(one.flat);
+    };
     while let Some(frame) = stack.pop() {
         let node = frame.node;
-        if node.kind() == "subscript_expression" && !frame.inner_link {
+        let mut children_of = node;
+        if is_invocation(node, ctx) {
+            match through_macros(node, &frame, loops, ctx) {
+                Ok(Some(one)) => {
+                    take(one, &mut out, &mut unlooped);
+                    continue;
+                }
+                // Not an access: only its arguments are the sweep's own text.
+                Ok(None) => match node.child_by_field_name("arguments") {
+                    Some(args) => children_of = args,
+                    None => continue,
+                },
+                Err(d) => {
+                    errors.push(d);
+                    continue;
+                }
+            }
+        } else if node.kind() == "subscript_expression" && !frame.inner_link {
+            let with_macros = macros.mentioned_in(text(node, source));
+            // `ROW(i)[j]`: only the expansion names the array.
+            if with_macros && listed_base(node, source, arrays).is_none() {
+                match through_macros(node, &frame, loops, ctx) {
+                    Ok(Some(one)) => {
+                        take(one, &mut out, &mut unlooped);
+                        continue;
+                    }
+                    Ok(None) => {}
+                    Err(d) => {
+                        errors.push(d);
+                        continue;
+                    }
+                }
+            }
             let (base, _) = chain(node);
-            let listed =
-                base.kind() == "identifier" && arrays.iter().any(|a| a.name == text(base, source));
+            let listed = listed_base(node, source, arrays).is_some();
             if base.kind() == "identifier" && !listed {
                 // An unlisted array: a per-step value, or refused; its subscripts are host code.
                 match step_value(node, &frame, body, loops, ctx, step_values.len()) {
@@ -97,16 +148,17 @@ pub fn accesses(body: Node, loops: &[SweepLoop], ctx: &Context) -> DiagResult<Fo
                 }
                 continue;
             }
-            match access(node, &frame, loops, grid, arrays, source) {
-                Ok((found, free)) => {
-                    for a in found {
-                        out.push(a);
-                        unlooped.push(free.clone());
-                    }
-                }
-                Err(d) => errors.push(d),
+            // The user's text where it reads as an access (`a[X - 1][y]` keeps `X`),
+            // else its expansion (`a[i][j + HALF]`).
+            match access(node, &frame, loops, ctx, source, &[]) {
+                Ok(one) => take(one, &mut out, &mut unlooped),
+                Err(d) => match with_macros.then(|| through_macros(node, &frame, loops, ctx)) {
+                    Some(Ok(Some(one))) => take(one, &mut out, &mut unlooped),
+                    _ => errors.push(d),
+                },
             }
         }
+        let node = children_of;
         let op = node
             .child_by_field_name("operator")
             .map_or("", |o| text(o, source));
@@ -149,7 +201,210 @@ pub fn accesses(body: Node, loops: &[SweepLoop], ctx: &Context) -> DiagResult<Fo
         accesses: out,
         fixed,
         step_values,
+        flat: flats,
     })
+}
+
+/// Whether `node` invokes a macro: a call of one, or an object-like macro's name.
+fn is_invocation(node: Node, ctx: &Context) -> bool {
+    let macros = ctx.types.macros;
+    match node.kind() {
+        "call_expression" => node
+            .child_by_field_name("function")
+            .is_some_and(|f| f.kind() == "identifier" && macros.contains(text(f, ctx.source))),
+        "identifier" => macros
+            .get(text(node, ctx.source))
+            .is_some_and(|m| m.params.is_none()),
+        _ => false,
+    }
+}
+
+/// A C expression parsed apart from the file (a macro's expansion).
+struct Parsed {
+    src: String,
+    tree: Tree,
+}
+
+impl Parsed {
+    fn new(expr: &str) -> Option<Parsed> {
+        let src = format!("void tpace_x(void)\n{{\n({expr});\n}}\n");
+        let tree = parse_c(&src);
+        (!tree.root_node().has_error()).then_some(Parsed { src, tree })
+    }
+
+    /// The expression, without the parentheses around it.
+    fn expr(&self) -> Option<Node<'_>> {
+        let f = self.tree.root_node().named_child(0)?;
+        let stmt = f.child_by_field_name("body")?.named_child(0)?;
+        let mut e = stmt.named_child(0)?;
+        while e.kind() == "parenthesized_expression" {
+            e = e.named_child(0)?;
+        }
+        Some(e)
+    }
+}
+
+/// The index of the listed array a subscript expression's base names.
+fn listed_base(node: Node, source: &str, arrays: &[Array]) -> Option<usize> {
+    let (base, _) = chain(node);
+    let name = match base.kind() {
+        "identifier" => text(base, source).to_string(),
+        "field_expression" => member_text(base, source)?,
+        _ => return None,
+    };
+    arrays.iter().position(|a| a.name == name)
+}
+
+/// The listed array whose name `text` mentions, if any.
+fn mentioned_array<'a>(text: &str, arrays: &'a [Array]) -> Option<&'a Array> {
+    arrays.iter().find(|a| mentions_name(text, &a.name))
+}
+
+/// The access a macro invocation, or a subscript written with macros, stands
+/// for, read from its expansion; `None` if it is not one access.
+fn through_macros(
+    node: Node,
+    frame: &Frame,
+    loops: &[SweepLoop],
+    ctx: &Context,
+) -> Result<Option<One>, Diagnostic> {
+    let macros = ctx.types.macros;
+    let written = text(node, ctx.source);
+    let at = span(node);
+    let Some(expanded) = macros.expand(written) else {
+        return Err(Diagnostic::new(
+            at,
+            format!("cannot expand `{}`", first_line(written)),
+            "macro expansion",
+            "the macros nest too deeply or an argument list is not closed; write the expression \
+             without them",
+        ));
+    };
+    let parsed = Parsed::new(&expanded);
+    let array = parsed.as_ref().and_then(|p| {
+        let e = p.expr()?;
+        (e.kind() == "subscript_expression")
+            .then(|| listed_base(e, &p.src, ctx.arrays))
+            .flatten()
+    });
+    let Some(array) = array else {
+        if node.kind() != "subscript_expression" {
+            check_definition(node, ctx)?;
+        }
+        return Ok(None);
+    };
+    // A flat array's constant macro arguments stand for names of their own,
+    // so that one of them can be read as a component index.
+    let symbolic = match (ctx.arrays[array].layout, node.kind()) {
+        (Layout::Flat, "call_expression") => symbolic_invocation(node, ctx),
+        _ => None,
+    };
+    let (text_read, symbols) = match symbolic {
+        Some((t, s)) => (t, s),
+        None => (expanded.clone(), Vec::new()),
+    };
+    let remap = |mut d: Diagnostic| {
+        d.span = at.clone();
+        d.help = format!(
+            "{} (`{}` expands to `{expanded}`)",
+            d.help,
+            first_line(written)
+        );
+        d
+    };
+    let parsed = Parsed::new(&text_read).ok_or_else(|| {
+        remap(Diagnostic::new(
+            at.clone(),
+            "cannot read the macro's expansion as a C expression",
+            "macro expansion",
+            "write the access without the macro",
+        ))
+    })?;
+    let e = parsed.expr().expect("parsed as an expression above");
+    let mut one = access(e, frame, loops, ctx, &parsed.src, &symbols).map_err(remap)?;
+    for a in &mut one.accesses {
+        a.span = at.clone();
+    }
+    for u in &mut one.unlooped {
+        u.2 = at.clone();
+    }
+    if let Some(f) = &mut one.flat {
+        f.span = at.clone();
+    }
+    Ok(Some(one))
+}
+
+/// A macro invocation's text with every argument that is an integer constant
+/// replaced by a name of its own, expanded; and those names with their values.
+fn symbolic_invocation(node: Node, ctx: &Context) -> Option<(String, Vec<(String, i64)>)> {
+    let args = node.child_by_field_name("arguments")?;
+    let mut edits = Vec::new();
+    let mut symbols = Vec::new();
+    for arg in named_children(args) {
+        let value = ctx
+            .types
+            .macros
+            .expand(text(arg, ctx.source))
+            .and_then(|t| poly_of_text(&t))
+            .and_then(|p| p.as_constant());
+        if let Some(v) = value {
+            let name = format!("tpace_karg{}", symbols.len());
+            edits.push((
+                arg.start_byte() - node.start_byte()..arg.end_byte() - node.start_byte(),
+                name.clone(),
+            ));
+            symbols.push((name, v));
+        }
+    }
+    if symbols.is_empty() {
+        return None;
+    }
+    let replaced = splice(text(node, ctx.source), edits);
+    Some((ctx.types.macros.expand(&replaced)?, symbols))
+}
+
+/// Refuse a macro that reaches a listed array in its own definition without
+/// being one access: the generated code could not put the device's copy there.
+fn check_definition(node: Node, ctx: &Context) -> Result<(), Diagnostic> {
+    let source = ctx.source;
+    let (name, invocation) = match node.kind() {
+        "call_expression" => {
+            let callee = node
+                .child_by_field_name("function")
+                .map_or("", |f| text(f, source));
+            let args = node
+                .child_by_field_name("arguments")
+                .map_or(0, |a| named_children(a).len());
+            let placeholders: Vec<String> = (0..args).map(|k| format!("tpace_arg{k}")).collect();
+            (callee, format!("{callee}({})", placeholders.join(", ")))
+        }
+        _ => (text(node, source), text(node, source).to_string()),
+    };
+    let expanded = ctx.types.macros.expand(&invocation).unwrap_or_default();
+    let Some(array) = mentioned_array(&expanded, ctx.arrays) else {
+        return Ok(());
+    };
+    Err(Diagnostic::new(
+        span(node),
+        format!(
+            "the macro `{name}` uses the listed array `{}` in its definition, but `{}` is not one access to it",
+            array.name,
+            first_line(text(node, source))
+        ),
+        format!("expands to `{}`", first_line(&expanded)),
+        format!(
+            "tpace replaces each access to a listed array by the device's copy of it, and reads a \
+             macro invocation as an access only when it expands to exactly one subscript of the \
+             array (e.g. `#define A(i, j) {}[(i) * N + (j)]`); write the accesses in the sweep, or \
+             use such a macro for each",
+            array.name
+        ),
+    ))
+}
+
+/// The first line of a text, for messages.
+fn first_line(text: &str) -> &str {
+    text.lines().next().unwrap_or("")
 }
 
 /// In each dimension without a loop, the index of the sweep's first write (else
@@ -157,25 +412,28 @@ pub fn accesses(body: Node, loops: &[SweepLoop], ctx: &Context) -> DiagResult<Fo
 /// same text), which becomes its offset there.
 fn fix_unlooped(
     out: &mut [Access],
-    unlooped: &[Vec<(usize, Node)>],
+    unlooped: &[Unlooped],
     loops: &[SweepLoop],
     ctx: &Context,
 ) -> DiagResult<Vec<(usize, String)>> {
-    let source = ctx.source;
     let rank = ctx.grid.rank();
     let mut fixed = Vec::new();
     let mut errors = Vec::new();
     for pos in (0..rank).filter(|p| !loops.iter().any(|l| l.pos == *p)) {
         let dim = rank - pos;
-        let at = |i: usize| unlooped[i].iter().find(|(p, _)| *p == pos).map(|(_, n)| *n);
+        let at = |i: usize| {
+            unlooped[i]
+                .iter()
+                .find(|(p, _, _)| *p == pos)
+                .map(|(_, t, s)| (t.as_str(), s.clone()))
+        };
         let reference = (0..out.len())
             .find(|i| out[*i].kind == AccessKind::Write)
             .or(if out.is_empty() { None } else { Some(0) })
             .and_then(at);
-        let Some(reference) = reference else {
+        let Some((ref_text, ref_span)) = reference else {
             continue;
         };
-        let ref_text = text(reference, source);
         // Fixed means fixed for the whole step: no loop index, no time counter.
         let moving = loops
             .iter()
@@ -185,7 +443,7 @@ fn fix_unlooped(
         if let Some(var) = moving {
             let name = ctx.arrays[out[0].array].display_name();
             errors.push(Diagnostic::new(
-                span(reference),
+                ref_span,
                 format!(
                     "the sweep has no loop for dim({dim}), but `{name}` is indexed there by `{var}`"
                 ),
@@ -198,23 +456,29 @@ fn fix_unlooped(
             ));
             continue;
         }
-        let ref_poly = Poly::from_node(reference, source);
+        // As written (`X - 2` against `X - 1`), else with macros expanded.
+        let expand = |t: &str| ctx.types.macros.expand(t).unwrap_or_default();
+        let diff_of = |a: &str, b: &str| {
+            poly_of_text(a)
+                .zip(poly_of_text(b))
+                .and_then(|(p, r)| p.sub(&r))
+                .and_then(|d| d.as_constant())
+        };
         let compact = |t: &str| t.split_whitespace().collect::<String>();
         for (i, acc) in out.iter_mut().enumerate() {
-            let Some(node) = at(i) else { continue };
-            let diff = Poly::from_node(node, source)
-                .zip(ref_poly.as_ref())
-                .and_then(|(p, r)| p.sub(r))
-                .and_then(|d| d.as_constant());
-            let same = compact(text(node, source)) == compact(ref_text);
+            let Some((index, index_span)) = at(i) else {
+                continue;
+            };
+            let diff =
+                diff_of(index, ref_text).or_else(|| diff_of(&expand(index), &expand(ref_text)));
+            let same = compact(index) == compact(ref_text);
             match (diff, same) {
                 (Some(d), _) => acc.offsets[pos] = d,
                 (None, true) => acc.offsets[pos] = 0,
                 (None, false) => errors.push(Diagnostic::new(
-                    span(node),
+                    index_span,
                     format!(
-                        "index `{}` in dim({dim}) is not the sweep's fixed index `{ref_text}` plus a constant",
-                        text(node, source)
+                        "index `{index}` in dim({dim}) is not the sweep's fixed index `{ref_text}` plus a constant"
                     ),
                     "the sweep has no loop for this dimension",
                     format!(
@@ -312,21 +576,19 @@ fn step_value(
             ),
         ));
     }
-    let Some((decl, declarator)) = find_decl(name, ctx.at, ctx.tree, source) else {
+    let Some(decl) = lookup(name, ctx.at, ctx.tree, source, ctx.types) else {
         // Not a variable: a macro or a header's object; the kernel copies the text.
         return Ok(None);
     };
-    let ty = decl
-        .child_by_field_name("type")
-        .map_or("", |t| text(t, source))
-        .to_string();
-    let depth = declared_depth(declarator);
-    if depth != indices.len() || !STEP_VALUE_TYPES.contains(&ty.as_str()) {
+    // An arithmetic type (through typedefs and macros): it is passed by value.
+    let resolved = ctx.types.arithmetic(&decl.ty);
+    if decl.depth != indices.len() || resolved.is_none() {
         return Err(Diagnostic::new(
             span(node),
             format!(
-                "`{expr}` is not an element of a plain scalar type (`{name}` is declared as `{ty} {}`)",
-                text(declarator, source)
+                "`{expr}` is not an element of a plain scalar type (`{name}` is declared as `{} {}`)",
+                decl.ty.trim(),
+                decl.declarator
             ),
             "per-step value tpace can not pass by value",
             format!(
@@ -338,37 +600,40 @@ fn step_value(
     Ok(Some(StepValue {
         text: expr.to_string(),
         span: span(node),
-        ty,
+        ty: resolved.unwrap_or(decl.ty),
         local: format!("tp_step_{}", n + 1),
     }))
 }
 
 /// The accesses (a read, a write, or both) of one whole subscript expression to
-/// a listed array, with the index nodes of the positions that have no loop, or
-/// the problem with it.
-fn access<'t>(
-    node: Node<'t>,
+/// a listed array (`node`, in a tree over `source`: the file, or a macro's
+/// expansion), with the indices of the positions that have no loop, or the
+/// problem with it. `symbols` stand for a macro's constant arguments.
+fn access(
+    node: Node,
     frame: &Frame,
     loops: &[SweepLoop],
-    grid: &Grid,
-    arrays: &[Array],
+    ctx: &Context,
     source: &str,
-) -> Result<(Vec<Access>, Unlooped<'t>), Diagnostic> {
-    let (base, indices) = chain(node);
-    let name = text(base, source);
+    symbols: &[(String, i64)],
+) -> Result<One, Diagnostic> {
+    let (grid, arrays) = (ctx.grid, ctx.arrays);
+    let (_, indices) = chain(node);
     // Not a listed array's name (e.g. `(*p)[x]`, `f()[0]`): no access to one.
-    let Some(first) = arrays
-        .iter()
-        .position(|a| base.kind() == "identifier" && a.name == name)
-    else {
-        return Ok((Vec::new(), Vec::new()));
+    let Some(first) = listed_base(node, source, arrays) else {
+        return Ok(One {
+            accesses: Vec::new(),
+            unlooped: Vec::new(),
+            flat: None,
+        });
     };
+    let name = &arrays[first].name;
     let (array, indices) = if arrays[first].component.is_some() {
-        component_of(node, &indices, first, grid, arrays, source)?
+        component_of(node, &indices, first, ctx, source)?
     } else {
         (first, &indices[..])
     };
-    let (offsets, free) = match arrays[array].layout {
+    let (offsets, free, flat) = match arrays[array].layout {
         Layout::Flat => {
             if loops.len() < grid.rank() {
                 return Err(Diagnostic::new(
@@ -381,11 +646,12 @@ fn access<'t>(
                      dimension: declare it `T a[X][Y]` or `T (*a)[Y]`, or loop over every dimension",
                 ));
             }
-            let o = flat_offsets(node, indices, loops, grid, &arrays[array], source)?;
-            (o, Vec::new())
+            let (o, f) = flat_offsets(node, indices, loops, ctx, array, source, symbols)?;
+            (o, Vec::new(), Some(f))
         }
         Layout::Static | Layout::PointerToArray => {
-            per_dim_offsets(node, indices, loops, grid, &arrays[array], source)?
+            let (o, free) = per_dim_offsets(node, indices, loops, ctx, &arrays[array], source)?;
+            (o, free, None)
         }
     };
     let kinds: &[AccessKind] = match frame.role {
@@ -393,7 +659,7 @@ fn access<'t>(
         Role::Target { compound: false } => &[AccessKind::Write],
         Role::Target { compound: true } | Role::Update => &[AccessKind::Read, AccessKind::Write],
     };
-    let found = kinds
+    let accesses = kinds
         .iter()
         .map(|kind| Access {
             array,
@@ -403,7 +669,11 @@ fn access<'t>(
             unconditional: frame.unconditional,
         })
         .collect();
-    Ok((found, free))
+    Ok(One {
+        accesses,
+        unlooped: free,
+        flat,
+    })
 }
 
 /// For an array declared with a component dimension (`first` its component 0):
@@ -412,10 +682,10 @@ fn component_of<'a, 't>(
     node: Node,
     indices: &'a [Node<'t>],
     first: usize,
-    grid: &Grid,
-    arrays: &[Array],
+    ctx: &Context,
     source: &str,
 ) -> Result<(usize, &'a [Node<'t>]), Diagnostic> {
+    let (grid, arrays) = (ctx.grid, ctx.arrays);
     let name = &arrays[first].name;
     let count = arrays.iter().filter(|a| a.name == *name).count();
     let rank = grid.rank();
@@ -496,14 +766,15 @@ fn placeholder(array: &Array, loops: &[SweepLoop]) -> &'static str {
 
 /// Offsets per position; positions without a loop get 0 and their index node,
 /// resolved against the sweep's fixed index later.
-fn per_dim_offsets<'t>(
+fn per_dim_offsets(
     node: Node,
-    indices: &[Node<'t>],
+    indices: &[Node],
     loops: &[SweepLoop],
-    grid: &Grid,
+    ctx: &Context,
     array: &Array,
     source: &str,
-) -> Result<(Vec<i64>, Unlooped<'t>), Diagnostic> {
+) -> Result<(Vec<i64>, Unlooped), Diagnostic> {
+    let grid = ctx.grid;
     let c = placeholder(array, loops);
     let vars: Vec<Option<&str>> = (0..grid.rank())
         .map(|p| loops.iter().find(|l| l.pos == p).map(|l| l.var.as_str()))
@@ -544,7 +815,7 @@ fn per_dim_offsets<'t>(
             ),
             None => {
                 offsets.push(0);
-                free.push((pos, *index));
+                free.push((pos, text(*index, source).to_string(), span(*index)));
             }
         }
     }
@@ -552,7 +823,7 @@ fn per_dim_offsets<'t>(
 }
 
 /// Parse a C expression given as text (a `size` extent) into a polynomial.
-fn poly_of_text(expr: &str) -> Option<Poly> {
+pub fn poly_of_text(expr: &str) -> Option<Poly> {
     let wrapped = format!("long tpace_e = ({expr});");
     let tree = parse_c(&wrapped);
     let root = tree.root_node();
@@ -565,14 +836,18 @@ fn poly_of_text(expr: &str) -> Option<Poly> {
     Poly::from_node(value, &wrapped)
 }
 
+/// The offsets of a flat subscript and what else it says (see [`super::flat`]).
 fn flat_offsets(
     node: Node,
     indices: &[Node],
     loops: &[SweepLoop],
-    grid: &Grid,
-    array: &Array,
+    ctx: &Context,
+    array_index: usize,
     source: &str,
-) -> Result<Vec<i64>, Diagnostic> {
+    symbols: &[(String, i64)],
+) -> Result<(Vec<i64>, FlatAccess), Diagnostic> {
+    let grid = ctx.grid;
+    let array = &ctx.arrays[array_index];
     let rank = grid.rank();
     let var = |p: usize| {
         loops
@@ -580,20 +855,14 @@ fn flat_offsets(
             .find(|l| l.pos == p)
             .map_or("?", |l| l.var.as_str())
     };
-    // Row-major strides over the `size` extents: stride[p] = n[p+1] * ... * n[rank-1].
-    let extents: Option<Vec<Poly>> = grid.dims.iter().map(|d| poly_of_text(&d.n)).collect();
-    let los: Option<Vec<Poly>> = grid.dims.iter().map(|d| poly_of_text(&d.lo)).collect();
     let mut expected = String::new();
-    let mut strides_text = vec![String::new(); rank];
-    for p in (0..rank).rev() {
-        strides_text[p] = if p + 1 == rank {
+    for p in 0..rank {
+        let stride = if p + 1 == rank {
             String::new()
         } else {
             let inner: Vec<&str> = grid.dims[p + 1..].iter().map(|d| d.n.as_str()).collect();
             format!("*{}", inner.join("*"))
         };
-    }
-    for (p, stride) in strides_text.iter().enumerate() {
         if p > 0 {
             expected.push_str(" + ");
         }
@@ -605,65 +874,61 @@ fn flat_offsets(
         ));
     }
     let expected = format!("`{}[{expected}]`", array.name);
-    let strides = extents.as_deref().and_then(|extents| {
-        let mut strides = vec![Poly::constant(1); rank];
-        for p in (0..rank.saturating_sub(1)).rev() {
-            strides[p] = strides[p + 1].mul(&extents[p + 1])?;
-        }
-        Some(strides)
-    });
-    let (Some(strides), Some(los)) = (strides, los) else {
+    let not_affine = || not_affine(node, array, expected.clone(), placeholder(array, loops));
+    // The first indices as written, and with macros expanded (for a subscript
+    // read from a macro's expansion).
+    let los: Option<Vec<Poly>> = grid.dims.iter().map(|d| poly_of_text(&d.lo)).collect();
+    let expanded_los: Option<Vec<Poly>> = grid
+        .dims
+        .iter()
+        .map(|d| {
+            ctx.types
+                .macros
+                .expand(&d.lo)
+                .and_then(|t| poly_of_text(&t))
+        })
+        .collect();
+    let Some(los) = los.or(expanded_los.clone()) else {
         return Err(Diagnostic::new(
             span(node),
             format!(
-                "cannot read the `size` extents to decompose the flat subscript of `{}`",
+                "cannot read the `size` clause's first indices to decompose the flat subscript of `{}`",
                 array.name
             ),
             "flat subscript",
-            "write `size` extents as integer expressions of constants and macros",
+            "write `size` first indices as integer expressions of constants, variables and macros",
         ));
     };
     if indices.len() != 1 {
-        return Err(not_affine(node, array, expected, placeholder(array, loops)));
+        return Err(not_affine());
     }
-    // What is left of the subscript once every dimension's index term is taken away.
-    let mut rest = Poly::from_node(indices[0], source);
-    for p in 0..rank {
-        rest = rest.and_then(|r| r.sub(&Poly::var(var(p)).sub(&los[p])?.mul(&strides[p])?));
-    }
-    let Some(rest) = rest else {
-        return Err(not_affine(node, array, expected, placeholder(array, loops)));
+    let index = Poly::from_node(indices[0], source).ok_or_else(not_affine)?;
+    let vars: Vec<&str> = (0..rank).map(var).collect();
+    let read = decompose(&index, &vars, &los, symbols);
+    let read = match (read, expanded_los) {
+        (Err(Problem::NotAffine), Some(e)) => decompose(&index, &vars, &e, symbols),
+        (r, _) => r,
     };
-    if loops.iter().any(|l| rest.mentions(&l.var)) {
-        return Err(not_affine(node, array, expected, placeholder(array, loops)));
+    match read {
+        Ok((offsets, strides, component)) => Ok((
+            offsets,
+            FlatAccess {
+                array: array_index,
+                strides,
+                component,
+                span: span(node),
+            },
+        )),
+        Err(Problem::NotAffine) => Err(not_affine()),
+        Err(Problem::TwoComponents) => Err(Diagnostic::new(
+            span(node),
+            format!(
+                "the subscript of `{}` selects a component with more than one constant",
+                array.name
+            ),
+            "two component indices",
+            "tpace reads one constant macro argument that multiplies a stride of its own as the \
+             component (Himeno's `MR(a, 3, i, j, k)`); fold the others into it",
+        )),
     }
-    // Smallest offsets first, so that literal extents cannot pick a far-away alias.
-    for radius in 0..=MAX_FLAT_OFFSET {
-        let mut c = vec![-radius; rank];
-        loop {
-            if c.iter().any(|v| v.abs() == radius) {
-                let sum = c
-                    .iter()
-                    .zip(&strides)
-                    .try_fold(Poly::constant(0), |acc, (ci, s)| acc.add(&s.scale(*ci)?));
-                if sum.as_ref() == Some(&rest) {
-                    return Ok(c);
-                }
-            }
-            // Odometer over [-radius, radius]^rank.
-            let mut i = 0;
-            while i < rank {
-                c[i] += 1;
-                if c[i] <= radius {
-                    break;
-                }
-                c[i] = -radius;
-                i += 1;
-            }
-            if i == rank {
-                break;
-            }
-        }
-    }
-    Err(not_affine(node, array, expected, placeholder(array, loops)))
 }

@@ -1,6 +1,7 @@
 //! The time loop header and the spatial loop nests (sweeps) inside it.
 
 use super::context::Context;
+use super::flat::FlatAccess;
 use super::subscripts;
 use crate::diag::{DiagResult, Diagnostic};
 use crate::front::cst::{body_items, descendants, span, text};
@@ -139,6 +140,7 @@ pub fn time_loop(node: Node, source: &str) -> DiagResult<TimeLoop> {
         start: h.start,
         end: h.end,
         inclusive: h.inclusive,
+        steps_hint: None,
     })
 }
 
@@ -171,14 +173,15 @@ pub fn forbid_jumps(time_loop: Node, source: &str) -> DiagResult<()> {
     }
 }
 
-/// Lower one loop nest whose outermost loop carries `loop dim(dim)`.
+/// Lower one loop nest whose outermost loop carries `loop dim(dim)`; also what
+/// its flat accesses say beyond their offsets.
 pub fn sweep(
     outer: Node,
     dim: usize,
     pragma: Span,
     ctx: &Context,
     loop_dim_of: &dyn Fn(Node) -> Option<(usize, Span)>,
-) -> DiagResult<Sweep> {
+) -> DiagResult<(Sweep, Vec<FlatAccess>)> {
     let (grid, source) = (ctx.grid, ctx.source);
     let rank = grid.rank();
     let mut loops = Vec::new();
@@ -307,19 +310,27 @@ pub fn sweep(
             );
         }
     }
-    Ok(Sweep {
+    let flops = count_flops(body, source, &found.accesses);
+    let sweep = Sweep {
         span: span(outer),
         loops,
         body: span(body),
         accesses: found.accesses,
-        flops: count_flops(body, source),
+        flops,
         scalars: Vec::new(),
         step_values: found.step_values,
-    })
+    };
+    Ok((sweep, found.flat))
 }
 
-/// Arithmetic operators on values (subscript arithmetic excluded).
-fn count_flops(body: Node, source: &str) -> u32 {
+/// Arithmetic operators on values (subscript arithmetic excluded, and the
+/// arguments of a macro invocation that is an access).
+fn count_flops(body: Node, source: &str, accesses: &[crate::ir::Access]) -> u32 {
+    let spans: std::collections::BTreeSet<(usize, usize)> = accesses
+        .iter()
+        .map(|a| (a.span.start, a.span.end))
+        .collect();
+    let is_access = |n: Node| spans.contains(&(n.start_byte(), n.end_byte()));
     // Depth first with an "inside a subscript's index" flag, without recursion and
     // without walking back up the tree per node (deep expressions stay linear).
     let mut count = 0u32;
@@ -337,9 +348,10 @@ fn count_flops(body: Node, source: &str) -> u32 {
         let index = (n.kind() == "subscript_expression")
             .then(|| n.child_by_field_name("index"))
             .flatten();
+        let inside = in_index || is_access(n);
         let mut cursor = n.walk();
         for child in n.named_children(&mut cursor) {
-            stack.push((child, in_index || Some(child) == index));
+            stack.push((child, inside || Some(child) == index));
         }
     }
     count

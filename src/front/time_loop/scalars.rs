@@ -4,6 +4,7 @@
 
 use super::decls::{declared_name, find_decl, scalar_type};
 use crate::front::cst::{descendants, span, text};
+use crate::front::types::Types;
 use crate::ir::{Array, Scalar, ScalarRole};
 use std::collections::BTreeSet;
 use tree_sitter::{Node, Tree};
@@ -22,8 +23,10 @@ pub fn macro_names(tree: &Tree, source: &str) -> BTreeSet<String> {
 pub struct NotFree<'a> {
     /// Names the generated kernel defines itself (loop indices, the time counter).
     pub bound: &'a BTreeSet<String>,
-    /// Per-step values (`fict[t]`), which the host evaluates.
-    pub step_values: &'a [crate::ir::Span],
+    /// Per-step values (`fict[t]`), which the host evaluates, and the accesses
+    /// to listed arrays, which the kernel replaces whole (the names in their
+    /// subscripts and macro arguments are not the kernel's).
+    pub replaced: &'a [crate::ir::Span],
 }
 
 /// The free variables of `body`, in order of first use, except `not_free`.
@@ -31,10 +34,10 @@ pub fn free_scalars(
     body: Node,
     not_free: &NotFree,
     arrays: &[Array],
-    macros: &BTreeSet<String>,
     at: Node,
     tree: &Tree,
     source: &str,
+    types: &Types,
 ) -> Vec<Scalar> {
     let nodes = descendants(body);
     // Names declared inside the body are the kernel's own locals.
@@ -52,11 +55,20 @@ pub fn free_scalars(
     let mut uses: Vec<(&str, Vec<Node>)> = Vec::new();
     let mut index: std::collections::BTreeMap<&str, usize> = Default::default();
     // Per-step values (`fict[t]`) are evaluated on the host: their names are not the kernel's.
-    let (bound, step_values) = (not_free.bound, not_free.step_values);
+    let (bound, replaced) = (not_free.bound, not_free.replaced);
+    // Disjoint, sorted: a binary search per identifier (nested accesses merge).
+    let mut merged: Vec<crate::ir::Span> = Vec::new();
+    let mut sorted = replaced.to_vec();
+    sorted.sort_by_key(|s| s.start);
+    for s in sorted {
+        match merged.last_mut() {
+            Some(last) if s.start <= last.end => last.end = last.end.max(s.end),
+            _ => merged.push(s),
+        }
+    }
     let in_step_value = |n: &Node| {
-        step_values
-            .iter()
-            .any(|s| s.start <= n.start_byte() && n.end_byte() <= s.end)
+        let i = merged.partition_point(|s| s.start <= n.start_byte());
+        i > 0 && n.end_byte() <= merged[i - 1].end
     };
     for n in nodes
         .iter()
@@ -65,7 +77,7 @@ pub fn free_scalars(
         let name = text(*n, source);
         let known = local.contains(name)
             || bound.contains(name)
-            || macros.contains(name)
+            || types.macros.contains(name)
             || arrays.iter().any(|a| a.name == name);
         if known {
             continue;
@@ -91,7 +103,7 @@ pub fn free_scalars(
         }
         out.push(Scalar {
             name: name.to_string(),
-            ty: scalar_type(name, at, tree, source),
+            ty: scalar_type(name, at, tree, source, types),
             span: span(first),
             role: role(&list, source),
         });

@@ -10,6 +10,7 @@ use crate::ir::{Array, HostStatement, Reduction, ScalarRole, Sweep, TimeLoop};
 use tree_sitter::{Node, Tree};
 
 /// Refuse host statements whose effect the host replay can not reproduce.
+#[allow(clippy::too_many_arguments)] // what a pipeline has read so far, and the file
 pub fn check(
     host: &[HostStatement],
     body: &[Sweep],
@@ -18,6 +19,7 @@ pub fn check(
     time: &TimeLoop,
     tree: &Tree,
     source: &str,
+    macros: &crate::front::macros::MacroTable,
 ) -> DiagResult<()> {
     let root = tree.root_node();
     let read_by_sweep = |name: &str| {
@@ -51,7 +53,33 @@ pub fn check(
                 continue;
             }
             let here = span(id);
-            if arrays.iter().any(|a| a.name == name) {
+            // A listed array is named by its identifier, or by a member expression
+            // whose object this identifier is (`p` of `p->m`), or in a macro's expansion.
+            let member = id
+                .parent()
+                .filter(|p| p.kind() == "field_expression")
+                .and_then(|p| {
+                    let whole = crate::front::poly::member_text(p, source)?;
+                    arrays.iter().any(|a| a.name == whole).then_some(whole)
+                });
+            let through_macro = macros
+                .get(name)
+                .and_then(|_| {
+                    let call = id.parent().filter(|p| p.kind() == "call_expression");
+                    let invocation = call.map_or(id, |c| c);
+                    macros.expand(text(invocation, source))
+                })
+                .and_then(|e| {
+                    arrays
+                        .iter()
+                        .find(|a| crate::front::directives::mentions_name(&e, &a.name))
+                        .map(|a| a.name.clone())
+                });
+            let listed = arrays
+                .iter()
+                .any(|a| a.name == name)
+                .then(|| name.to_string());
+            if let Some(name) = listed.or(member).or(through_macro) {
                 // `tmp = u; u = un; un = tmp;`: the arrays' pointers swapped between steps.
                 let swapped = id.parent().is_some_and(|p| {
                     p.kind() == "assignment_expression"

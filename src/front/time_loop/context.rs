@@ -1,6 +1,7 @@
 //! What lowering a sweep needs to know about the pipeline around it (shared by
 //! the loop and the subscript readers).
 
+use crate::front::types::Types;
 use crate::ir::{Array, Grid};
 use tree_sitter::{Node, Tree};
 
@@ -18,4 +19,6 @@ pub struct Context<'a, 't> {
     pub tree: &'t Tree,
     /// Where declarations are looked up (the time loop).
     pub at: Node<'t>,
+    /// Macros, typedefs and structs, of the file and its headers.
+    pub types: &'a Types<'a>,
 }
