@@ -8,10 +8,13 @@
 # and runs `tpace tune` sweeps against the model's pick.
 # Prints a table last; logs go to $OUT (or /tmp/tpace-bench).
 # BENCH_PARTS picks what runs: check, run, jacobi, heat, huge, beyond, himeno, cip, tune,
-# fast, profile, ab, mpi, opencl (default: check run himeno cip). TRACE=1 records every
-# timed run's timeline (TPACE_TRACE) under $OUT/traces. The part opencl (issue 16) checks
-# every example's OpenCL translation on NVIDIA's OpenCL and tunes the stencil-directives
-# paper's benchmarks there (see its comment below).
+# fast, profile, ab, mpi, opencl, managed, openacc-gpu (default: check run himeno cip).
+# TRACE=1 records every timed run's timeline (TPACE_TRACE) under $OUT/traces.
+# opencl (issue 16): every example's OpenCL translation on NVIDIA's OpenCL, and the
+# stencil-directives paper's benchmarks tuned there (see its comment below).
+# managed: a CUDA managed-memory Jacobi-2D (bench/managed) against tpace on the same
+# grids, fitting in the GPU's memory and beyond it. openacc-gpu: the OpenACC output
+# built by gcc 12 with nvptx offloading (bench/offload; carry bench/offload/carry too).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 # $OUT gets the table and the tune folders; every other log goes to $work/logs.
@@ -109,9 +112,11 @@ run() {
         mkdir -p "$res/traces"
         trace=(TPACE_TRACE="$res/traces/$runs-${name// /-}.tsv")
     fi
-    line=$(env "$@" "${trace[@]}" "$bin" "$steps" 2>&1 >"$out/$name.stdout" | tee "$out/$name.stderr" | grep '^tpace: ' | grep -v ': trace: ' | tail -1)
+    # run_timeout (seconds), when a part sets it, stops a run that takes longer.
+    line=$(env "$@" "${trace[@]}" ${run_timeout:+timeout "$run_timeout"} "$bin" "$steps" 2>&1 >"$out/$name.stdout" |
+        tee "$out/$name.stderr" | grep '^tpace: ' | grep -v ': trace: ' | tail -1)
     if [[ -z $line ]]; then
-        row "$name" "?" "" "" "" "" "" "$steps" "" "" "FAILED: $(tail -1 "$out/$name.stderr")"
+        row "$name" "?" "" "" "" "" "" "$steps" "" "" "FAILED${run_timeout:+ (or stopped after ${run_timeout} s)}: $(tail -1 "$out/$name.stderr")"
         return
     fi
     row "$name" "$(field schedule "$line")" "$(field k "$line")" "$(field b "$line")" "$(field streams "$line")" \
@@ -335,6 +340,190 @@ if [[ $parts == *mpi* ]]; then
             [[ $ngpu -gt 1 ]] && mrun "1 process, $ngpu GPUs" 1 "$ngpu" $b
         done
     done
+fi
+# glups_of LABEL: the Glup/s of an earlier row (a tpace run's report, or a managed run's).
+glups_of() {
+    if [[ -f $out/$1.glups ]]; then
+        cat "$out/$1.glups"
+    else
+        field glups "$(grep '^tpace: ' "$out/$1.stderr" 2>/dev/null | grep -v ': trace: ' | tail -1)"
+    fi
+}
+# ratio WHAT LABEL_A LABEL_B: one table line, A's Glup/s over B's.
+ratio() {
+    local a b
+    a=$(glups_of "$2")
+    b=$(glups_of "$3")
+    awk -v w="$1" -v a="$a" -v b="$b" -v la="$2" -v lb="$3" 'BEGIN {
+        if (a > 0 && b > 0) printf "    %s: %.2f (%s / %s)\n", w, a / b, la, lb
+        else printf "    %s: no ratio (%s: \"%s\", %s: \"%s\")\n", w, la, a, lb, b }' | tee -a "$table"
+}
+# mrun LABEL BINARY STEPS MODE [ENV...]: one timed run of the managed-memory Jacobi-2D
+# (bench/managed), one row. It reports every step (MANAGED_PROGRESS), and a run that takes
+# more than MANAGED_TIMEOUT seconds (default 120) is stopped and rated over the steps it
+# finished.
+mrun() {
+    local label=$1 bin=$2 steps=$3 mode=$4 line last rc
+    shift 4
+    rm -f "$out/$label.glups"
+    env MANAGED_PROGRESS=1 "$@" timeout "${MANAGED_TIMEOUT:-120}" "$bin" "$steps" "$mode" \
+        >"$out/$label.stdout" 2>"$out/$label.stderr"
+    rc=$?
+    line=$(grep '^managed: mode=' "$out/$label.stderr" | tail -1)
+    last=$(grep '^managed: progress ' "$out/$label.stderr" | tail -1)
+    if [[ -n $line ]]; then
+        field glups "$line" >"$out/$label.glups"
+        row "$label" managed "" "" "" "" "" "$steps" "$(field seconds "$line")" "$(field glups "$line")" \
+            "loop $(field loop_seconds "$line") s, back to the host $(field back_seconds "$line") s"
+    elif [[ -n $last ]]; then
+        awk -v p="$(field points "$last")" -v s="$(field seconds "$last")" 'BEGIN { printf "%.3f\n", p / s / 1e9 }' >"$out/$label.glups"
+        row "$label" managed "" "" "" "" "" "$(field step "$last")" "$(field seconds "$last")" "$(cat "$out/$label.glups")" \
+            "STOPPED after ${MANAGED_TIMEOUT:-120} s (exit $rc) with $(field step "$last") of $steps steps done; Glup/s over those, the way back not counted"
+    else
+        row "$label" managed "" "" "" "" "" "$steps" "" "" "FAILED (exit $rc): $(tail -1 "$out/$label.stderr")"
+    fi
+}
+
+if [[ $parts == *managed* ]]; then
+    # What a user would write instead: the same Jacobi-2D with cudaMallocManaged
+    # (bench/managed/jacobi2d_managed.cu), the driver paging the arrays in and out, against
+    # tpace's CUDA output on the same grids in this run. First checked bit for bit against
+    # the sequential program (13 steps; 1000 x 600 with the row loop forced round by a
+    # small GRID_Y_MAX, and 70000 x 64, more rows than gridDim.y may have).
+    gpu_mib=$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits | head -1)
+    echo "== managed memory (cudaMallocManaged) against tpace, Jacobi-2D float; the GPU has ${gpu_mib} MiB ==" | tee -a "$table"
+    msrc=bench/managed/jacobi2d_managed.cu
+    fit=${MANAGED_FIT:-"-DX=49152 -DY=61440"}    # 24.2 GB: fits in an 80 GB GPU
+    over=${MANAGED_OVER:-"-DX=86016 -DY=122880"} # 84.6 GB: more than an 80 GB GPU holds
+    gcc -O2 -std=gnu11 -Wno-unknown-pragmas bench/gen/jacobi2d/reference.c -o "$work/mref.small" -lm &
+    gcc -O2 -std=gnu11 -Wno-unknown-pragmas -DX=70000 -DY=64 bench/gen/jacobi2d/reference.c -o "$work/mref.tall" -lm &
+    nvcc $nvflags -Werror all-warnings -DGRID_Y_MAX=7 "$msrc" -o "$work/managed.small" 2>"$out/managed.small.nvcc.txt" &
+    nvcc $nvflags -Werror all-warnings -DX=70000 -DY=64 "$msrc" -o "$work/managed.tall" 2>"$out/managed.tall.nvcc.txt" &
+    nvcc $nvflags $fit "$msrc" -o "$work/managed.fit" 2>"$out/managed.fit.nvcc.txt" &
+    nvcc $nvflags $over "$msrc" -o "$work/managed.over" 2>"$out/managed.over.nvcc.txt" &
+    nvcc $nvflags $fit $(cuda_sources bench/gen/jacobi2d) -o "$work/jacobi.fit" &
+    nvcc $nvflags $over $(cuda_sources bench/gen/jacobi2d) -o "$work/jacobi.over" &
+    wait
+    for cfg in "small 1000 600" "tall 70000 64"; do
+        read -r size x y <<<"$cfg"
+        [[ -x $work/managed.$size ]] || { echo "managed $size: nvcc failed: $(head -3 "$out/managed.$size.nvcc.txt")" | tee -a "$table"; continue; }
+        rm -f "$work/mref.dump"
+        TPACE_DUMP="$work/mref.dump" "$work/mref.$size" 13 >"$work/mref.out" 2>/dev/null
+        # The sequential program dumps `work`, then `a`: keep `a`, the result.
+        header="a 4 2 0 $x 0 $y"
+        tail -c $((${#header} + 1 + x * y * 4)) "$work/mref.dump" >"$work/mref-a.dump"
+        for mode in plain prefetch; do
+            rm -f "$work/managed.dump"
+            TPACE_DUMP="$work/managed.dump" "$work/managed.$size" 13 "$mode" >"$work/managed.out" 2>"$out/managed-check.err"
+            if verdict=$("$tpace" compare "$work/mref-a.dump" "$work/managed.dump" --stdout "$work/mref.out" "$work/managed.out"); then
+                verdict="identical (a, and the printed checksum)"
+            else
+                verdict="DIFFERENT: $(tr '\n' ' ' <<<"$verdict") $(tail -1 "$out/managed-check.err")"
+            fi
+            row "managed ${x}x${y} check" managed "" "" "" "" "" 13 "" "" "$mode: $verdict"
+        done
+    done
+    ms=${MANAGED_STEPS:-128}
+    fitname="jacobi2d ${fit//-D/}"
+    run "$fitname tpace" "$work/jacobi.fit" "$ms"
+    run "$fitname tpace fuse1" "$work/jacobi.fit" "$ms" TPACE_SCHEDULE=incore TPACE_FUSE=1
+    mrun "$fitname managed" "$work/managed.fit" "$ms" plain
+    mrun "$fitname managed prefetch" "$work/managed.fit" "$ms" prefetch
+    ratio "fits, tpace / managed" "$fitname tpace" "$fitname managed"
+    ratio "fits, tpace / managed prefetched" "$fitname tpace" "$fitname managed prefetch"
+    ratio "fits, one step per kernel, tpace / managed prefetched" "$fitname tpace fuse1" "$fitname managed prefetch"
+    # Beyond the GPU's memory: tpace as in part `huge` (its default plan, k = 64); managed
+    # memory oversubscribed for a few steps only (it pages the grid in and out every step).
+    overname="jacobi2d ${over//-D/}"
+    os=${MANAGED_OVER_STEPS:-2}
+    run "$overname tpace" "$work/jacobi.over" "${HUGE_STEPS:-128}" TPACE_K=64
+    [[ -n ${MANAGED_SAME_STEPS:-} ]] && run "$overname tpace $os steps" "$work/jacobi.over" "$os"
+    for mode in ${MANAGED_OVER_MODES:-plain}; do
+        mrun "$overname managed $mode" "$work/managed.over" "$os" "$mode"
+        ratio "beyond memory, tpace / managed $mode" "$overname tpace" "$overname managed $mode"
+        [[ -n ${MANAGED_SAME_STEPS:-} ]] && ratio "beyond memory, $os steps each, tpace / managed $mode" "$overname tpace $os steps" "$overname managed $mode"
+    done
+fi
+
+if [[ $parts == *openacc-gpu* ]]; then
+    # The OpenACC output (the tpace paper's target) on the GPU: gcc 12 with nvptx
+    # offloading, carried from Debian's packages (bench/offload/setup.sh), builds every
+    # translation's openacc.c (bench/prepare.sh). ACC_DEVICE_TYPE=nvidia (OPENACC_DEVICE)
+    # makes a program stop, not fall back to the host, when it finds no GPU.
+    echo "== OpenACC output on the GPU: gcc 12 nvptx offloading (bench/offload), bit for bit, beside the CUDA output ==" | tee -a "$table"
+    acc=$PWD/bench/offload/gcc-offload
+    if [[ ! -x bench/offload/root/usr/bin/x86_64-linux-gnu-gcc-12 && -f bench/offload/carry/gcc12-nvptx.tar.xz ]]; then
+        # tar needs the xz program for .tar.xz; Python's tarfile does it alone.
+        mkdir -p bench/offload/root
+        tar -C bench/offload/root -xJf bench/offload/carry/gcc12-nvptx.tar.xz 2>"$out/acc-unpack.txt" ||
+            python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2], filter="tar")' \
+                bench/offload/carry/gcc12-nvptx.tar.xz bench/offload/root 2>>"$out/acc-unpack.txt"
+    fi
+    if ! "$acc" --version >"$out/acc-version.txt" 2>&1; then
+        echo "openacc-gpu: no working offload compiler: $(head -3 "$out/acc-version.txt" | tr '\n' ' ')" | tee -a "$table"
+    else
+        echo "compiler: $(head -1 "$out/acc-version.txt"), $(sed -n 3,20p bench/offload/carry/MANIFEST 2>/dev/null | grep -E '^(gcc-12-offload-nvptx|nvptx-tools) ' | tr '\n' ' ')on $(ldd --version | head -1)" | tee -a "$table"
+        accflags="-O2 -std=gnu11 -ffp-contract=off -fopenacc -mcmodel=medium"
+        accdev=${OPENACC_DEVICE:-nvidia}
+        for dir in bench/gen/*/; do
+            name=$(basename "$dir")
+            [[ -f $dir/openacc.c ]] || continue
+            gcc -O2 -std=gnu11 -Wno-unknown-pragmas "$dir/reference.c" -o "$work/$name.ref" -lm 2>"$out/$name.gcc.txt" &
+            "$acc" $accflags -Wall -Wextra -Werror "$dir/openacc.c" -o "$work/$name.acc" -lm 2>"$out/$name.acc.txt" &
+        done
+        wait
+        for dir in bench/gen/*/; do
+            name=$(basename "$dir")
+            [[ -f $dir/openacc.c ]] || continue
+            [[ -x $work/$name.ref ]] || { echo "$name: reference build failed: $(head -3 "$out/$name.gcc.txt")" | tee -a "$table"; continue; }
+            [[ -x $work/$name.acc ]] || { echo "$name: OpenACC build failed: $(head -5 "$out/$name.acc.txt" | tr '\n' ' ')" | tee -a "$table"; continue; }
+            rm -f "$work/ref.dump"
+            TPACE_DUMP="$work/ref.dump" "$work/$name.ref" 13 >"$work/ref.out" 2>/dev/null
+            for cfg in "mmtb 3 7 3" "mmtb 13 11 4" "mm 3 7 2" "naive 1 9 2" "incore 1 1 1" "model - - -"; do
+                read -r s k b n <<<"$cfg"
+                rm -f "$work/acc.dump"
+                if [[ $s == model ]]; then set_env=(); else set_env=(TPACE_SCHEDULE=$s TPACE_K=$k TPACE_CHUNK=$b TPACE_STREAMS=$n); fi
+                line=$(env "${set_env[@]}" ACC_DEVICE_TYPE="$accdev" TPACE_DUMP="$work/acc.dump" \
+                    timeout 120 "$work/$name.acc" 13 2>&1 >"$work/acc.out" | tee "$out/$name.acc-run.txt" | grep '^tpace: ' | tail -1)
+                if [[ -z $line ]]; then
+                    verdict="FAILED: $(tail -2 "$out/$name.acc-run.txt" | tr '\n' ' ')"
+                elif verdict=$("$tpace" compare "$work/ref.dump" "$work/acc.dump" --stdout "$work/ref.out" "$work/acc.out"); then
+                    if grep -q "within tolerance" <<<"$verdict"; then verdict="identical arrays, reductions within tolerance"; else verdict=identical; fi
+                else
+                    verdict="DIFFERENT: $(tr '\n' ' ' <<<"$verdict")"
+                fi
+                row "openacc $name" "$(field schedule "$line")" "$(field k "$line")" "$(field b "$line")" "$(field streams "$line")" \
+                    "$(field chunks "$line")" "" 13 "$(field seconds "$line")" "$(field glups "$line")" "$verdict"
+            done
+        done
+        # `tpace run --target openacc` itself, with the offload gcc as $CC.
+        for f in examples/*.c; do
+            CC=$acc ACC_DEVICE_TYPE="$accdev" "$tpace" run "$f" --target openacc -- 13 >"$out/accrun-$(basename "$f" .c).txt" 2>&1
+            rc=$?
+            echo "$(basename "$f") (tpace run --target openacc, CC=$acc): exit $rc $(tail -2 "$out/accrun-$(basename "$f" .c).txt" | tr '\n' ' ')" | tee -a "$table"
+        done
+        # Timed beside the CUDA output on the same grids, the same plans.
+        run_timeout=${OPENACC_TIMEOUT:-180}
+        st=${OPENACC_STEPS:-32}
+        for cfg in ${OPENACC_GRIDS:-"jacobi2d:-DX=16384,-DY=16384:512M" "heat3d:-DNX=512,-DNY=512,-DNZ=512:256M" "himeno:-DMIDDLE:128M" "cip2d:-DNX=8192,-DNY=8192:1G"}; do
+            IFS=: read -r name defs budget <<<"$cfg"
+            defs=${defs//,/ }
+            echo "-- $name $defs, $st steps (out-of-core under $budget) --" | tee -a "$table"
+            nvcc $nvflags $defs $(cuda_sources "bench/gen/$name") -o "$work/$name.tcu" 2>"$out/$name.tcu.txt" &
+            "$acc" $accflags $defs "bench/gen/$name/openacc.c" -o "$work/$name.tacc" -lm 2>"$out/$name.tacc.txt" &
+            wait
+            label="$name ${defs//-D/}"
+            for plan in "incore:TPACE_SCHEDULE=incore" "mmtb:TPACE_SCHEDULE=mmtb TPACE_K=8 TPACE_STREAMS=3 TPACE_DEVICE_MEM=$budget" "default:TPACE_DEVICE_MEM=$budget"; do
+                IFS=: read -r what envs <<<"$plan"
+                run "$label cuda $what" "$work/$name.tcu" "$st" $envs
+                [[ $what == incore ]] && run "$label cuda $what fuse1" "$work/$name.tcu" "$st" $envs TPACE_FUSE=1
+                run "$label openacc $what" "$work/$name.tacc" "$st" $envs ACC_DEVICE_TYPE="$accdev"
+                ratio "$name $what, OpenACC / CUDA" "$label openacc $what" "$label cuda $what"
+                [[ $what == incore ]] && ratio "$name $what, OpenACC / CUDA one step per kernel" "$label openacc $what" "$label cuda $what fuse1"
+            done
+        done
+        unset run_timeout
+    fi
 fi
 if [[ $parts == *jacobi* ]]; then
     echo "== Jacobi-2D float, 49152 x 61440 (2 arrays, 24.2 GB), budget 8G ==" | tee -a "$table"

@@ -3,6 +3,9 @@
 # bench/gen/NAME/ (translated.cu holds the kernels, translated.host.c the host
 # program, reference.c the sequential program with its array dump), checking each
 # on the CPU emulation first, and
+# writes each one's OpenACC translation beside it (bench/gen/NAME/openacc.c, for gpu.sh's
+# part `openacc-gpu`; compiled here with nvptx offloading when bench/offload/setup.sh
+# has been run), and
 # copies the release tpace binary to bench/gen/tpace (for `tpace compare`,
 # `tpace run` and `tpace tune` on the GPU machine). Then `bench/gpu.sh` on the
 # GPU machine builds, checks and times them:
@@ -26,12 +29,21 @@ for f in examples/*.c tests/fixtures/layouts/*.c tests/fixtures/reductions/*.c t
     target/release/tpace run "$f" --target cuda --schedule mmtb --k 3 --chunk 7 --keep "bench/gen/$name" -- 5 \
         | tee "bench/gen/$name/cpu-check.txt"
     rm -f "bench/gen/$name/reference" "bench/gen/$name/translated" bench/gen/"$name"/*.dump bench/gen/"$name"/*.o
+    target/release/tpace translate "$f" --target openacc -o "bench/gen/$name/openacc.c" 2>/dev/null
+    if [[ -x bench/offload/root/usr/bin/x86_64-linux-gnu-gcc-12 ]]; then
+        # The nvptx compile that gpu.sh's part `openacc-gpu` does there, without warnings.
+        bench/offload/gcc-offload -O2 -std=gnu11 -ffp-contract=off -fopenacc -Wall -Wextra -Werror \
+            "bench/gen/$name/openacc.c" -o "bench/gen/$name/openacc" -lm
+        rm -f "bench/gen/$name/openacc"
+    fi
     if [[ ${OPENCL:-1} == 1 ]]; then
         target/release/tpace run "$f" --target opencl --schedule mmtb --k 3 --chunk 7 -- 5 \
             | tee "bench/gen/$name/opencl-cpu-check.txt"
         target/release/tpace translate "$f" --target opencl -o "bench/gen/$name/opencl.c" 2>/dev/null
     fi
 done
+[[ -x bench/offload/root/usr/bin/x86_64-linux-gnu-gcc-12 ]] ||
+    echo "prepare.sh: no bench/offload/root: the OpenACC translations were not compiled for nvptx here (bench/offload/setup.sh)"
 # --mpi translations for gpu.sh's part `mpi` (several ranks, TPACE_GPUS).
 for name in jacobi2d heat3d himeno; do
     mkdir -p "bench/gen/mpi-$name"

@@ -67,8 +67,13 @@ pub struct MainFunction {
 /// The time loop annotated with `pipeline`, and everything the directive says about it.
 #[derive(Debug, Clone)]
 pub struct Pipeline {
-    /// Span of the `#pragma tpace pipeline ...` line.
+    /// Span of the directive line that makes the loop a pipeline (`#pragma tpace
+    /// pipeline ...`, or the stencil dialect's `data` line).
     pub pragma: Span,
+    /// The dialect's other lines for this pipeline outside its time loop (the
+    /// stencil dialect's `begin`, `step`, `dimension` and `end`): the translation
+    /// comments them out with `pragma`.
+    pub directives: Vec<Span>,
     /// Span of the whole time `for` statement (header and body).
     pub stmt: Span,
     /// Span of the function definition that contains the time loop (kernels of
@@ -157,6 +162,9 @@ pub struct TimeLoop {
     pub inclusive: bool,
     /// The counter's C type, from the header or its declaration (`long` if unknown).
     pub var_type: String,
+    /// A step count the directives give (the stencil dialect's `step(t:MAX)`): what
+    /// `tpace plan` plans for when the loop's bound is a run-time value.
+    pub steps_hint: Option<String>,
 }
 
 impl TimeLoop {

@@ -27,6 +27,9 @@ fn write_dump(path: &Path, arrays: &[DumpedArray]) {
         for (lo, n) in &a.dims {
             header.push_str(&format!(" {lo} {n}"));
         }
+        if a.unread {
+            header.push_str(" unread");
+        }
         header.push('\n');
         bytes.extend_from_slice(header.as_bytes());
         bytes.extend_from_slice(&a.data);
@@ -74,6 +77,36 @@ fn compare_agrees_with_run_and_catches_each_kind_of_difference() {
         text(&same).contains("reduction result(s) within tolerance"),
         "{}",
         text(&same)
+    );
+    // The fixture never reads `work` after its loop: the translation leaves it on the
+    // device, dumps it as not brought back, and the comparison says it skipped it.
+    let got = dump::read(Path::new(t)).expect("translated dump");
+    let unread: Vec<&str> = got
+        .iter()
+        .filter(|a| a.unread)
+        .map(|a| a.name.as_str())
+        .collect();
+    assert_eq!(unread, ["work"]);
+    assert!(
+        text(&same).contains("(1 array, ")
+            && text(&same).contains(
+                "`work` not compared: the translation does not bring it back, the program never reads it after the pipeline"
+            ),
+        "{}",
+        text(&same)
+    );
+    // ... but the array it does bring back is still compared bit for bit.
+    let mut live = got.clone();
+    let a = live.iter_mut().find(|a| a.name == "a").expect("`a` dumped");
+    a.data[4] ^= 1;
+    let broken_a = dir.join("a.dump");
+    write_dump(&broken_a, &live);
+    let out = tpace(&["compare", r, broken_a.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        text(&out).contains("DIFFERENT: first at a[0][1]"),
+        "{}",
+        text(&out)
     );
 
     // One array cell off by one bit.

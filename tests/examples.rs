@@ -30,6 +30,9 @@ fn the_comparison_catches_a_broken_runtime() {
     let dir = tempfile::tempdir().expect("scratch folder");
     let steps = 13;
     let seq = jacobi_reference(&tc, dir.path(), steps);
+    // Jacobi-2D reading its temporary afterwards: the folded download must happen.
+    let reads_work = "tests/fixtures/liveness/jacobi2d_reads_work.c";
+    let seq_reads_work = example_reference(reads_work, &tc, dir.path(), steps);
     // Each break runs with several chunks and k > 1, so that ghost planes,
     // carries and hand-overs are needed.
     let breaks = [
@@ -82,6 +85,12 @@ fn the_comparison_catches_a_broken_runtime() {
             "mm",
         ),
         (
+            "last_block_not_downloaded",
+            "if (last_block && a->unread)\n        return 0;",
+            "if (last_block)\n        return 0;",
+            "mmtb",
+        ),
+        (
             "mmtb_no_skew",
             "long shift = (long)i * p->s.skew + tau;",
             "long shift = (long)i * 0 + tau;",
@@ -89,7 +98,13 @@ fn the_comparison_catches_a_broken_runtime() {
         ),
     ];
     for (name, from, to, schedule) in breaks {
-        let text = broken_jacobi(Target::Openacc, from, to);
+        // The folded temporary comes back only where the program reads it.
+        let (program, seq) = if name.starts_with("folded") {
+            (reads_work, &seq_reads_work)
+        } else {
+            ("jacobi2d.c", &seq)
+        };
+        let text = broken_example(program, Target::Openacc, from, to);
         let built = build_ok(&tc, &text, dir.path(), name, Flavour::Openacc);
         let p = params(schedule, 3, 7, 2);
         let got = run_ok(

@@ -188,6 +188,7 @@ fn inputs() -> Vec<PathBuf> {
         "examples",
         "tests/fixtures/layouts",
         "tests/fixtures/ordinary",
+        "tests/fixtures/stencil",
     ] {
         for entry in std::fs::read_dir(root.join(dir)).expect("input folder") {
             let path = entry.expect("directory entry").path();

@@ -1,6 +1,7 @@
 //! Facts about a validated program: read/write sets, the halo actually used,
 //! copy sweeps, pure temporaries, and work per grid point.
 
+use super::liveness::{After, liveness};
 use crate::ir::{AccessKind, Halo, Intent, Pipeline, Program, Sweep};
 use std::collections::BTreeSet;
 
@@ -27,6 +28,8 @@ pub struct ArrayFacts {
     /// Every step writes it before reading it, and only reads it where it was written
     /// in the same step: its values never flow from one step to the next.
     pub pure_temporary: bool,
+    /// What the program does with it after the pipeline ([`super::liveness`]).
+    pub after: After,
 }
 
 /// Everything the planner and back ends need to know beyond the IR itself.
@@ -59,11 +62,14 @@ pub fn facts(program: &Program, p: &Pipeline) -> Facts {
             h.plus = h.plus.max(r.plus);
         }
     }
+    let after = liveness(program, p);
     let arrays = (0..p.arrays.len())
-        .map(|a| ArrayFacts {
+        .zip(after)
+        .map(|(a, after)| ArrayFacts {
             read: sweeps.iter().any(|s| s.reads.contains(&a)),
             written: sweeps.iter().any(|s| s.writes.contains(&a)),
             pure_temporary: p.arrays[a].intent == Intent::InOut && is_pure_temporary(p, a),
+            after,
         })
         .collect();
     let elem_bytes = |a: usize| p.arrays[a].elem.bytes() as u32;

@@ -17,6 +17,9 @@ pub struct Comparison {
     pub arrays_text: String,
     /// One line on the printed output: "the same", "... within tolerance" or "DIFFERENT ...".
     pub printed_text: String,
+    /// Arrays not compared: the translation does not bring them back after their
+    /// pipeline, since the program never reads them there ([`dump::unread`]).
+    pub unread: Vec<String>,
 }
 
 impl Comparison {
@@ -48,14 +51,30 @@ pub fn judge(
     let printed = dump::printed_difference(seq_out, got_out, rtol.unwrap_or(dump::FLOAT_RTOL));
     let grids = seq.iter().filter(|a| !a.dims.is_empty()).count();
     let values = seq.len() - grids;
+    let unread = dump::unread(seq, got);
+    let compared = grids.saturating_sub(unread.len());
     let cells = seq
         .iter()
         .find(|a| !a.dims.is_empty())
         .map_or(0, |a| a.data.len() / a.elem.max(1));
+    let skipped = match unread.as_slice() {
+        [] => String::new(),
+        [one] => format!(
+            "; `{one}` not compared: the translation does not bring it back, the program never reads it after the pipeline"
+        ),
+        many => format!(
+            "; {} not compared: the translation does not bring them back, the program never reads them after the pipeline",
+            many.iter()
+                .map(|n| format!("`{n}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    let compared = crate::text::count(compared, "array", "arrays");
     let arrays_text = match &arrays {
-        None if values == 0 => format!("{identical} ({grids} arrays, {cells} cells each)"),
+        None if values == 0 => format!("{identical} ({compared}, {cells} cells each{skipped})"),
         None => format!(
-            "{identical} ({grids} arrays, {cells} cells each), {values} reduction result(s) within tolerance"
+            "{identical} ({compared}, {cells} cells each{skipped}), {values} reduction result(s) within tolerance"
         ),
         Some(d) => format!("DIFFERENT: first at {d}"),
     };
@@ -69,6 +88,7 @@ pub fn judge(
         printed,
         arrays_text,
         printed_text,
+        unread,
     }
 }
 

@@ -1,7 +1,10 @@
 //! Reading the array dumps that generated and reference programs write to
 //! `$TPACE_DUMP`, and comparing them: arrays bit for bit, reduction results
 //! (dumped with rank 0) within a relative tolerance, since a parallel
-//! reduction sums in another order than the sequential loop.
+//! reduction sums in another order than the sequential loop. An array the
+//! translation does not bring back after its pipeline, because the program
+//! never reads it there, is dumped as a header ending in `unread` with no
+//! elements: the comparison skips it and says so ([`unread`]).
 
 use std::path::Path;
 
@@ -14,8 +17,11 @@ pub struct DumpedArray {
     pub elem: usize,
     /// Per dimension (outermost first): first index and extent.
     pub dims: Vec<(i64, usize)>,
-    /// The elements, as written in memory.
+    /// The elements, as written in memory (none when `unread`).
     pub data: Vec<u8>,
+    /// The translated program did not bring it back after the pipeline: the
+    /// program never reads it there (its values are not the final ones).
+    pub unread: bool,
 }
 
 /// Parse a dump file.
@@ -51,7 +57,16 @@ pub fn parse(bytes: &[u8]) -> Result<Vec<DumpedArray>, String> {
         for d in 0..rank {
             dims.push((num(3 + 2 * d)?, num(4 + 2 * d)? as usize));
         }
-        let count: usize = dims.iter().map(|d| d.1).product();
+        let unread = match words.get(3 + 2 * rank) {
+            None => false,
+            Some(&"unread") if words.len() == 4 + 2 * rank => true,
+            Some(_) => return Err(bad()),
+        };
+        let count: usize = if unread {
+            0
+        } else {
+            dims.iter().map(|d| d.1).product()
+        };
         let start = at + nl + 1;
         let end = start + count * elem;
         if end > bytes.len() {
@@ -62,6 +77,7 @@ pub fn parse(bytes: &[u8]) -> Result<Vec<DumpedArray>, String> {
             elem,
             dims,
             data: bytes[start..end].to_vec(),
+            unread,
         });
         at = end;
     }
@@ -151,6 +167,10 @@ pub fn first_difference_with(
                 r.name
             ));
         }
+        if r.unread || g.unread {
+            // Not brought back: the program never reads it after the pipeline.
+            continue;
+        }
         if r.dims.is_empty() {
             // A reduction's result: one value.
             let (a, b) = (value_of(&r.data), value_of(&g.data));
@@ -213,6 +233,22 @@ pub fn first_difference_with(
         }
     }
     None
+}
+
+/// The arrays a comparison of these dumps skips, in order, each once: those either
+/// side dumped as `unread` (not brought back after the pipeline, since the
+/// program never reads them there), with ` (its 2nd dump)` where a name is dumped
+/// more than once.
+pub fn unread(reference: &[DumpedArray], got: &[DumpedArray]) -> Vec<String> {
+    let mut out = Vec::new();
+    for (i, r) in reference.iter().enumerate() {
+        let nth = reference[..i].iter().filter(|o| o.name == r.name).count();
+        let g = got.iter().filter(|g| g.name == r.name).nth(nth);
+        if r.unread || g.is_some_and(|g| g.unread) {
+            out.push(format!("{}{}", r.name, ordinal(nth, reference, &r.name)));
+        }
+    }
+    out
 }
 
 /// ` (its 2nd dump)` for the dump numbered `nth` (0-based) of a name the
@@ -436,6 +472,33 @@ mod tests {
         ] {
             assert!(printed_difference(seq, other, 1e-3).is_some(), "{other}");
         }
+    }
+
+    #[test]
+    fn an_array_not_brought_back_is_skipped_and_named() {
+        // The translation dumps `w` as a header ending in `unread`, without elements.
+        let mut got = b"w 4 2 0 2 1 2 unread\n".to_vec();
+        got.extend(dump("a", &[1.0, 2.0, 3.0, 4.0]));
+        let got = parse(&got).unwrap();
+        assert!(got[0].unread && got[0].data.is_empty() && !got[1].unread);
+        assert_eq!(got[0].dims, vec![(0, 2), (1, 2)]);
+        let mut seq = dump("w", &[9.0, 9.0, 9.0, 9.0]);
+        seq.extend(dump("a", &[1.0, 2.0, 3.0, 4.0]));
+        let seq = parse(&seq).unwrap();
+        assert_eq!(first_difference(&seq, &got), None);
+        assert_eq!(unread(&seq, &got), vec!["w".to_string()]);
+        // The arrays that come back are still compared, and shapes still checked.
+        let mut bad = b"w 4 2 0 2 1 2 unread\n".to_vec();
+        bad.extend(dump("a", &[1.0, 2.0, 3.0, 4.5]));
+        let d = first_difference(&seq, &parse(&bad).unwrap()).unwrap();
+        assert!(d.starts_with("a[1][2]:"), "{d}");
+        let mut shape = b"w 4 2 0 3 1 2 unread\n".to_vec();
+        shape.extend(dump("a", &[1.0, 2.0, 3.0, 4.0]));
+        let d = first_difference(&seq, &parse(&shape).unwrap()).unwrap();
+        assert!(d.contains("another shape"), "{d}");
+        // Any other trailing word is not a dump header.
+        assert!(parse(b"w 4 2 0 2 1 2 stale\n").is_err());
+        assert!(parse(b"w 4 2 0 2 1 2 unread x\n").is_err());
     }
 
     #[test]

@@ -203,7 +203,13 @@ fn pipeline_summary(unit: crate::plan::Unit<'_>) -> String {
         p.grid.rank(),
         p.grid.rank()
     );
-    for ((arr, t), transfer) in p.arrays.iter().zip(&f.arrays).zip(&unit.plan.transfers) {
+    for (i, ((arr, t), transfer)) in p
+        .arrays
+        .iter()
+        .zip(&f.arrays)
+        .zip(&unit.plan.transfers)
+        .enumerate()
+    {
         out.push_str(&format!(
             "  array {:<10} {:<6} read={} written={} pure_temporary={} transfer={transfer:?}\n",
             arr.display_name(),
@@ -212,6 +218,19 @@ fn pipeline_summary(unit: crate::plan::Unit<'_>) -> String {
             t.written,
             t.pure_temporary,
         ));
+        let moves_out = matches!(
+            transfer,
+            crate::plan::Transfer::UpDown
+                | crate::plan::Transfer::LastBlock
+                | crate::plan::Transfer::Folded
+        );
+        if let Some(line) = unit.plan.unread_of(i, &arr.display_name()) {
+            out.push_str(&format!("    {line}\n"));
+        } else if let (true, crate::analysis::After::Read(why)) = (moves_out, &t.after) {
+            out.push_str(&format!(
+                "    downloaded after the last step: the program may read it after the pipeline ({why})\n"
+            ));
+        }
     }
     let halo = |h: &[crate::ir::Halo]| {
         h.iter()

@@ -517,6 +517,11 @@ pub fn run(
         super::compare::judge(&seq.dump, &acc.dump, &seq.stdout, &acc.stdout, rtol, check);
     let r = &acc.report;
     let get = |k: &str| r.get(k).map_or("?", |v| v.as_str());
+    let moved = |k: &str| {
+        r.get(k)
+            .and_then(|v| v.parse::<f64>().ok())
+            .map_or("?".to_string(), crate::model::predict::bytes)
+    };
     let difference = verdict.difference();
     let (verdict, printed) = (verdict.arrays_text, verdict.printed_text);
     let emulated = if flavour == Flavour::CudaEmulation {
@@ -534,7 +539,7 @@ pub fn run(
     let how = format!("{emulated}{fast}");
     let summary = format!(
         "{path}: target {target}{how} schedule={sched} k={k} b={b} streams={s} chunks={c} steps={steps} devices={devices} ranks={ranks}\n\
-         \x20 sequential {seq_t} s, translated {acc_t} s ({glups} Glup/s)\n\
+         \x20 sequential {seq_t} s, translated {acc_t} s ({glups} Glup/s; arrays moved {up} up, {down} down)\n\
          \x20 {verdict}; printed output {printed}\n",
         path = compiled.program.path,
         target = target.name(),
@@ -549,6 +554,8 @@ pub fn run(
         seq_t = seq.seconds.map_or("?".into(), |s| format!("{s:.4}")),
         acc_t = acc.seconds.map_or("?".into(), |s| format!("{s:.4}")),
         glups = get("glups"),
+        up = moved("up_bytes"),
+        down = moved("down_bytes"),
     );
     Ok(RunOutcome {
         summary,

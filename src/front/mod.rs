@@ -1,14 +1,20 @@
 //! Front ends: C source with directives in, stencil IR out.
 //!
-//! One module per directive dialect; all of them share the C parser helpers
-//! in [`cst`], the pragma lines of [`pragmas`] and the subscript arithmetic in
+//! One module per directive dialect ([`tpace`], [`stencil`]) reads its own
+//! pragma lines into the dialect-neutral [`directives`]; [`time_loop`] lowers
+//! those, with the C they annotate, to the IR. All share the C parser helpers
+//! in [`cst`], the pragma lines of [`pragmas`], the preprocessor's view
+//! ([`preprocess`], [`macros`], [`types`]) and the subscript arithmetic in
 //! [`poly`].
 
 pub mod cst;
+pub mod directives;
 pub mod macros;
 pub mod poly;
 pub mod pragmas;
 pub mod preprocess;
+pub mod stencil;
+pub mod time_loop;
 pub mod tpace;
 pub mod types;
 
@@ -33,18 +39,49 @@ pub fn parse_with(path: &str, source: &str, env: &Env) -> DiagResult<Program> {
     if !syntax.is_empty() {
         return Err(syntax);
     }
-    if let Some(p) = lines.iter().find(|p| p.dialect() == "stencil") {
-        return Err(vec![Diagnostic::new(
-            p.span.clone(),
-            "the `#pragma stencil` dialect is not supported yet",
-            "stencil-directive dialect",
-            "use the `#pragma tpace` directives (init, pipeline, loop dim(d)) described in the README",
-        )]);
-    }
-    let mut program = tpace::lower(path, source, &tree, &blanked, &lines, env)?;
+    // Each dialect's directives, then one lowering for all of them, in file order.
+    let tpace_found = tpace::directives(&tree, &blanked, &lines);
+    let stencil_found = stencil::directives(source, &tree, &blanked, &lines);
+    let (mut found, regions) = match (tpace_found, stencil_found) {
+        (Ok(found), Ok(regions)) => (found, regions),
+        (t, s) => return Err(t.err().into_iter().chain(s.err()).flatten().collect()),
+    };
+    mixed_dialects(&found, &regions.spans)?;
+    found.extend(regions.found);
+    found.sort_by_key(|f| f.line.span.start);
+    let mut program = time_loop::lower(path, source, &tree, &found, env, || {
+        tpace::missing_pipeline(source, &found)
+    })?;
     program.declarations = declarations(source, &tree);
     program.main = main_function(source, &tree);
     Ok(program)
+}
+
+/// A tpace directive inside a stencil region: each time loop is described in one dialect.
+fn mixed_dialects(tpace: &[directives::Found], regions: &[crate::ir::Span]) -> DiagResult<()> {
+    let errors: Vec<Diagnostic> = tpace
+        .iter()
+        .filter(|f| {
+            regions.iter().any(|r| {
+                r.contains(&f.line.span.start)
+                    && !matches!(f.directive, directives::Directive::Init)
+            })
+        })
+        .map(|f| {
+            Diagnostic::new(
+                f.span(),
+                "a `#pragma tpace` directive inside a `#pragma stencil` region",
+                "two dialects for one time loop",
+                "describe each time loop in one dialect: drop this line, or replace the region's \
+                 stencil lines by tpace directives",
+            )
+        })
+        .collect();
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors)
+    }
 }
 
 /// The definition of `main`, if the file has one.

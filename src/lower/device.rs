@@ -6,7 +6,7 @@
 //! member named `class` or `new`) is never handed to it.
 
 use crate::front::cst;
-use crate::front::tpace::calls;
+use crate::front::time_loop::calls;
 use crate::ir::{Program, Span};
 use crate::text::identifiers;
 use std::collections::BTreeSet;

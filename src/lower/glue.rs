@@ -131,6 +131,15 @@ fn run(unit: Unit<'_>, names: &Names, fusion: Option<&Fusion>, steps_hook: bool)
             t = t.c_name(),
         );
     }
+    for (i, why) in plan.unread.iter().enumerate() {
+        if let Some(why) = why {
+            let _ = writeln!(
+                w,
+                "    arrays[{i}].unread = 1; /* the program never reads it after the pipeline ({}): no download after the last step */",
+                comment_safe(why)
+            );
+        }
+    }
     if let Some(swap) = plan.swap {
         let _ = writeln!(
             w,
@@ -286,15 +295,29 @@ fn run(unit: Unit<'_>, names: &Names, fusion: Option<&Fusion>, steps_hook: bool)
         );
     }
     for (i, a) in p.arrays.iter().enumerate() {
-        let _ = writeln!(
-            w,
-            "    tpace_dump({}, tp_in->tp_host[{i}], sizeof({}), {rank}, tp_in->tp_dim_lo, tp_in->tp_dim_n);",
-            c_string(&a.display_name()),
-            a.elem.c_name()
-        );
+        if plan.unread[i].is_some() {
+            let _ = writeln!(
+                w,
+                "    tpace_dump_unread({}, sizeof({}), {rank}, tp_in->tp_dim_lo, tp_in->tp_dim_n); /* not brought back */",
+                c_string(&a.display_name()),
+                a.elem.c_name()
+            );
+        } else {
+            let _ = writeln!(
+                w,
+                "    tpace_dump({}, tp_in->tp_host[{i}], sizeof({}), {rank}, tp_in->tp_dim_lo, tp_in->tp_dim_n);",
+                c_string(&a.display_name()),
+                a.elem.c_name()
+            );
+        }
     }
     w.push_str("}\n\n");
     w
+}
+
+/// Text that can stand inside a C comment (no `*/`).
+fn comment_safe(text: &str) -> String {
+    text.replace("*/", "* /")
 }
 
 /// The runtime's `enum tpace_reduce_op` constant.

@@ -229,10 +229,13 @@ fn host_program(compiled: &Compiled, pipelines: &[LoweredPipeline<'_>], mpi: boo
     }
     for lp in pipelines {
         let p = lp.unit.pipeline;
-        let directive = src[p.pragma.clone()]
-            .trim_start_matches('#')
-            .replace("*/", "* /");
-        edits.push((p.pragma.clone(), format!("/* {directive} */")));
+        // The directive lines become comments: they say what the block below was.
+        for line in std::iter::once(&p.pragma).chain(&p.directives) {
+            let directive = src[line.clone()]
+                .trim_start_matches('#')
+                .replace("*/", "* /");
+            edits.push((line.clone(), format!("/* {directive} */")));
+        }
         let indent = indent_at(src, p.stmt.start);
         edits.push((
             p.stmt.clone(),

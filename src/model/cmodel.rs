@@ -4,7 +4,7 @@
 
 use super::predict::Machine;
 use super::profile::Profile;
-use super::workload::{Movement, Workload};
+use super::workload::{ArrayLoad, Workload};
 use crate::plan::Unit;
 
 /// The machine profile generated programs are planned for when none is given:
@@ -39,10 +39,10 @@ fn c_double(x: f64) -> String {
 }
 
 /// Bytes per grid element summed over the arrays that `pick` selects.
-fn elem_bytes(w: &Workload, pick: impl Fn(Movement) -> bool) -> u64 {
+fn elem_bytes(w: &Workload, pick: impl Fn(&ArrayLoad) -> bool) -> u64 {
     w.arrays
         .iter()
-        .filter(|a| pick(a.movement))
+        .filter(|a| pick(a))
         .map(|a| a.elem_bytes)
         .sum()
 }
@@ -95,15 +95,15 @@ pub fn initializer(w: &Workload, m: &Machine) -> String {
     let pair = |f: &dyn Fn(bool) -> u64| format!("{{{}ULL, {}ULL}}", f(false), f(true));
     out.push_str(&format!(
         "    {}, /* bytes per element moved in, [last block] */\n",
-        pair(&|last| elem_bytes(w, |mv| mv.moves_in(last)))
+        pair(&|last| elem_bytes(w, |a| a.moves_in(last)))
     ));
     out.push_str(&format!(
         "    {}, /* bytes per element moved out, [last block] */\n",
-        pair(&|last| elem_bytes(w, |mv| mv.moves_out(last)))
+        pair(&|last| elem_bytes(w, |a| a.moves_out(last)))
     ));
     out.push_str(&format!(
         "    {}ULL, /* bytes per element on the device */\n",
-        elem_bytes(w, Movement::on_device)
+        elem_bytes(w, |a| a.movement.on_device())
     ));
     out.push_str(&format!(
         "    {}ULL, /* steps one kernel advances */\n",

@@ -50,7 +50,7 @@ impl Macros {
                 .split_once('=')
                 .ok_or_else(|| format!("--set {item}: expected NAME=VALUE"))?;
             // A member of a struct (`p->mrows`, a run-time extent) may be given too.
-            let Some(name) = crate::front::tpace::clauses::array_name(name) else {
+            let Some(name) = crate::front::directives::array_name(name) else {
                 return Err(format!(
                     "--set {item}: `{}` is not a C identifier or member expression",
                     name.trim()

@@ -15,7 +15,7 @@
 
 use super::chunks;
 use super::profile::Profile;
-use super::workload::{Movement, Workload};
+use super::workload::Workload;
 
 /// The schedules the model predicts (DESIGN.md §3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -361,7 +361,7 @@ pub fn kernel_groups(kb: u64, fuse: u64) -> u64 {
 /// second buffer of a swapped array counts too.
 pub fn device_bytes(w: &Workload, c: Config) -> u128 {
     let per_plane =
-        w.plane_bytes(Movement::on_device) + u128::from(w.extra_bytes_per_point * w.plane);
+        w.plane_bytes(|a| a.movement.on_device()) + u128::from(w.extra_bytes_per_point * w.plane);
     let count = chunks::count(w.n, c.b);
     let slots = u128::from(c.streams.min(count));
     let planes = match c.schedule {
@@ -484,9 +484,9 @@ fn copy_s(m: &Machine, bytes: u128) -> f64 {
 
 /// Counts of one block of `kb` steps (`last`: the final block, where temporaries move).
 fn block(w: &Workload, c: Config, n_chunks: u64, kb: u64, last: bool) -> Block {
-    let in_plane = w.plane_bytes(|mv| mv.moves_in(last));
-    let out_plane = w.plane_bytes(|mv| mv.moves_out(last));
-    let dev_plane = w.plane_bytes(Movement::on_device);
+    let in_plane = w.plane_bytes(|a| a.moves_in(last));
+    let out_plane = w.plane_bytes(|a| a.moves_out(last));
+    let dev_plane = w.plane_bytes(|a| a.movement.on_device());
     let plane = u128::from(w.plane);
     let n = u128::from(w.n);
     let kb128 = u128::from(kb);

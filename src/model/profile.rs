@@ -301,6 +301,30 @@ mod tests {
         assert_eq!(x.arch, Arch::XeonPhi);
     }
 
+    /// The papers' GPUs carry the vendors' figures, none of them measured here:
+    /// the device memory bandwidth from a datasheet or a paper, the host link
+    /// derived from the PCIe generation the board specification names.
+    #[test]
+    fn paper_gpus_carry_datasheet_figures_marked_as_such() {
+        for (name, gbs, link, pcie) in [
+            ("k40c", 288.0, 15.75, "PCI Express Gen3 x16"),
+            ("c2070", 144.0, 8.0, "PCI Express 2.0 x16"),
+        ] {
+            let p = Profile::bundled(name).unwrap();
+            assert_eq!(p.memory_gbs.as_ref().unwrap().value, gbs, "{name}");
+            for f in [p.h2d_gbs.as_ref().unwrap(), p.d2h_gbs.as_ref().unwrap()] {
+                assert_eq!(f.value, link, "{name}");
+                assert_eq!(f.kind, Provenance::Derived, "{name}");
+                assert!(f.source.contains(pcie), "{name}: {}", f.source);
+            }
+            assert!(p.memory_gb.is_some(), "{name}");
+            for (field, f) in p.figures() {
+                assert_ne!(f.kind, Provenance::Measured, "{name}.{field}");
+                assert_ne!(f.kind, Provenance::Assumed, "{name}.{field}");
+            }
+        }
+    }
+
     #[test]
     fn unknown_name_lists_the_bundled_ones() {
         let e = Profile::load("no-such-gpu").unwrap_err();

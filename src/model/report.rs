@@ -203,17 +203,25 @@ fn header(
         .arrays
         .iter()
         .map(|a| {
-            let how = match a.movement {
-                Movement::InOut => "in+out",
-                Movement::In => "in",
-                Movement::Temporary => "temporary",
-                Movement::Folded => "folded into the swap's other buffer, out once",
-                Movement::Unused => "unused",
+            let how = match (a.movement, a.unread) {
+                (Movement::InOut, false) => "in+out",
+                (Movement::InOut, true) => "in+out, not out after the last step",
+                (Movement::In, _) => "in",
+                (Movement::Temporary, false) => "temporary",
+                (Movement::Temporary, true) => "temporary, never moved",
+                (Movement::Folded, false) => "folded into the swap's other buffer, out once",
+                (Movement::Folded, true) => "folded into the swap's other buffer, never moved",
+                (Movement::Unused, _) => "unused",
             };
             format!("{} ({} B, {how})", a.name, a.elem_bytes)
         })
         .collect();
     let _ = writeln!(out, "  arrays {}", arrays.join(", "));
+    for (i, a) in p.arrays.iter().enumerate() {
+        if let Some(line) = unit.plan.unread_of(i, &a.display_name()) {
+            let _ = writeln!(out, "  {line}");
+        }
+    }
     let _ = writeln!(
         out,
         "  per point and step: {} flops, {} bytes, {} kernel(s); halo along the cut axis {} below, {} above; mmtb skew {}",
@@ -356,8 +364,12 @@ fn footer(out: &mut String, profile: &Profile, choice: &Choice, seconds: f64) {
             c.schedule.name()
         );
     }
+    // Figures nobody measured on the machine: a reader should know the plan rests on them.
     for (field, f) in profile.figures() {
-        if matches!(f.kind, Provenance::Assumed | Provenance::Spec) {
+        if matches!(
+            f.kind,
+            Provenance::Assumed | Provenance::Spec | Provenance::Derived
+        ) {
             let _ = writeln!(
                 out,
                 "note: {field} = {} ({}): {}",
@@ -423,7 +435,7 @@ mod tests {
         assert!(e.contains("--steps"), "{e}");
         let e = plan_report(
             c.unit(0),
-            &Profile::bundled("k40c").unwrap(),
+            &Profile::bundled("xeon-phi-5110p").unwrap(),
             &PlanRequest::default(),
         )
         .unwrap_err();

@@ -51,6 +51,22 @@ pub struct ArrayLoad {
     pub elem_bytes: u64,
     /// How it moves.
     pub movement: Movement,
+    /// The program never reads it after the pipeline: nothing of it crosses the
+    /// bus in the last block ([`Plan::unread`](crate::plan::Plan::unread)).
+    pub unread: bool,
+}
+
+impl ArrayLoad {
+    /// Moved host to device in a block (`last`: the final block of the run).
+    pub fn moves_in(&self, last: bool) -> bool {
+        self.movement.moves_in(last)
+            && !(last && self.unread && self.movement == Movement::Temporary)
+    }
+
+    /// Moved device to host in a block.
+    pub fn moves_out(&self, last: bool) -> bool {
+        self.movement.moves_out(last) && !(last && self.unread)
+    }
 }
 
 /// Everything the model counts with. The grid is cut along its outermost
@@ -121,7 +137,9 @@ impl Workload {
             .arrays
             .iter()
             .zip(&unit.plan.transfers)
-            .map(|(a, t)| ArrayLoad {
+            .zip(&unit.plan.unread)
+            .map(|((a, t), unread)| ArrayLoad {
+                unread: unread.is_some(),
                 name: a.display_name(),
                 elem_bytes: a.elem.bytes(),
                 movement: match t {
@@ -183,10 +201,10 @@ impl Workload {
     }
 
     /// Bytes of one plane summed over the arrays that `pick` selects.
-    pub fn plane_bytes(&self, pick: impl Fn(Movement) -> bool) -> u128 {
+    pub fn plane_bytes(&self, pick: impl Fn(&ArrayLoad) -> bool) -> u128 {
         self.arrays
             .iter()
-            .filter(|a| pick(a.movement))
+            .filter(|a| pick(a))
             .map(|a| u128::from(a.elem_bytes) * u128::from(self.plane))
             .sum()
     }
@@ -231,12 +249,19 @@ pub fn extents(unit: Unit<'_>, macros: &Macros) -> Result<Vec<u64>, String> {
 /// Evaluate the time loop's trip count with macro values.
 pub fn steps(unit: Unit<'_>, macros: &Macros) -> Result<u64, String> {
     let t = &unit.pipeline.time;
-    let v = macros.eval(&t.trip_count()).map_err(|err| {
-        format!(
-            "the time loop `{} < {}` has a step count tpace can not evaluate ({err}); give --steps N",
-            t.var, t.end
-        )
-    })?;
+    // A step count the directives give stands in for a bound known only at run time.
+    let v = macros
+        .eval(&t.trip_count())
+        .or_else(|err| match &t.steps_hint {
+            Some(hint) => macros.eval(hint),
+            None => Err(err),
+        })
+        .map_err(|err| {
+            format!(
+                "the time loop `{} < {}` has a step count tpace can not evaluate ({err}); give --steps N",
+                t.var, t.end
+            )
+        })?;
     Ok(u64::try_from(v).unwrap_or(0))
 }
 

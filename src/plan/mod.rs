@@ -174,6 +174,11 @@ pub struct Plan {
     pub sweep_extra: Vec<Halo>,
     /// Per listed array.
     pub transfers: Vec<Transfer>,
+    /// Per listed array: `Some(why)` when its download after the last step is
+    /// skipped because the program never reads it after the pipeline (why, with
+    /// `file:line`: see [`Plan::unread_of`]); `None` for arrays that come back, or
+    /// never move out.
+    pub unread: Vec<Option<String>>,
     /// Window skews of the `mmtb` schedule.
     pub skew: Skew,
     /// The copy sweep that runs as a buffer swap, if any.
@@ -207,7 +212,7 @@ pub fn plan(program: &Program, p: &Pipeline, facts: &Facts) -> Plan {
         plus: acc.plus.max(constant_need.plus),
     };
     let swap = find_swap(p, facts);
-    let transfers = p
+    let transfers: Vec<Transfer> = p
         .arrays
         .iter()
         .zip(&facts.arrays)
@@ -221,10 +226,12 @@ pub fn plan(program: &Program, p: &Pipeline, facts: &Facts) -> Plan {
         })
         .collect();
     let skew = skew(p, swap);
+    let unread = unread(program, facts, &transfers);
     Plan {
         step_reach,
         sweep_extra,
         transfers,
+        unread,
         fusion: fusion(program, p, facts, swap, &skew),
         skew,
         swap,
@@ -236,6 +243,40 @@ pub fn plan(program: &Program, p: &Pipeline, facts: &Facts) -> Plan {
             chunks: 4,
             streams: 3,
         },
+    }
+}
+
+/// Per array, why its final download is skipped: it moves out after the last
+/// step ([`Transfer::UpDown`], [`Transfer::LastBlock`], [`Transfer::Folded`]) and
+/// the program never reads it after the pipeline. Downloads between blocks stay:
+/// the next block reads them.
+fn unread(program: &Program, facts: &Facts, transfers: &[Transfer]) -> Vec<Option<String>> {
+    facts
+        .arrays
+        .iter()
+        .zip(transfers)
+        .map(|(f, t)| match (&f.after, t) {
+            (
+                analysis::After::Unread { at, how },
+                Transfer::UpDown | Transfer::LastBlock | Transfer::Folded,
+            ) => {
+                let (line, _) = crate::diag::line_col(&program.source, *at);
+                Some(format!("{}:{line}: {how}", program.path))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+impl Plan {
+    /// The sentence `tpace plan` and `tpace check` print for array `a` (named
+    /// `name`) when its final download is skipped.
+    pub fn unread_of(&self, a: usize, name: &str) -> Option<String> {
+        self.unread[a].as_ref().map(|why| {
+            format!(
+                "download of `{name}` after the last step skipped: the program never reads it after the pipeline ({why})"
+            )
+        })
     }
 }
 

@@ -163,7 +163,7 @@ TPACE_HOOK void tpace_dev_begin(tpace_rt *r)
      * With several devices each locks its own slab (ghost planes come from copies). */
     for (int a = 0; a < r->narrays && a < TPACE_MAX_SLOTS; a++) {
         tpace_array *arr = &r->arrays[a];
-        if (arr->transfer == TPACE_UNUSED || p->s.steps == 0)
+        if (!tpace_crosses_bus(arr) || p->s.steps == 0)
             continue;
         size_t bytes = (size_t)(r->own_hi - r->own_lo) * p->s.plane * arr->elem;
         void *slab = (char *)arr->host + (size_t)(r->own_lo - p->s.lo) * p->s.plane * arr->elem;

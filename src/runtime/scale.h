@@ -308,7 +308,7 @@ static void tpace_gather(const tpace_scale *s, const long *rank_lo, const long *
     const tpace_world *w = &tpace_the_world;
     for (int a = 0; a < s->narrays; a++) {
         const tpace_array *arr = &s->arrays[a];
-        if (arr->transfer == TPACE_UP || arr->transfer == TPACE_UNUSED)
+        if (arr->transfer == TPACE_UP || arr->transfer == TPACE_UNUSED || arr->unread)
             continue;
         for (int owner = 0; owner < w->ranks; owner++) {
             char *at = (char *)arr->host + (size_t)(rank_lo[owner] - s->lo) * s->plane * arr->elem;
@@ -338,6 +338,19 @@ static size_t tpace_min_over_ranks(size_t v)
 }
 
 /* The largest of a value over all ranks (the pipeline's time). */
+/* The sum of a count over all ranks (the bytes the report gives). */
+static size_t tpace_sum_over_ranks(size_t v)
+{
+#ifdef TPACE_MPI
+    if (tpace_the_world.ranks > 1) {
+        unsigned long long x = v, m = 0;
+        TPACE_MPI_CALL(MPI_Allreduce(&x, &m, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD));
+        return (size_t)m;
+    }
+#endif
+    return v;
+}
+
 static double tpace_max_over_ranks(double v)
 {
 #ifdef TPACE_MPI
@@ -627,10 +640,12 @@ static void tpace_run_devices(const tpace_shape *shape, tpace_array *arrays, int
             tpace_exchange_end(&s);
 #endif
     }
-    size_t device_bytes = 0;
+    size_t device_bytes = 0, up_bytes = 0, down_bytes = 0;
     for (int g = 0; g < local; g++) {
         tpace_end(&s.rt[g]);
         device_bytes = TPACE_MAX(device_bytes, s.rt[g].plan.device_bytes);
+        up_bytes += s.rt[g].plan.up_bytes;
+        down_bytes += s.rt[g].plan.down_bytes;
         for (int side = 0; side < 2; side++) {
             for (int a = 0; a < narrays && s.rt[g].ghost[side]; a++)
                 free(s.rt[g].ghost[side][a]);
@@ -651,6 +666,8 @@ static void tpace_run_devices(const tpace_shape *shape, tpace_array *arrays, int
     whole.s = *shape;
     whole.s.steps = steps;
     whole.device_bytes = device_bytes;
+    whole.up_bytes = tpace_sum_over_ranks(up_bytes);
+    whole.down_bytes = tpace_sum_over_ranks(down_bytes);
     whole.seconds = tpace_max_over_ranks(tpace_now() - start);
     whole.predicted = slab_shape.predicted;
     snprintf(whole.chosen_by, sizeof whole.chosen_by, "%s", slab_shape.chosen_by);

@@ -643,12 +643,19 @@ static inline void *tpace_final_buffer(const tpace_rt *r, const tpace_chunk *ch,
     return tpace_swap_buffer(r, ch, a, ch->kb);
 }
 
+/* Whether an array's planes go in / come out in a block (last_block: the one with the loop's
+ * last step). An array the program never reads after the pipeline (unread) comes out only
+ * where a later block reads it, so not in the last block; a pure temporary goes in only for
+ * its final values, so then not at all. */
 static inline int tpace_moves_in(const tpace_array *a, int last_block)
 {
-    return a->transfer == TPACE_UPDOWN || a->transfer == TPACE_UP || (a->transfer == TPACE_LAST_BLOCK && last_block);
+    return a->transfer == TPACE_UPDOWN || a->transfer == TPACE_UP ||
+           (a->transfer == TPACE_LAST_BLOCK && last_block && !a->unread);
 }
 static inline int tpace_moves_out(const tpace_array *a, int last_block)
 {
+    if (last_block && a->unread)
+        return 0;
     return a->transfer == TPACE_UPDOWN || (a->transfer == TPACE_LAST_BLOCK && last_block);
 }
 
@@ -832,6 +839,7 @@ static inline void tpace_upload_planes(tpace_rt *r, const tpace_chunk *ch, long 
                            tpace_buf_plane(r, arr, arr->slot[ch->slot], ch->base, from),
                            tpace_planes_bytes(r, arr, to - from), ch->slot);
     }
+    r->plan.up_bytes += moved;
     tpace_trace_done(r, ch, TPACE_TRACE_UPLOAD, stamp, moved);
 }
 
@@ -982,7 +990,7 @@ static inline void tpace_download_planes(tpace_rt *r, const tpace_chunk *ch, lon
     const int stamp = tpace_trace_from(r, ch->slot);
     for (int a = 0; a < r->narrays; a++) {
         tpace_array *arr = &r->arrays[a];
-        if (arr->transfer == TPACE_FOLDED && ch->last_block)
+        if (arr->transfer == TPACE_FOLDED && ch->last_block && !arr->unread)
             moved += tpace_download_folded(r, ch, arr, from, to);
         if (tpace_moves_out(arr, ch->last_block)) {
             moved += tpace_planes_bytes(r, arr, to - from);
@@ -991,6 +999,7 @@ static inline void tpace_download_planes(tpace_rt *r, const tpace_chunk *ch, lon
                                tpace_planes_bytes(r, arr, to - from), ch->slot);
         }
     }
+    r->plan.down_bytes += moved;
     tpace_trace_done(r, ch, TPACE_TRACE_DOWNLOAD, stamp, moved);
 }
 
@@ -1141,7 +1150,7 @@ static inline void tpace_begin_slab(tpace_rt *r, const tpace_shape *shape, tpace
         memset(arr->strip_out, 0, sizeof arr->strip_out);
         arr->carry = NULL;
         arr->fold_keep = NULL;
-        if (arr->transfer == TPACE_FOLDED && p->s.steps > 0) {
+        if (arr->transfer == TPACE_FOLDED && p->s.steps > 0 && !arr->unread) {
             /* Its faces inside the span its downloads cover, as they are before the loop,
              * unless they equal those of the array it folds into (heat-3D's do). */
             size_t gap_bytes = tpace_fold_gap_cells(r, arr) * arr->elem;
@@ -1380,9 +1389,9 @@ static inline void tpace_report_devices(const tpace_plan *p, int devices, int ra
     double glups = p->seconds > 0 ? points / p->seconds * 1e-9 : 0.0;
     fprintf(stderr,
             "tpace: %s: schedule=%s k=%d b=%ld streams=%d chunks=%ld fuse=%d steps=%ld points=%.0f device_bytes=%zu "
-            "seconds=%.6f glups=%.3f predicted_seconds=%.9g devices=%d ranks=%d (%s)\n",
+            "seconds=%.6f glups=%.3f predicted_seconds=%.9g devices=%d ranks=%d up_bytes=%zu down_bytes=%zu (%s)\n",
             p->s.where, tpace_schedule_names[p->schedule], p->k, p->b, p->streams, p->nchunks, p->fuse, p->s.steps, points,
-            p->device_bytes, p->seconds, glups, p->predicted, devices, ranks, p->chosen_by);
+            p->device_bytes, p->seconds, glups, p->predicted, devices, ranks, p->up_bytes, p->down_bytes, p->chosen_by);
 }
 
 /* The report of one executor on one device. */

@@ -123,12 +123,24 @@ typedef struct tpace_array {
     const long *fold_lo;          /* TPACE_FOLDED: the copy's box, [fold_lo[d], fold_hi[d]) in */
     const long *fold_hi;          /* dimension d (cut axis first) */
     void *fold_keep;              /* TPACE_FOLDED: its cells between the box's rows, kept on the host (tpace_fold_gaps) */
+    int unread;                   /* 1: the program never reads it after the pipeline, so its final values
+                                   * stay on the device: nothing of it comes back in the last block (nor
+                                   * goes in there only for them, a pure temporary); earlier blocks'
+                                   * downloads stay, the next block reads them */
 } tpace_array;
 
 /* Whether an array has device buffers (a folded temporary and an unused array have none). */
 TPACE_MAYBE_UNUSED static inline int tpace_on_device(const tpace_array *a)
 {
     return a->transfer != TPACE_UNUSED && a->transfer != TPACE_FOLDED;
+}
+
+/* Whether an array ever crosses the bus (an unread temporary and an unread folded one never do). */
+TPACE_MAYBE_UNUSED static inline int tpace_crosses_bus(const tpace_array *a)
+{
+    if (a->transfer == TPACE_UNUSED)
+        return 0;
+    return !(a->unread && (a->transfer == TPACE_FOLDED || a->transfer == TPACE_LAST_BLOCK));
 }
 
 /* The out-of-core plan: shape, chosen parameters and the memory they need. */
@@ -152,6 +164,8 @@ typedef struct tpace_plan {
     long strip_planes;   /* fused mmtb: planes of each hand-over strip (0: none) */
     double predicted;    /* the model's prediction of that time (0: no model) */
     char chosen_by[160]; /* who chose the parameters, for the report */
+    size_t up_bytes;     /* array bytes moved host to device so far */
+    size_t down_bytes;   /* ... and device to host */
 } tpace_plan;
 
 /* The chunk the executor hands to the generated kernels. */

@@ -37,7 +37,9 @@ pub const STEP_COUNTS: [u64; 3] = [1, 7, 13];
 /// tests/fixtures/reductions/*.c, tests/fixtures/styles/*.c and
 /// tests/fixtures/ordinary/*.c (C as users write it: braceless nests, C-only
 /// host code, several pipelines a file, arrays in structs, macros and headers;
-/// some need preprocessor flags, see [`fixture_flags`]).
+/// some need preprocessor flags, see [`fixture_flags`]), tests/fixtures/stencil/*.c
+/// (the #pragma stencil dialect) and tests/fixtures/liveness/*.c (temporaries
+/// the program reads afterwards or not).
 pub fn programs() -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
@@ -46,7 +48,9 @@ pub fn programs() -> Vec<PathBuf> {
         "tests/fixtures/layouts",
         "tests/fixtures/reductions",
         "tests/fixtures/styles",
+        "tests/fixtures/stencil",
         "tests/fixtures/ordinary",
+        "tests/fixtures/liveness",
     ] {
         let entries =
             std::fs::read_dir(root.join(dir)).unwrap_or_else(|e| panic!("cannot list {dir}: {e}"));
@@ -434,6 +438,11 @@ pub fn check_program_with(
                 None,
                 "{what}: the translation differs from the sequential program"
             );
+            assert_eq!(
+                unread_dumped(&got),
+                unread_planned(&compiled),
+                "{what}: the arrays dumped as not brought back are not those the plan skips"
+            );
             // Printed reduction results differ in their last digits (summation order).
             assert_eq!(
                 printed_difference(&seq.stdout, &got.stdout, FLOAT_RTOL),
@@ -460,6 +469,11 @@ pub fn check_program_with(
             "{name}: 0 steps, {p:?}: the translation differs from the sequential program"
         );
         assert_eq!(
+            unread_dumped(&got),
+            unread_planned(&compiled),
+            "{name}: 0 steps"
+        );
+        assert_eq!(
             printed_difference(&seq.stdout, &got.stdout, FLOAT_RTOL),
             None,
             "{name}: 0 steps, {p:?}: the program's own output differs"
@@ -467,6 +481,39 @@ pub fn check_program_with(
         runs += 1;
     }
     runs
+}
+
+/// The names of the arrays a run dumped as not brought back (`unread`), sorted, once each.
+pub fn unread_dumped(got: &Execution) -> Vec<String> {
+    let mut names: Vec<String> = got
+        .dump
+        .iter()
+        .filter(|a| a.unread)
+        .map(|a| a.name.clone())
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// The names of the arrays whose final download some pipeline's plan skips, sorted,
+/// once each: only these may be left out of the comparison.
+pub fn unread_planned(compiled: &Compiled) -> Vec<String> {
+    let mut names: Vec<String> = compiled
+        .units()
+        .flat_map(|u| {
+            u.pipeline
+                .arrays
+                .iter()
+                .zip(&u.plan.unread)
+                .filter(|(_, why)| why.is_some())
+                .map(|(a, _)| a.display_name())
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    names.sort();
+    names.dedup();
+    names
 }
 
 /// Check every program in parallel (one per core); panics with every failure.
@@ -535,12 +582,20 @@ pub fn broken_jacobi(target: Target, from: &str, to: &str) -> Output {
     broken_example("jacobi2d.c", target, from, to)
 }
 
-/// The translation of `examples/{name}` for `target`.
+/// `examples/{name}`, or `name` itself (from the crate's root) when it holds a `/`.
+pub fn program_path(name: &str) -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    if name.contains('/') {
+        root.join(name)
+    } else {
+        root.join("examples").join(name)
+    }
+}
+
+/// The translation of `examples/{name}` (or of the file `name`, see
+/// [`program_path`]) for `target`.
 pub fn translated_example(name: &str, target: Target) -> Output {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("examples")
-        .join(name);
-    driver::translate(&compile(&path), target).expect("translates")
+    driver::translate(&compile(&program_path(name)), target).expect("translates")
 }
 
 /// The translation of `examples/{name}` for `target` with `from` replaced by `to`
@@ -554,12 +609,10 @@ pub fn jacobi_reference(tc: &Toolchain, dir: &Path, steps: u64) -> Execution {
     example_reference("jacobi2d.c", tc, dir, steps)
 }
 
-/// The sequential run of `examples/{name}` for `steps` steps, built in `dir`.
+/// The sequential run of `examples/{name}` (or of the file `name`, see
+/// [`program_path`]) for `steps` steps, built in `dir`.
 pub fn example_reference(name: &str, tc: &Toolchain, dir: &Path, steps: u64) -> Execution {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("examples")
-        .join(name);
-    let compiled = compile(&path);
+    let compiled = compile(&program_path(name));
     let reference = build_ok(
         tc,
         &reference_of(&compiled),

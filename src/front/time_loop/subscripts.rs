@@ -3,12 +3,12 @@
 //! lower-dimensional sweep fixes in each dimension it has no loop for; and the
 //! per-step values (`fict[t]`) it reads from unlisted arrays.
 
-use super::clauses::mentions_name;
 use super::context::Context;
 use super::decls::lookup;
 use super::flat::{FlatAccess, Problem, decompose};
 use crate::diag::{DiagResult, Diagnostic};
 use crate::front::cst::{descendants, named_children, parse_c, span, text};
+use crate::front::directives::mentions_name;
 use crate::front::poly::{Poly, member_text};
 use crate::ir::{Access, AccessKind, Array, Layout, Span, StepValue, SweepLoop};
 use crate::text::{mentions, splice};

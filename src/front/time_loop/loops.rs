@@ -140,6 +140,7 @@ pub fn time_loop(node: Node, source: &str) -> DiagResult<TimeLoop> {
         start: h.start,
         end: h.end,
         inclusive: h.inclusive,
+        steps_hint: None,
     })
 }
 

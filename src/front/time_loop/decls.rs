@@ -1,9 +1,9 @@
 //! Finds the C declaration of every array listed in `targetinout` / `targetin`
 //! and reads its element type and layout.
 
-use super::clauses::{Named, PipelineClauses};
 use crate::diag::{DiagResult, Diagnostic};
 use crate::front::cst::{descendants, named_children};
+use crate::front::directives::{Named, PipelineClauses};
 use crate::front::types::{DeclInfo, Types, declarators, expand_declarator, field};
 use crate::ir::{Array, ElemType, Grid, Intent, Layout, LayoutCheck, Span};
 use tree_sitter::{Node, Tree};
@@ -459,7 +459,7 @@ fn member_declaration(
     Ok(info)
 }
 
-/// `p->m` -> (`p`, [(`->`, `m`)]); the name is as [`super::clauses::array_name`] returns it.
+/// `p->m` -> (`p`, [(`->`, `m`)]); the name is as [`crate::front::directives::array_name`] returns it.
 fn member_steps(name: &str) -> (&str, Vec<(&str, &str)>) {
     let mut steps = Vec::new();
     let end = name.find(['.', '-']).unwrap_or(name.len());

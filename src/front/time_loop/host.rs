@@ -72,7 +72,7 @@ pub fn check(
                 .and_then(|e| {
                     arrays
                         .iter()
-                        .find(|a| crate::front::tpace::clauses::mentions_name(&e, &a.name))
+                        .find(|a| crate::front::directives::mentions_name(&e, &a.name))
                         .map(|a| a.name.clone())
                 });
             let listed = arrays
