@@ -884,7 +884,36 @@ fn plan_prints_work_groups_t_and_the_rounds() {
         "T stopped at 1: B/F",
         "8. (32, 8, 8, 1)  refused: 2048 work items, more than the 1024 a work group may hold",
         "run it with: TPACE_WG=32x8x4 TPACE_T=1",
-        "out-of-core plan: none (machine profile `c2070` lacks h2d_gbs",
+        "out-of-core plan for kernels of T steps:",
+        "cut along dim(3) into 256 planes",
+    ] {
+        assert!(text.contains(want), "`{want}` not in:\n{text}");
+    }
+    // A profile without bus figures still gets its work groups, and says why
+    // there is no out-of-core plan.
+    let out = tpace(&[
+        "plan",
+        "examples/heat3d.c",
+        "--target",
+        "opencl",
+        "--machine",
+        "xeon-phi-5110p",
+        "--set",
+        "NX=256",
+        "--set",
+        "NY=256",
+        "--set",
+        "NZ=256",
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for want in [
+        "chosen: work group 256x1x1",
+        "out-of-core plan: none (machine profile `xeon-phi-5110p` lacks h2d_gbs, d2h_gbs",
     ] {
         assert!(text.contains(want), "`{want}` not in:\n{text}");
     }
