@@ -8,8 +8,10 @@
 # and runs `tpace tune` sweeps against the model's pick.
 # Prints a table last; logs go to $OUT (or /tmp/tpace-bench).
 # BENCH_PARTS picks what runs: check, run, jacobi, heat, huge, beyond, himeno, cip, tune,
-# fast, profile, ab, mpi, managed, openacc-gpu (default: check run himeno cip). TRACE=1
-# records every timed run's timeline (TPACE_TRACE) under $OUT/traces.
+# fast, profile, ab, mpi, opencl, managed, openacc-gpu (default: check run himeno cip).
+# TRACE=1 records every timed run's timeline (TPACE_TRACE) under $OUT/traces.
+# opencl (issue 16): every example's OpenCL translation on NVIDIA's OpenCL, and the
+# stencil-directives paper's benchmarks tuned there (see its comment below).
 # managed: a CUDA managed-memory Jacobi-2D (bench/managed) against tpace on the same
 # grids, fitting in the GPU's memory and beyond it. openacc-gpu: the OpenACC output
 # built by gcc 12 with nvptx offloading (bench/offload; carry bench/offload/carry too).
@@ -544,6 +546,122 @@ if [[ $parts == *beyond* ]]; then
     echo "== heat-3D float, 2304 x 2048 x 2304 (2 arrays, 87.0 GB > the GPU's 80 GB), no budget set ==" | tee -a "$table"
     nvcc $nvflags -DNX=2304 -DNY=2048 -DNZ=2304 $(cuda_sources bench/gen/heat3d) -o "$work/heat.beyond"
     run "heat3d 2304x2048x2304 default" "$work/heat.beyond" ${BEYOND_STEPS:-128}
+fi
+if [[ $parts == *opencl* ]]; then
+    # The OpenCL target on the GPU through NVIDIA's OpenCL (OPENCL_PLATFORM, default NVIDIA;
+    # `clinfo -l` lists it beside PoCL): (a) every example's OpenCL translation, built with
+    # the printed line (cc ... -lOpenCL -lm), against the CPU original for each schedule, bit
+    # for bit; (b) `tpace run --target opencl` on every example; (c) the paper's benchmarks at
+    # its sizes (Table 5: heat 1-D 4194304, 2-D 2048 x 2048, 3-D 256^3, Himeno 256 x 128 x 128,
+    # float): `tpace tune --target opencl`, every power-of-two work group (x at least
+    # OPENCL_MIN_X, default 16: narrower groups waste warps; OPENCL_MIN_X=1 for all of them)
+    # by T = 1 .. 4, in-core, kernels timed by OpenCL's profiling, the evolution-vector
+    # model's pick for the h100 profile against the best: the ratio and the time to choose.
+    # OPENCL_SIZES=tiny runs (c) on tiny grids (a smoke test, e.g. on PoCL:
+    # BENCH_PARTS=opencl OPENCL_PLATFORM=portable OPENCL_SIZES=tiny bash bench/gpu.sh).
+    # To fit a command's time limit, split it: OPENCL_CHECK=0 skips (a) and (b), and
+    # OPENCL_BENCH lists the benchmarks of (c) (default "heat1d heat2d heat3d himeno"; heat-3D
+    # has the most configurations, 84 work groups by 4 T), e.g. one run with
+    # OPENCL_BENCH="heat1d heat2d", one with OPENCL_CHECK=0 OPENCL_BENCH=heat3d, one with
+    # OPENCL_CHECK=0 OPENCL_BENCH=himeno; the mean ratio is over the tune folders in $OUT.
+    clp=${OPENCL_PLATFORM:-NVIDIA}
+    export TPACE_CL_PLATFORM=$clp
+    echo "== OpenCL on platform $clp ==" | tee -a "$table"
+    clinfo -l 2>&1 | tee -a "$table"
+    # CL/cl.h and libOpenCL: the system's, else the CUDA toolkit's.
+    if ! echo '#include <CL/cl.h>' | gcc -E -x c - >/dev/null 2>&1 && command -v nvcc >/dev/null; then
+        cuda=$(dirname "$(dirname "$(command -v nvcc)")")
+        export C_INCLUDE_PATH=$cuda/include${C_INCLUDE_PATH:+:$C_INCLUDE_PATH}
+        export LIBRARY_PATH=$cuda/lib64${LIBRARY_PATH:+:$LIBRARY_PATH}
+    fi
+    clbuild() { # source binary [defines...]: the build line the translation prints, warnings shown
+        local src=$1 bin=$2
+        shift 2
+        gcc -O2 -std=gnu11 -Wall -Wextra -ffp-contract=off "$@" "$src" -o "$bin" -lOpenCL -lm
+    }
+    [[ ${OPENCL_CHECK:-1} == 1 ]] && echo "-- (a) correctness, 13 steps, arrays bit for bit (work group and T: the program's own choice unless given) --" | tee -a "$table"
+    for dir in bench/gen/*/; do
+        [[ ${OPENCL_CHECK:-1} == 1 ]] || break
+        name=$(basename "$dir")
+        [[ -f $dir/opencl.c && -f $dir/reference.c ]] || continue
+        gcc -O2 -std=gnu11 -Wno-unknown-pragmas "$dir/reference.c" -o "$work/$name.ref" -lm 2>/dev/null
+        if ! clbuild "$dir/opencl.c" "$work/$name.cl" 2>"$out/$name.cl.txt" || grep -q warning "$out/$name.cl.txt"; then
+            echo "$name: the OpenCL build failed or warned: $(head -3 "$out/$name.cl.txt")" | tee -a "$table"
+            [[ -x $work/$name.cl ]] || continue
+        fi
+        rm -f "$work/ref.dump"
+        TPACE_DUMP="$work/ref.dump" "$work/$name.ref" 13 >"$work/ref.out" 2>/dev/null
+        for cfg in "mmtb 3 7 3 - -" "mmtb 13 11 4 - 4" "mm 5 2 3 16x4x2 3" "naive 1 9 2 - -" "incore 1 1 1 - -" \
+            "incore 1 1 1 1024 2" "mmtb 9 5 3 3x5x7 3" "model - - - - -"; do
+            read -r s k b n wg t <<<"$cfg"
+            rm -f "$work/gpu.dump"
+            if [[ $s == model ]]; then set_env=(); else set_env=(TPACE_SCHEDULE=$s TPACE_K=$k TPACE_CHUNK=$b TPACE_STREAMS=$n); fi
+            [[ $wg != - ]] && set_env+=(TPACE_WG=$wg)
+            [[ $t != - ]] && set_env+=(TPACE_T=$t)
+            line=$(env "${set_env[@]}" TPACE_DUMP="$work/gpu.dump" \
+                "$work/$name.cl" 13 2>&1 >"$work/gpu.out" | tee "$out/$name.cl.stderr" | grep '^tpace: ' | tail -1)
+            note=$(grep -o 'work group [0-9x]*, T=[0-9]*' "$out/$name.cl.stderr" | head -1)
+            if verdict=$("$tpace" compare "$work/ref.dump" "$work/gpu.dump" --stdout "$work/ref.out" "$work/gpu.out" 2>&1); then
+                if grep -q "within tolerance" <<<"$verdict"; then verdict="identical arrays, reductions within tolerance"; else verdict=identical; fi
+            else
+                verdict="DIFFERENT: $(tr '\n' ' ' <<<"$verdict" | cut -c1-200)"
+            fi
+            row "cl $name" "$(field schedule "$line")" "$(field k "$line")" "$(field b "$line")" "$(field streams "$line")" \
+                "$(field chunks "$line")" "$(field fuse "$line")" 13 "$(field seconds "$line")" "$(field glups "$line")" "$note; $verdict"
+        done
+    done
+    [[ ${OPENCL_CHECK:-1} == 1 ]] && echo "-- (b) tpace run --target opencl, default plan, 13 steps --" | tee -a "$table"
+    for f in examples/*.c; do
+        [[ ${OPENCL_CHECK:-1} == 1 ]] || break
+        "$tpace" run "$f" --target opencl -- 13 >"$out/clrun-$(basename "$f" .c).txt" 2>&1
+        rc=$?
+        echo "$(basename "$f"): exit $rc $(tail -3 "$out/clrun-$(basename "$f" .c).txt" | tr '\n' ' ')" | tee -a "$table"
+    done
+    echo "-- (c) the paper's benchmarks: the model's work group and T against every power-of-two work group by T --" | tee -a "$table"
+    min_x=${OPENCL_MIN_X:-16}
+    wg_list() { # nx ny nz max_items: power-of-two shapes, x >= min_x (or the grid's x), no side past the grid
+        local x y z list=""
+        for ((x = 1; x <= $1 && x <= $4; x *= 2)); do
+            ((x < min_x && x * 2 <= $1)) && continue
+            for ((y = 1; y <= $2 && x * y <= $4; y *= 2)); do
+                for ((z = 1; z <= $3 && x * y * z <= $4; z *= 2)); do
+                    list+="${list:+,}${x}x${y}x${z}"
+                done
+            done
+        done
+        echo "$list"
+    }
+    tune_cl() { # label source steps nx ny nz [--set ...]
+        local label=$1 src=$2 steps=$3 nx=$4 ny=$5 nz=$6
+        shift 6
+        [[ " ${OPENCL_BENCH:-heat1d heat2d heat3d himeno} " == *" $label "* ]] || return 0
+        local wgs
+        wgs=$(wg_list "$nx" "$ny" "$nz" 1024)
+        echo "== tpace tune --target opencl $label: $* ($steps steps) ==" | tee -a "$table"
+        "$tpace" tune "$src" --target opencl --machine h100 --out "$res/tune-cl-$label" --steps "$steps" \
+            --wg "$wgs" "$@" -- "$steps" >"$res/tune-cl-$label.txt" 2>"$out/tune-cl-$label.err"
+        echo "exit $? ($(grep -c '^\[' "$out/tune-cl-$label.err") runs)" | tee -a "$table"
+        "$tpace" plan "$src" --target opencl --machine h100 --steps "$steps" "$@" >"$res/plan-cl-$label.txt" 2>&1
+        grep -E '^chosen:|stopped|stayed' "$res/plan-cl-$label.txt" | tee -a "$table"
+        tail -8 "$res/tune-cl-$label.txt" | tee -a "$table"
+    }
+    if [[ ${OPENCL_SIZES:-paper} == tiny ]]; then
+        tune_cl heat1d bench/gen/cl-heat1d/source.c 20 4096 1 1 --set NX=4096
+        tune_cl heat2d bench/gen/cl-heat2d/source.c 20 64 48 1 --set NX=64 --set NY=48
+        tune_cl heat3d examples/heat3d.c 8 16 12 10 --set NX=10 --set NY=12 --set NZ=16
+        tune_cl himeno examples/himeno.c 4 16 8 8 --set MIMAX=8 --set MJMAX=8 --set MKMAX=16
+    else
+        tune_cl heat1d bench/gen/cl-heat1d/source.c ${HEAT1D_STEPS:-1000} 4194304 1 1 --set NX=4194304
+        tune_cl heat2d bench/gen/cl-heat2d/source.c ${HEAT2D_STEPS:-400} 2048 2048 1 --set NX=2048 --set NY=2048
+        tune_cl heat3d examples/heat3d.c ${HEAT3D_STEPS:-100} 256 256 256 --set NX=256 --set NY=256 --set NZ=256
+        tune_cl himeno examples/himeno.c ${HIMENO_CL_STEPS:-100} 256 128 128 --set MIMAX=128 --set MJMAX=128 --set MKMAX=256
+    fi
+    ratios=$(grep -h '^ratio model pick / best measured: ' "$res"/tune-cl-*.txt | awk '{print $7}')
+    if [[ -n $ratios ]]; then
+        echo "OpenCL: ratio of the model's pick to the best, per benchmark: $(tr '\n' ' ' <<<"$ratios")" | tee -a "$table"
+        awk '{ s += $1; n++ } END { if (n) printf "OpenCL: mean ratio %.3f over %d benchmarks (the paper: 0.888 on its GPU, 0.922 on the Xeon Phi)\n", s / n, n }' \
+            <<<"$ratios" | tee -a "$table"
+    fi
 fi
 echo "== table =="
 cat "$table"

@@ -10,6 +10,9 @@
 # `tpace run` and `tpace tune` on the GPU machine). Then `bench/gpu.sh` on the
 # GPU machine builds, checks and times them:
 #   device run, carry ["bench/gen"], command "bash bench/gpu.sh"
+# Each example's OpenCL translation goes to bench/gen/NAME/opencl.c (checked on PoCL
+# here first), and the paper's heat 1-D and 2-D (bench/opencl/) to bench/gen/cl-NAME/,
+# for gpu.sh's part `opencl` (NVIDIA's OpenCL on the GPU machine). OPENCL=0 skips them.
 # With AB_REV=<git revision>, Jacobi-2D and heat-3D are also translated by tpace as
 # it was at that revision, into bench/gen/ab-NAME/ (with AB_REV in bench/gen/ab-rev),
 # for gpu.sh's part `ab`: the two translations timed in one run.
@@ -33,6 +36,11 @@ for f in examples/*.c tests/fixtures/layouts/*.c tests/fixtures/reductions/*.c t
             "bench/gen/$name/openacc.c" -o "bench/gen/$name/openacc" -lm
         rm -f "bench/gen/$name/openacc"
     fi
+    if [[ ${OPENCL:-1} == 1 ]]; then
+        target/release/tpace run "$f" --target opencl --schedule mmtb --k 3 --chunk 7 -- 5 \
+            | tee "bench/gen/$name/opencl-cpu-check.txt"
+        target/release/tpace translate "$f" --target opencl -o "bench/gen/$name/opencl.c" 2>/dev/null
+    fi
 done
 [[ -x bench/offload/root/usr/bin/x86_64-linux-gnu-gcc-12 ]] ||
     echo "prepare.sh: no bench/offload/root: the OpenACC translations were not compiled for nvptx here (bench/offload/setup.sh)"
@@ -42,6 +50,15 @@ for name in jacobi2d heat3d himeno; do
     target/release/tpace translate "examples/$name.c" --target cuda --mpi -o "bench/gen/mpi-$name/translated.cu" 2>/dev/null
     cp "bench/gen/$name/reference.c" "bench/gen/mpi-$name/reference.c"
 done
+if [[ ${OPENCL:-1} == 1 ]]; then
+    for f in bench/opencl/*.c; do
+        name=cl-$(basename "$f" .c)
+        mkdir -p "bench/gen/$name"
+        cp "$f" "bench/gen/$name/source.c"
+        target/release/tpace run "$f" --target opencl -- 3 | tee "bench/gen/$name/opencl-cpu-check.txt"
+        target/release/tpace translate "$f" --target opencl -o "bench/gen/$name/opencl.c" 2>/dev/null
+    done
+fi
 if [[ -n ${AB_REV:-} ]]; then
     ab=$(mktemp -d)
     git worktree add --detach -q "$ab/tree" "$AB_REV"

@@ -229,6 +229,14 @@ enum Cmd {
         /// -mcmodel=medium is added by itself when the static arrays exceed 1 GiB).
         #[arg(long, value_name = "FLAGS", allow_hyphen_values = true)]
         cflags: Vec<String>,
+        /// OpenCL: work-group shapes to sweep, comma-separated, each x first as 64x4x1
+        /// (default: every power-of-two shape no side longer than the grid).
+        #[arg(long, value_delimiter = ',')]
+        wg: Vec<String>,
+        /// OpenCL: steps per tiled kernel (T) to sweep, comma-separated (default 1 to 4
+        /// where the pipeline has a tiled kernel, else 1).
+        #[arg(long = "t", value_delimiter = ',')]
+        t: Vec<u64>,
         /// Arguments for every run of the program.
         #[arg(last = true)]
         args: Vec<String>,
@@ -395,14 +403,17 @@ fn real_main(cli: Cli) -> Result<ExitCode, Failure> {
                 mem_cap,
                 steps,
                 fuses: target.fuses_steps(),
+                fuse_steps: None,
                 devices,
                 ranks: ranks.unwrap_or(devices),
             };
             for unit in compiled.units() {
-                print!(
-                    "{}",
-                    report::plan_report(unit, &profile, &request).map_err(fail)?
-                );
+                let text = if target.chooses_steps() {
+                    tpace::model::opencl::plan_report(unit, &profile, &request)
+                } else {
+                    report::plan_report(unit, &profile, &request)
+                };
+                print!("{}", text.map_err(fail)?);
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -420,9 +431,17 @@ fn real_main(cli: Cli) -> Result<ExitCode, Failure> {
             steps,
             out,
             cflags,
+            wg,
+            t,
             args,
         } => {
             let compiled = driver::compile_file_with(&input, &c.options())?;
+            if target != Target::Opencl && !(wg.is_empty() && t.is_empty()) {
+                return Err(Failure(
+                    "error: --wg and --t sweep OpenCL's work groups and temporal blocks\n  help: add --target opencl\n"
+                        .into(),
+                ));
+            }
             let request = driver::tune::TuneRequest {
                 target,
                 machine,
@@ -436,8 +455,23 @@ fn real_main(cli: Cli) -> Result<ExitCode, Failure> {
                 out,
                 args,
                 cflags,
+                wg,
+                t,
             };
-            let outcome = driver::tune::tune(&compiled, &c.toolchain(), &request)?;
+            if target == Target::Opencl {
+                let outcome = driver::tune_opencl::tune(&compiled, &Toolchain::detect(), &request)?;
+                print!("{}", outcome.summary);
+                let failed = outcome
+                    .results
+                    .iter()
+                    .any(|r| matches!(r.error, Some((false, _))));
+                return Ok(if failed {
+                    ExitCode::from(1)
+                } else {
+                    ExitCode::SUCCESS
+                });
+            }
+            let outcome = driver::tune::tune(&compiled, &Toolchain::detect(), &request)?;
             print!("{}", outcome.summary);
             let failed = outcome
                 .results

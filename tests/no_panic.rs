@@ -160,6 +160,7 @@ fn survives(source: &str) -> Result<(), String> {
             Ok(compiled) => {
                 let _ = driver::summary(&compiled);
                 let _ = driver::translate(&compiled, Target::Openacc);
+                let _ = driver::translate(&compiled, Target::Opencl);
                 let _ = reference::emit(&compiled.program);
             }
             Err(diags) => {

@@ -64,6 +64,7 @@ fn without_runtime(text: &str) -> String {
         ("runtime/openacc.h", tpace::runtime::OPENACC),
         ("runtime/cuda_emulation.cuh", tpace::runtime::CUDA_EMULATION),
         ("runtime/cuda.cuh", tpace::runtime::CUDA),
+        ("runtime/opencl.h", tpace::runtime::OPENCL),
     ];
     let mut out = text.to_string();
     for (name, part) in parts {
@@ -112,6 +113,19 @@ fn cuda_translation_of_every_example() {
             omit_expression => true,
         }, {
             insta::assert_snapshot!(name("translate_cuda", &example), text);
+        });
+    }
+}
+
+#[test]
+fn opencl_translation_of_every_example() {
+    for example in examples() {
+        let text = translate_files("opencl", &example);
+        insta::with_settings!({
+            description => format!("tpace translate --target opencl {example}"),
+            omit_expression => true,
+        }, {
+            insta::assert_snapshot!(name("translate_opencl", &example), text);
         });
     }
 }

@@ -11,6 +11,7 @@
 pub mod cuda;
 pub mod kernel;
 pub mod openacc;
+pub mod opencl;
 
 use crate::lower::Lowered;
 use std::path::{Path, PathBuf};
@@ -23,13 +24,23 @@ pub enum Target {
     /// CUDA: kernels and their launchers in a `.cu` file, the host program in
     /// C beside it (`.host.c`).
     Cuda,
+    /// OpenCL: one `.c` file, the kernels in it as OpenCL C source; work groups
+    /// and on-chip temporal blocking from the evolution-vector model.
+    Opencl,
 }
 
 impl Target {
     /// Whether the target's kernels can advance several steps each (two-level
-    /// blocking, `plan::Fusion`): CUDA's can, OpenACC's advance one step.
+    /// blocking, `plan::Fusion`): CUDA's and OpenCL's can, OpenACC's advance one step.
     pub fn fuses_steps(self) -> bool {
-        self == Target::Cuda
+        matches!(self, Target::Cuda | Target::Opencl)
+    }
+
+    /// Whether the target chooses the steps per kernel itself when a pipeline
+    /// starts (OpenCL: the evolution-vector model, `TPACE_T`) rather than the
+    /// performance model and `TPACE_FUSE`.
+    pub fn chooses_steps(self) -> bool {
+        self == Target::Opencl
     }
 
     /// Lower-case name, as on the command line.
@@ -37,6 +48,7 @@ impl Target {
         match self {
             Target::Openacc => "openacc",
             Target::Cuda => "cuda",
+            Target::Opencl => "opencl",
         }
     }
 
@@ -45,6 +57,7 @@ impl Target {
         match self {
             Target::Openacc => "c",
             Target::Cuda => "cu",
+            Target::Opencl => "c",
         }
     }
 }
@@ -64,6 +77,7 @@ pub fn write(target: Target, lowered: &Lowered<'_>) -> Output {
     match target {
         Target::Openacc => openacc::write(lowered),
         Target::Cuda => cuda::write(lowered),
+        Target::Opencl => opencl::write(lowered),
     }
 }
 
@@ -80,5 +94,6 @@ pub fn build_line(target: Target, main: &Path, mpi: bool) -> String {
     match target {
         Target::Openacc => openacc::build_line(&shown, mpi),
         Target::Cuda => cuda::build_line(&shown, &host_path(main).display().to_string(), mpi),
+        Target::Opencl => opencl::build_line(&shown, mpi),
     }
 }

@@ -5,6 +5,7 @@ pub mod compare;
 pub mod dump;
 pub mod run;
 pub mod tune;
+pub mod tune_opencl;
 
 use crate::back::{self, Output, Target};
 use crate::diag;
@@ -74,8 +75,17 @@ pub fn translate_for(
     let options = lower::Options {
         fuses: target.fuses_steps(),
         profile,
+        steps_hook: target.chooses_steps(),
         mpi,
     };
+    if target == Target::Opencl {
+        // The OpenCL target's work groups come from the evolution-vector model.
+        crate::model::evolution::EvolutionMachine::from_profile(profile).map_err(|e| {
+            Failure(format!(
+                "error: {e}\n  help: give --machine a profile with those figures (bundled: h100, c2070, xeon-phi-5110p)\n"
+            ))
+        })?;
+    }
     let lowered = lower::lower(compiled, &options).map_err(|e| {
         let help = if e.starts_with("--mpi") {
             "--mpi changes the program where it starts; its main must be in the translated file"

@@ -135,6 +135,9 @@ pub enum Flavour {
     CudaDevice,
     /// The translated CUDA program, built by the C++ compiler for the CPU emulation.
     CudaEmulation,
+    /// The translated OpenCL program, built by the C compiler against the ICD
+    /// loader (`-lOpenCL`); it runs on whichever OpenCL device it picks.
+    Opencl,
 }
 
 /// Write a program's files into `dir` (`name.c`; a CUDA translation's `name.cu`
@@ -154,7 +157,7 @@ pub fn build(
     let main = dir.join(format!(
         "{name}.{}",
         match flavour {
-            Flavour::Reference | Flavour::Openacc => "c",
+            Flavour::Reference | Flavour::Openacc | Flavour::Opencl => "c",
             Flavour::CudaDevice | Flavour::CudaEmulation => "cu",
         }
     ));
@@ -172,6 +175,19 @@ pub fn build(
         Flavour::Reference | Flavour::Openacc => {
             let mut c = c_compiler(tc, flavour == Flavour::Reference);
             c.arg(&main).arg("-o").arg(&binary).arg("-lm");
+            warnings += &compile(c, &main)?;
+        }
+        Flavour::Opencl => {
+            let mut c = Command::new(if tc.mpi { &tc.mpicc } else { &tc.cc });
+            c.args(&tc.cflags).args(["-std=gnu11", "-Wall", "-Wextra"]);
+            if tc.fast_math {
+                c.arg("-ffp-contract=fast");
+            }
+            common_flags(tc, &mut c);
+            c.arg(&main)
+                .arg("-o")
+                .arg(&binary)
+                .args(["-lOpenCL", "-lm"]);
             warnings += &compile(c, &main)?;
         }
         Flavour::CudaDevice => {
@@ -275,6 +291,15 @@ fn compile(mut cmd: Command, source: &Path) -> Result<String, Failure> {
         )));
     }
     Ok(warnings)
+}
+
+/// The OpenCL device a translated program ran on, from its note on standard error.
+pub fn opencl_device(stderr: &str) -> Option<String> {
+    let line = stderr.lines().find(|l| l.contains(": OpenCL device "))?;
+    let from = line.find("OpenCL device ")?;
+    let rest = &line[from..];
+    let end = rest.find("):").map_or(rest.len(), |e| e + 1);
+    Some(rest[..end].to_string())
 }
 
 /// What one run of a program produced.
@@ -462,6 +487,7 @@ pub fn run(
     let flavour = match target {
         Target::Openacc => Flavour::Openacc,
         Target::Cuda => tc.cuda_flavour(),
+        Target::Opencl => Flavour::Opencl,
     };
     let mpi = params.ranks.is_some();
     let mut mpi_tc = tc.clone();
@@ -499,9 +525,11 @@ pub fn run(
     let difference = verdict.difference();
     let (verdict, printed) = (verdict.arrays_text, verdict.printed_text);
     let emulated = if flavour == Flavour::CudaEmulation {
-        " (CPU emulation: no GPU or no nvcc here)"
+        " (CPU emulation: no GPU or no nvcc here)".to_string()
+    } else if flavour == Flavour::Opencl {
+        opencl_device(&acc.stderr).map_or(String::new(), |d| format!(" ({d})"))
     } else {
-        ""
+        String::new()
     };
     let fast = if tc.fast_math {
         " (fast math: multiply-adds contracted)"

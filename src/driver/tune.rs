@@ -43,6 +43,10 @@ pub struct TuneRequest {
     pub args: Vec<String>,
     /// Extra compiler flags appended to the build (split at white space).
     pub cflags: Vec<String>,
+    /// OpenCL: work-group shapes to sweep (`64x4x1`; empty: every power-of-two shape).
+    pub wg: Vec<String>,
+    /// OpenCL: steps per tiled kernel to sweep (empty: 1 to the kernels' limit).
+    pub t: Vec<u64>,
 }
 
 /// How one run of the sweep ended.
@@ -637,6 +641,7 @@ pub fn tune(
     let flavour = match req.target {
         Target::Openacc => Flavour::Openacc,
         Target::Cuda => tc.cuda_flavour(),
+        Target::Opencl => Flavour::Opencl,
     };
     tc.extra_flags
         .extend(large_static_flags(compiled, &extents, flavour));

@@ -13,8 +13,16 @@ use std::fmt::Write;
 
 /// The pipeline's glue. `model` is the definition of its `tpace_model`; `fusion`
 /// is the fused kernel the target prints, if any (the plan has one, the target's
-/// kernels fuse steps, and the machine's shared memory holds two steps or more).
-pub fn glue(unit: Unit<'_>, names: &Names, model: &str, fusion: Option<&Fusion>) -> String {
+/// kernels fuse steps, and the machine's shared memory holds two steps or more);
+/// `steps_hook` whether the target defines the function that chooses the steps
+/// per kernel ([`Names::steps`]).
+pub fn glue(
+    unit: Unit<'_>,
+    names: &Names,
+    model: &str,
+    fusion: Option<&Fusion>,
+    steps_hook: bool,
+) -> String {
     let p = unit.pipeline;
     let mut w = String::new();
     let _ = writeln!(
@@ -43,8 +51,16 @@ pub fn glue(unit: Unit<'_>, names: &Names, model: &str, fusion: Option<&Fusion>)
             names.fused_launcher()
         );
     }
+    if steps_hook {
+        let _ = writeln!(
+            w,
+            "/* The target's choice of the steps per kernel when the pipeline starts. */\n\
+             TPACE_HOOK int {}(const tpace_shape *s);",
+            names.steps()
+        );
+    }
     w.push('\n');
-    w.push_str(&run(unit, names, fusion));
+    w.push_str(&run(unit, names, fusion, steps_hook));
     if inputs::has_step_values(p) {
         w.push_str(&alloc(unit, names));
     }
@@ -59,7 +75,7 @@ pub fn launched(unit: Unit<'_>) -> impl Iterator<Item = usize> + '_ {
     (0..unit.pipeline.body.len()).filter(move |s| unit.plan.swap.is_none_or(|x| x.copy != *s))
 }
 
-fn run(unit: Unit<'_>, names: &Names, fusion: Option<&Fusion>) -> String {
+fn run(unit: Unit<'_>, names: &Names, fusion: Option<&Fusion>, steps_hook: bool) -> String {
     let p = unit.pipeline;
     let plan = unit.plan;
     let rank = p.grid.rank();
@@ -168,7 +184,15 @@ fn run(unit: Unit<'_>, names: &Names, fusion: Option<&Fusion>) -> String {
          shape.default_streams = {streams};\n    \
          shape.fuse_max = {fuse_max}; /* most steps one kernel may advance (TPACE_FUSE) */\n    \
          shape.fuse_default = {fuse_default}; /* steps per kernel by default */\n    \
-         shape.model = &{model}; /* the performance model that chooses the plan */",
+         shape.model = &{model}; /* the performance model that chooses the plan */{steps}",
+        steps = if steps_hook {
+            format!(
+                "\n    shape.steps_per_kernel = {}; /* the target chooses the steps per kernel */",
+                names.steps()
+            )
+        } else {
+            String::new()
+        },
         loc = c_string(&p.location),
         rlo = plan.step_reach.minus,
         rhi = plan.step_reach.plus,

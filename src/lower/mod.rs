@@ -33,6 +33,10 @@ pub struct Options<'p> {
     pub fuses: bool,
     /// The machine the default plans are chosen for.
     pub profile: &'p Profile,
+    /// Whether the target chooses the steps per kernel itself: it defines
+    /// [`Names::steps`] for every pipeline, which the run function hands the
+    /// runtime (OpenCL: its evolution-vector model and `TPACE_T`).
+    pub steps_hook: bool,
     /// Whether the program runs as several MPI processes (`--mpi`).
     pub mpi: bool,
 }
@@ -48,6 +52,8 @@ pub struct Lowered<'a> {
     pub pipelines: Vec<LoweredPipeline<'a>>,
     /// The machine profile the default plans are for.
     pub machine: String,
+    /// Its figures (a target that makes choices of its own reads them).
+    pub profile: Profile,
     /// Whether the pipelines print fused kernels.
     pub fuses: bool,
     /// Whether the program runs as several MPI processes (`--mpi`).
@@ -132,7 +138,7 @@ pub fn lower<'a>(compiled: &'a Compiled, options: &Options<'_>) -> Result<Lowere
         pipelines.push(LoweredPipeline {
             unit,
             inputs: inputs::definition(unit, &names),
-            glue: glue::glue(unit, &names, &model, fusion.as_ref()),
+            glue: glue::glue(unit, &names, &model, fusion.as_ref(), options.steps_hook),
             names,
             fused: fusion.is_some(),
             fusion,
@@ -149,6 +155,7 @@ pub fn lower<'a>(compiled: &'a Compiled, options: &Options<'_>) -> Result<Lowere
         program: host_program(compiled, &pipelines, options.mpi),
         pipelines,
         machine: options.profile.name.clone(),
+        profile: options.profile.clone(),
         fuses: options.fuses,
         mpi: options.mpi,
     })

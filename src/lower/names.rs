@@ -54,6 +54,19 @@ impl Names {
         format!("{}_fused", self.prefix)
     }
 
+    /// The target's function that chooses the steps one kernel advances (and
+    /// whatever else the target decides per run, such as OpenCL's work-group
+    /// shape) when the pipeline starts (`tpace_shape::steps_per_kernel`).
+    pub fn steps(&self) -> String {
+        format!("{}_steps", self.prefix)
+    }
+
+    /// A target's configuration of the pipeline's kernels (OpenCL: its work-group
+    /// figures and choice).
+    pub fn config(&self) -> String {
+        format!("{}_config", self.prefix)
+    }
+
     /// A device kernel of sweep `s` (targets whose kernels are functions of their own).
     pub fn kernel(&self, s: usize) -> String {
         format!("{}_sweep{}_kernel", self.prefix, s + 1)

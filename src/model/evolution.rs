@@ -217,6 +217,8 @@ impl Params {
 /// Why a proposal was refused.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Refusal {
+    /// More time steps than the kernels can advance in one launch (the limit).
+    StepLimit(u64),
     /// A group dimension exceeds the grid's extent.
     BeyondGrid,
     /// More work items than the device allows in one group.
@@ -253,6 +255,13 @@ const T: usize = 3;
 
 /// Run the algorithm.
 pub fn evolve(m: &EvolutionMachine, s: &StencilShape) -> Evolution {
+    evolve_up_to(m, s, None)
+}
+
+/// Run the algorithm for kernels that advance at most `max_t` steps per launch
+/// (`None`: no limit, the paper's setting). A proposal beyond the limit is
+/// refused like any other ([`Refusal::StepLimit`]), which switches t off.
+pub fn evolve_up_to(m: &EvolutionMachine, s: &StencilShape, max_t: Option<u64>) -> Evolution {
     let rank = s.rank().max(1);
     let z = rank - 1; // the pseudo-code's "z": the outermost dimension there is
     let y = (rank >= 2).then_some(Y);
@@ -287,7 +296,10 @@ pub fn evolve(m: &EvolutionMachine, s: &StencilShape) -> Evolution {
         } else {
             tried.group[d] = value;
         }
-        let refused = check(m, s, &tried);
+        let refused = match max_t {
+            Some(max) if tried.t > max => Some(Refusal::StepLimit(max)),
+            _ => check(m, s, &tried),
+        };
         match refused {
             None => pv = tried,
             Some(why) => {

@@ -14,6 +14,7 @@ pub mod cmodel;
 pub mod devices;
 pub mod evolution;
 pub mod expr;
+pub mod opencl;
 pub mod predict;
 pub mod profile;
 pub mod report;

@@ -3,7 +3,7 @@
 use super::expr::Macros;
 use super::predict::{Machine, Prediction, bytes};
 use super::profile::{Profile, Provenance};
-use super::search::{Choice, choose};
+use super::search::{Choice, choose, choose_at};
 use super::workload::{self, Movement, Workload};
 use crate::plan::Unit;
 use std::fmt::Write;
@@ -20,6 +20,9 @@ pub struct PlanRequest {
     pub steps: Option<u64>,
     /// Whether the target's kernels advance several steps each (CUDA).
     pub fuses: bool,
+    /// Steps per kernel fixed by the target's own choice (OpenCL: the
+    /// evolution-vector model's T); the search then does not weigh others.
+    pub fuse_steps: Option<u64>,
     /// Devices the run spreads over, all ranks together (0 or 1: one).
     pub devices: u64,
     /// MPI ranks among which the devices are (0 or 1: one process).
@@ -78,8 +81,14 @@ pub fn plan_report(
         .fuses
         .then(|| workload::fusion_on(unit, profile))
         .flatten();
-    let w = Workload::from_unit(unit, &extents, steps)?
+    let mut w = Workload::from_unit(unit, &extents, steps)?
         .with_fusion(fusion.as_ref(), &unit.pipeline.arrays);
+    // A target that chooses its steps per kernel itself (OpenCL's T): kernels of that many.
+    match (request.fuse_steps, &fusion) {
+        (Some(t), Some(f)) if t > 1 => w.fuse = t.min(u64::from(f.max_steps)),
+        (Some(_), _) => w = w.with_fusion(None, &unit.pipeline.arrays),
+        (None, _) => {}
+    }
     let cap = match (request.mem_cap, machine.memory_bytes) {
         (Some(c), Some(m)) => Some(c.min(m as u128)),
         (c, m) => c.or(m.map(|m| m as u128)),
@@ -87,7 +96,11 @@ pub fn plan_report(
     if request.devices > 1 {
         return devices_report(unit, profile, &machine, &w, &extents, cap, request, started);
     }
-    let choice = choose(&w, &machine, cap)?;
+    let choice = if request.fuse_steps.is_some() {
+        choose_at(&w, &machine, cap)?
+    } else {
+        choose(&w, &machine, cap)?
+    };
     let elapsed = started.elapsed();
     let mut out = String::new();
     header(&mut out, unit, profile, &w, &extents, choice.cap);

@@ -12,7 +12,7 @@
 //!
 //! Each target's device functions (the `tpace_dev_*` hooks `tpace.h` declares)
 //! are one header here too: [`OPENACC`], [`CUDA`] with the CPU emulation of
-//! CUDA [`CUDA_EMULATION`]. The writer in `src/back/<target>/` prints the rest.
+//! CUDA [`CUDA_EMULATION`], [`OPENCL`]. The writer in `src/back/<target>/` prints the rest.
 
 /// Types, hook and launcher declarations (C and C++).
 pub const TYPES: &str = include_str!("tpace.h");
@@ -38,6 +38,10 @@ pub const CUDA: &str = include_str!("cuda.cuh");
 /// The CPU emulation of the CUDA runtime API, compiled before [`CUDA`] when the
 /// compiler is not nvcc.
 pub const CUDA_EMULATION: &str = include_str!("cuda_emulation.cuh");
+
+/// The OpenCL target's device functions (buffers behind private addresses,
+/// command queues, events, checked calls, the work-group choice), C.
+pub const OPENCL: &str = include_str!("opencl.h");
 
 /// The host side of the runtime, in the order it is compiled.
 pub fn host() -> String {

@@ -231,11 +231,18 @@ static inline void tpace_chosen_by(tpace_plan *p, const tpace_model *m, int by_m
 }
 
 /* Steps per kernel: TPACE_FUSE (*set: whether it is set), else the program's default (one where
- * it has no fused kernels). A fused kernel of T steps needs shape->fuse_shared[T] bytes of shared
+ * it has no fused kernels), unless the target chooses them (steps_per_kernel). A fused kernel of T steps needs shape->fuse_shared[T] bytes of shared
  * memory a block: a default the device has no room for is lowered to the most steps it has room
  * for, and a TPACE_FUSE it has none for is refused, in words, before any kernel is launched. */
 static inline int tpace_fuse_wanted(tpace_rt *r, const tpace_shape *shape, int *set)
 {
+    if (shape->steps_per_kernel != NULL) {
+        /* The target chooses the steps per kernel itself (OpenCL: its evolution-vector model
+         * or TPACE_T, which it checks against the device): neither TPACE_FUSE nor the model. */
+        const int chosen = shape->steps_per_kernel(shape); /* once: it may say what it chose */
+        *set = 1;
+        return TPACE_MIN(TPACE_MAX(chosen, 1), TPACE_MAX(shape->fuse_max, 1));
+    }
     const char *text = getenv("TPACE_FUSE");
     *set = shape->fuse_max > 1 && text != NULL && *text != '\0';
     if (shape->fuse_max <= 1)

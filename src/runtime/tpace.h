@@ -90,6 +90,10 @@ typedef struct tpace_shape {
     int fuse_default;    /* steps per kernel unless TPACE_FUSE says otherwise */
     const long *fuse_shared; /* per step count (0 .. TPACE_FUSE_MAX), shared memory a fused kernel's block needs */
     long (*shared_limit)(struct tpace_rt *r); /* the most shared memory a block may use on the device (NULL: no fused kernels) */
+    int (*steps_per_kernel)(const struct tpace_shape *s); /* where not NULL, the target chooses the steps per
+                                                           * kernel itself (up to fuse_max; OpenCL: its
+                                                           * evolution-vector model or TPACE_T), not
+                                                           * TPACE_FUSE and the performance model */
     const struct tpace_model *model; /* the performance model for this pipeline and machine (model part) */
     /* Several devices: the plan every device runs, chosen for all of them at once
      * (tpace_plan_devices in the scale-out part), and the budget it was chosen for. */

@@ -329,6 +329,21 @@ pub fn warnings(output: &str) -> Vec<&str> {
     output.lines().filter(|l| l.contains("warning:")).collect()
 }
 
+/// Which runs of the sweep a check makes, and macro values per program.
+#[derive(Clone, Copy)]
+pub struct Subset<'a> {
+    /// Whether to run entry `i` of [`sweep`] at `steps` steps.
+    pub keep: &'a (dyn Fn(u64, usize) -> bool + Sync),
+    /// `NAME=VALUE` macro definitions for both builds of a program (by file name).
+    pub defines: &'a (dyn Fn(&str) -> Vec<String> + Sync),
+}
+
+/// Every run of the sweep, no macro values.
+pub const EVERY_RUN: Subset<'static> = Subset {
+    keep: &|_, _| true,
+    defines: &|_| Vec::new(),
+};
+
 /// Build one program's reference and translation once, then run the sweep.
 /// Returns the number of translated runs.
 pub fn check_program(
@@ -338,7 +353,22 @@ pub fn check_program(
     flavour: Flavour,
     env: &[(String, String)],
 ) -> usize {
+    check_program_with(tc, path, target, flavour, env, EVERY_RUN)
+}
+
+/// [`check_program`] for the runs `subset` keeps, with its macro values.
+pub fn check_program_with(
+    tc: &Toolchain,
+    path: &Path,
+    target: Target,
+    flavour: Flavour,
+    env: &[(String, String)],
+    subset: Subset<'_>,
+) -> usize {
     let name = path.file_name().unwrap().to_string_lossy().into_owned();
+    let mut tc = tc.clone();
+    tc.defines.extend((subset.defines)(&name));
+    let tc = &tc;
     let compiled = compile(path);
     let tc = &fixture_flags(path).toolchain(tc);
     let dir = tempfile::tempdir().expect("scratch folder");
@@ -386,7 +416,10 @@ pub fn check_program(
                 .iter()
                 .any(|p| p.k.unwrap() > 1 && !steps.is_multiple_of(p.k.unwrap()))
         );
-        for p in &sweep {
+        for (i, p) in sweep.iter().enumerate() {
+            if !(subset.keep)(steps, i) {
+                continue;
+            }
             let got = run_with(&translated.binary, steps, p, env, &got_dump);
             let what = format!(
                 "{name}: {steps} steps, TPACE_SCHEDULE={} TPACE_K={} TPACE_CHUNK={} TPACE_STREAMS={}",
@@ -485,6 +518,16 @@ pub fn unread_planned(compiled: &Compiled) -> Vec<String> {
 
 /// Check every program in parallel (one per core); panics with every failure.
 pub fn check_all(target: Target, flavour: Flavour, env: &[(String, String)]) {
+    check_all_with(target, flavour, env, EVERY_RUN);
+}
+
+/// [`check_all`] for the runs `subset` keeps, with its macro values.
+pub fn check_all_with(
+    target: Target,
+    flavour: Flavour,
+    env: &[(String, String)],
+    subset: Subset<'_>,
+) {
     let files = programs();
     let names: Vec<String> = files
         .iter()
@@ -508,7 +551,7 @@ pub fn check_all(target: Target, flavour: Flavour, env: &[(String, String)]) {
                     let Some(path) = files.get(i) else { break };
                     let start = Instant::now();
                     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        check_program(&tc, path, target, flavour, env)
+                        check_program_with(&tc, path, target, flavour, env, subset)
                     }));
                     match outcome {
                         Ok(runs) => eprintln!(

@@ -120,12 +120,15 @@ fn the_search_stops_for_the_reasons_the_paper_gives() {
 
 #[test]
 fn profiles_without_the_figures_are_refused() {
-    let e = EvolutionMachine::from_profile(&Profile::bundled("h100").unwrap()).unwrap_err();
+    let e = EvolutionMachine::from_profile(&Profile::bundled("h200").unwrap()).unwrap_err();
     assert!(
-        e.contains("bytes_per_flop") && e.contains("min_work_groups"),
+        e.contains("bytes_per_flop") && e.contains("min_work_groups") && e.contains("tile_bytes"),
         "{e}"
     );
-    assert!(!e.contains("tile_bytes"), "{e}");
+    // The lent GPU's profile has them (for OpenCL's work groups).
+    let h100 = EvolutionMachine::from_profile(&Profile::bundled("h100").unwrap()).unwrap();
+    assert_eq!((h100.tile_bytes, h100.min_groups), (49152, 4224));
+    assert_eq!(h100.max_group_size, Some(1024));
 }
 
 #[test]
