@@ -5,11 +5,13 @@
 //! the intermediate steps' rows from chunk to chunk. This file only prints.
 
 use super::{scalar_args, scalar_params};
-use crate::back::kernel::{body_with, offset_text, per_point_locals, sweep_summary};
+use crate::back::kernel::{
+    MaybeUnused, body_with, index_declaration, offset_text, per_point_locals, sweep_summary,
+};
 use crate::ir::AccessKind;
 use crate::lower::LoweredPipeline;
 use crate::plan::{Fusion, SHARED_WITHOUT_OPT_IN, Unit};
-use crate::text::{indented, mentions};
+use crate::text::indented;
 use std::fmt::Write;
 
 /// The fused kernel of the plan's fused sweep: in 2-D a block is a row of
@@ -543,19 +545,14 @@ fn point_locals(
     let mut w = String::new();
     for pos in 0..unit.pipeline.grid.rank() {
         let l = sweep.loop_for(pos).expect("one loop per dimension");
-        if mentions(body, &l.var) {
-            let value = match pos {
-                0 => "tp_q".to_string(),
-                1 => axis1.to_string(),
-                _ => format!("tp_i{pos}"),
-            };
-            writeln!(
-                w,
-                "{pad}{ty} {v} = ({ty}){value};",
-                ty = l.var_type,
-                v = l.var
-            )
-            .unwrap();
+        let value = match pos {
+            0 => "tp_q".to_string(),
+            1 => axis1.to_string(),
+            _ => format!("tp_i{pos}"),
+        };
+        let what = (l.var_type.as_str(), l.var.as_str(), value.as_str());
+        if let Some(line) = index_declaration(unit.program, body, what, MaybeUnused::Attribute) {
+            writeln!(w, "{pad}{line}").unwrap();
         }
     }
     w.push_str(&per_point_locals(sweep, pad));
