@@ -85,7 +85,9 @@ pub fn plan_report(
         .with_fusion(fusion.as_ref(), &unit.pipeline.arrays);
     // A target that chooses its steps per kernel itself (OpenCL's T): kernels of that many.
     match (request.fuse_steps, &fusion) {
-        (Some(t), Some(f)) if t > 1 => w.fuse = t.min(u64::from(f.max_steps)),
+        (Some(t), Some(f)) if t > 1 => {
+            w.fuse = t.min(u64::from(f.max_steps.min(crate::plan::CHOSEN_MAX_STEPS)))
+        }
         (Some(_), _) => w = w.with_fusion(None, &unit.pipeline.arrays),
         (None, _) => {}
     }
