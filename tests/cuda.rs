@@ -711,10 +711,11 @@ fn a_folded_temporary_keeps_its_faces_on_a_3d_grid() {
 /// and 3), every fused kernel instance the translation prints compiles, holds no
 /// static shared memory (its rows are in dynamic shared memory, sized at the
 /// launch), and nvcc reports no spill stores or loads for the instances of 2-D grids
-/// (capped by their rings' registers) and those of 3-D grids up to their default step
-/// count (two); beyond it (only run when `TPACE_FUSE` asks) a 3-D instance may spill
-/// (two blocks of 128 registers that spill a little ran faster on the H100 than one
-/// block that does not: `tile_blocks` in src/back/cuda/fused.rs).
+/// (capped by their rings' registers) up to four steps and those of 3-D grids up to
+/// their default step count (two); beyond (2-D rows of five to eight steps, 3-D tiles
+/// past two) an instance may spill a little (two blocks of 128 registers that spill a
+/// little ran faster on the H100 than one block that does not: `tile_blocks` in
+/// src/back/cuda/fused.rs; the 2-D rows' bounds in `kernel` there).
 #[test]
 fn fused_kernels_do_not_spill_registers() {
     let Some(nvcc) = nvcc() else { return };
@@ -760,7 +761,7 @@ fn fused_kernels_do_not_spill_registers() {
                 usage.contains("Used ") && !usage.contains("smem"),
                 "{name}: static shared memory in a fused kernel: {line}\n{usage}"
             );
-            if rank == 3 && steps > fusion.default_steps {
+            if (rank == 3 && steps > fusion.default_steps) || (rank == 2 && steps > 4) {
                 continue;
             }
             assert!(
@@ -820,7 +821,13 @@ fn fused_kernels_match_at_every_depth() {
         let seq = example_reference(name, &tc, dir.path(), steps);
         let translation = driver::translate(&compiled, Target::Cuda).expect("translates");
         let fusion = compiled.stages[0].plan.fusion.clone().expect("fuses");
-        let built = build_ok(&tc, &translation, dir.path(), "fused", Flavour::CudaEmulation);
+        let built = build_ok(
+            &tc,
+            &translation,
+            dir.path(),
+            "fused",
+            Flavour::CudaEmulation,
+        );
         for t in 1..=fusion.max_steps {
             let configs = [
                 (params("incore", steps, rows, 1), true),
@@ -835,7 +842,11 @@ fn fused_kernels_match_at_every_depth() {
                     &built.binary,
                     steps,
                     p,
-                    &[seed(u64::from(t)), vec![("TPACE_FUSE".into(), fuse.clone())]].concat(),
+                    &[
+                        seed(u64::from(t)),
+                        vec![("TPACE_FUSE".into(), fuse.clone())],
+                    ]
+                    .concat(),
                     &dir.path().join("d.dump"),
                 );
                 assert_eq!(
@@ -866,8 +877,7 @@ fn fused_kernels_match_at_every_depth() {
         .0;
         let most = fusion.max_steps;
         assert!(
-            e.contains(&format!("TPACE_FUSE={over}"))
-                && e.contains(&format!("from 1 to {most}")),
+            e.contains(&format!("TPACE_FUSE={over}")) && e.contains(&format!("from 1 to {most}")),
             "{name}: {e}"
         );
         deepest.insert(fusion.block.len() + 1, most);
@@ -1104,9 +1114,9 @@ fn the_profiles_shared_memory_bounds_the_fused_kernels() {
     assert!(!small.main.contains("tpace_p1_sweep1_fused<4>"));
     assert!(!small.main.contains("cudaFuncSetAttribute(tpace_p1"));
     assert!(host.contains("shape.fuse_max = 3;"), "{host}");
-    assert!(host.contains(
-        "fuse_shared[TPACE_FUSE_MAX + 1] = {0, 0, 32768, 49152, 0, 0, 0, 0, 0};"
-    ));
+    assert!(
+        host.contains("fuse_shared[TPACE_FUSE_MAX + 1] = {0, 0, 32768, 49152, 0, 0, 0, 0, 0};")
+    );
     let none = driver::translate_for(&compiled, Target::Cuda, &with_shared(16 * 1024), false)
         .expect("translates");
     assert!(!none.main.contains("tpace_p1_sweep1_fused"));
