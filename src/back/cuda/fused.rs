@@ -66,9 +66,14 @@ pub fn kernel(lp: &LoweredPipeline<'_>, f: &Fusion) -> String {
     // share a multiprocessor, eight for Jacobi-2D as for the probe's 2-D kernel.
     // Uncapped, nvcc gives the three runs of rows 66 registers.
     let ring_words = (f.reach_lo + f.reach_hi + 1) * (f.elem_bytes / 4) as i64;
+    // Past four steps the unrolled levels keep more alive than the rings (ptxas 13.5,
+    // sm_90, Jacobi-2D uncapped: 66 registers at four steps, 100 at five, 155 at eight),
+    // and 32 or 40 spill several hundred bytes: at least 64 registers there (four
+    // blocks a multiprocessor; five steps spill 60 bytes, eight 296). Whether two
+    // blocks of 128 registers without spills run faster is for the GPU to say.
     let bounds = if rank == 2 {
         format!(
-            "TPACE_ROW_BOUNDS({}, (TP_T + 1) * {ring_words} + 17)",
+            "TPACE_ROW_BOUNDS({}, TP_T <= 4 ? (TP_T + 1) * {ring_words} + 17 : TPACE_MAX((TP_T + 1) * {ring_words} + 17, 64))",
             f.threads()
         )
     } else {
