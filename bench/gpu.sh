@@ -82,13 +82,14 @@ if [[ $parts == *check* ]]; then
             if [[ $s == model ]]; then set_env=(); else set_env=(TPACE_SCHEDULE=$s TPACE_K=$k TPACE_CHUNK=$b TPACE_STREAMS=$n); fi
             [[ -n $f ]] && set_env+=(TPACE_FUSE=$f)
             line=$(env "${set_env[@]}" TPACE_DUMP="$work/gpu.dump" \
-                "$work/$name.gpu" 13 2>&1 >"$work/gpu.out" | grep '^tpace: ' | tail -1)
+                "$work/$name.gpu" 13 2>&1 >"$work/gpu.out" | tee "$out/$name.gpu.stderr" | grep '^tpace: ' | tail -1)
             if [[ -n $f ]] && grep -q "TPACE_FUSE=$f: this program has fused kernels for at most" <<<"$line"; then
                 verdict="refused as it should be: $(sed 's/.*\(fused kernels for at most [0-9]* steps\).*/\1/' <<<"$line")"
             elif verdict=$("$tpace" compare "$work/ref.dump" "$work/gpu.dump" --stdout "$work/ref.out" "$work/gpu.out"); then
                 if grep -q "within tolerance" <<<"$verdict"; then verdict="identical arrays, reductions within tolerance"; else verdict=identical; fi
             else
                 verdict="DIFFERENT: $(tr '\n' ' ' <<<"$verdict")"
+                [[ -f $work/gpu.dump ]] || verdict="FAILED: $(tail -3 "$out/$name.gpu.stderr" | tr '\n' ' ' | cut -c1-400)"
             fi
             row "$name" "$(field schedule "$line")" "$(field k "$line")" "$(field b "$line")" "$(field streams "$line")" \
                 "$(field chunks "$line")" "$(field fuse "$line")" 13 "$(field seconds "$line")" "$(field glups "$line")" "$verdict"
@@ -339,6 +340,7 @@ if [[ $parts == *mpi* ]]; then
         gcc -O2 -std=gnu11 -Wno-unknown-pragmas "$dir/reference.c" -o "$work/mpi-$name.ref" -lm
         nvcc $nvflags -ccbin mpicxx -Werror all-warnings $(cuda_sources "$dir") -o "$work/mpi-$name.small" 2>"$out/mpi-$name.nvcc.txt" ||
             { echo "$name --mpi: nvcc failed: $(head -3 "$out/mpi-$name.nvcc.txt")" | tee -a "$table"; continue; }
+        rm -f "$work/mref.dump" # tpace_dump appends
         TPACE_DUMP="$work/mref.dump" "$work/mpi-$name.ref" 13 >"$work/mref.out" 2>/dev/null
         for how in "2 1" "1 $ngpu" "2 1 mmtb 3 7 3" "3 1 mm 2 5 2"; do
             read -r ranks gpus s k b n <<<"$how"
@@ -364,9 +366,13 @@ if [[ $parts == *mpi* ]]; then
         mrun() { # label ranks gpus env...
             local label=$1 ranks=$2 gpus=$3
             shift 3
-            local line
+            local line log="$out/mpi-$name-${label// /-}.stderr"
             line=$(env TPACE_GPUS=$gpus "$@" mpirun --oversubscribe -np "$ranks" "$work/mpi-$name.big" "$steps" 2>&1 >/dev/null |
-                grep '^tpace: ' | tail -1)
+                tee "$log" | grep '^tpace: ' | grep -v ': trace: ' | tail -1)
+            if [[ -z $line ]]; then
+                row "$name $label" "" "" "" "" "" "" "$steps" "" "" "FAILED: $(tail -4 "$log" | tr '\n' ' ' | cut -c1-500) $*"
+                return
+            fi
             row "$name $label" "$(field schedule "$line")" "$(field k "$line")" "$(field b "$line")" "$(field streams "$line")" \
                 "$(field chunks "$line")" "$(field fuse "$line")" "$steps" "$(field seconds "$line")" "$(field glups "$line")" \
                 "devices=$(field devices "$line") ranks=$(field ranks "$line") predicted=$(field predicted_seconds "$line") $*"
@@ -648,7 +654,7 @@ if [[ $parts == *opencl* ]]; then
         rm -f "$work/ref.dump"
         TPACE_DUMP="$work/ref.dump" "$work/$name.ref" 13 >"$work/ref.out" 2>/dev/null
         for cfg in "mmtb 3 7 3 - -" "mmtb 13 11 4 - 4" "mm 5 2 3 16x4x2 3" "naive 1 9 2 - -" "incore 1 1 1 - -" \
-            "incore 1 1 1 1024 2" "mmtb 9 5 3 3x5x7 3" "model - - - - -"; do
+            "incore 1 1 1 256 2" "mmtb 9 5 3 3x5x7 3" "model - - - - -"; do
             read -r s k b n wg t <<<"$cfg"
             rm -f "$work/gpu.dump"
             if [[ $s == model ]]; then set_env=(); else set_env=(TPACE_SCHEDULE=$s TPACE_K=$k TPACE_CHUNK=$b TPACE_STREAMS=$n); fi
@@ -661,6 +667,12 @@ if [[ $parts == *opencl* ]]; then
                 if grep -q "within tolerance" <<<"$verdict"; then verdict="identical arrays, reductions within tolerance"; else verdict=identical; fi
             else
                 verdict="DIFFERENT: $(tr '\n' ' ' <<<"$verdict" | cut -c1-200)"
+                # No dump: the program stopped; its last words say why.
+                [[ -f $work/gpu.dump ]] || verdict="FAILED: $(grep -v '^tpace: .*work group' "$out/$name.cl.stderr" | tail -3 | tr '\n' ' ' | cut -c1-400)"
+                # A forced work group or T the device has no room for is refused in words.
+                if [[ ! -f $work/gpu.dump ]] && grep -qE 'lower TPACE_T to|set a smaller TPACE_WG' "$out/$name.cl.stderr"; then
+                    verdict="refused as it should be: $(grep -oE '(needs [0-9]+ bytes of local memory|at most [0-9]+ work items)[^;]*' "$out/$name.cl.stderr" | head -1)"
+                fi
             fi
             row "cl $name" "$(field schedule "$line")" "$(field k "$line")" "$(field b "$line")" "$(field streams "$line")" \
                 "$(field chunks "$line")" "$(field fuse "$line")" 13 "$(field seconds "$line")" "$(field glups "$line")" "$note; $verdict"
@@ -714,6 +726,9 @@ if [[ $parts == *opencl* ]]; then
         tune_cl heat3d $st/heat3d.c ${HEAT3D_STEPS:-100} 256 256 256 --set NX=256 --set NY=256 --set NZ=256
         tune_cl himeno $st/himeno.c ${HIMENO_CL_STEPS:-100} 256 128 128 --set MIMAX=128 --set MJMAX=128 --set MKMAX=256
     fi
+    # The tune folders in one archive (the device tool brings back few files).
+    tar -C "$res" -czf "$res/tune-cl.tar.gz" $(cd "$res" && ls -d tune-cl-*/ 2>/dev/null) 2>/dev/null &&
+        rm -rf "$res"/tune-cl-*/
     ratios=$(grep -h '^ratio model pick / best measured: ' "$res"/tune-cl-*.txt | awk '{print $7}')
     if [[ -n $ratios ]]; then
         echo "OpenCL: ratio of the model's pick to the best, per benchmark: $(tr '\n' ' ' <<<"$ratios")" | tee -a "$table"
