@@ -146,6 +146,17 @@ fn check_devices(
                 "{what}: {}",
                 got.stderr
             );
+            // A run over several devices says where its time went, before its report.
+            if devices > 1 {
+                let phases = format!("phases over {devices} device(s)");
+                let at = got.stderr.find(&phases);
+                let report = got.stderr.rfind("schedule=");
+                assert!(
+                    at.is_some() && at < report,
+                    "{what}: no `{phases}` line before the report: {}",
+                    got.stderr
+                );
+            }
             assert_eq!(
                 first_difference(&seq.dump, &got.dump),
                 None,

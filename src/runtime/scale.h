@@ -573,7 +573,9 @@ static void tpace_run_devices(const tpace_shape *shape, tpace_array *arrays, int
     long *dims = (long *)calloc((size_t)(local * shape->rank), sizeof *dims);
     if (s.rt == NULL || copies == NULL || red_copies == NULL || dims == NULL)
         tpace_stop(shape->where, "host memory ran out starting the devices");
-    const double start = tpace_now();
+    /* Set-up (page-locking, device buffers) is timed apart, as one device's report leaves
+     * it out; the report's seconds run from the first block to the gathered result. */
+    const double setup_start = tpace_now();
     for (int g = 0; g < local; g++) {
         tpace_rt *r = &s.rt[g];
         long own_lo, own_hi;
@@ -612,6 +614,8 @@ static void tpace_run_devices(const tpace_shape *shape, tpace_array *arrays, int
                     r->ghost[side][a] = (char *)malloc((size_t)planes * s.plane * mine[a].elem);
         }
     }
+    const double start = tpace_now();
+    double exchange_wait = 0.0;
     /* Block by block: the exchange, every device's chunks (issued one device after the
      * other, all running at once), then every device's queues drained. */
     const long steps = TPACE_MAX(shape->steps, 0L);
@@ -637,10 +641,14 @@ static void tpace_run_devices(const tpace_shape *shape, tpace_array *arrays, int
             tpace_dev_sync(&s.rt[g]);
         }
 #ifdef TPACE_MPI
-        if (w->ranks > 1 && t > 0)
+        if (w->ranks > 1 && t > 0) {
+            const double wait_start = tpace_now();
             tpace_exchange_end(&s);
+            exchange_wait += tpace_now() - wait_start;
+        }
 #endif
     }
+    const double blocks_end = tpace_now();
     size_t device_bytes = 0, up_bytes = 0, down_bytes = 0;
     for (int g = 0; g < local; g++) {
         tpace_end(&s.rt[g]);
@@ -670,6 +678,15 @@ static void tpace_run_devices(const tpace_shape *shape, tpace_array *arrays, int
     whole.up_bytes = tpace_sum_over_ranks(up_bytes);
     whole.down_bytes = tpace_sum_over_ranks(down_bytes);
     whole.seconds = tpace_max_over_ranks(tpace_now() - start);
+    /* Where a run over several devices spends its time, before the report line. */
+    const double setup = tpace_max_over_ranks(start - setup_start);
+    const double blocks = tpace_max_over_ranks(blocks_end - start);
+    const double waited = tpace_max_over_ranks(exchange_wait);
+    fprintf(stderr,
+            "tpace: %s: phases over %d device(s) and %d rank(s): setup %.6f s (page-locking, device buffers; "
+            "not in seconds=), blocks %.6f s (of which waiting for neighbours' planes %.6f s), "
+            "then %.6f s gathering the result on every rank and combining reductions\n",
+            shape->where, s.devices, w->ranks, setup, blocks, waited, whole.seconds - blocks);
     whole.predicted = slab_shape.predicted;
     snprintf(whole.chosen_by, sizeof whole.chosen_by, "%s", slab_shape.chosen_by);
     tpace_report_devices(&whole, s.devices, w->ranks);
