@@ -59,6 +59,8 @@ if [[ $parts == *check* ]]; then
     for dir in bench/gen/*/; do
         name=$(basename "$dir")
         [[ $name == ab-* || $name == mpi-* ]] && continue # for the parts `ab` and `mpi`
+        # CHECK_ONLY="jacobi2d heat3d": only those programs (a short call).
+        [[ -n ${CHECK_ONLY:-} && " $CHECK_ONLY " != *" $name "* ]] && continue
         gcc -O2 -std=gnu11 -Wno-unknown-pragmas "$dir/reference.c" -o "$work/$name.ref" -lm 2>"$out/$name.gcc.txt" &
         nvcc $nvflags -Werror all-warnings $(cuda_sources "$dir") -o "$work/$name.gpu" 2>"$out/$name.nvcc.txt" &
     done
@@ -66,6 +68,7 @@ if [[ $parts == *check* ]]; then
     for dir in bench/gen/*/; do
         name=$(basename "$dir")
         [[ $name == ab-* || $name == mpi-* ]] && continue
+        [[ -n ${CHECK_ONLY:-} && " $CHECK_ONLY " != *" $name "* ]] && continue
         [[ -x $work/$name.ref ]] || { echo "$name: reference build failed: $(head -3 "$out/$name.gcc.txt")" | tee -a "$table"; continue; }
         [[ -x $work/$name.gpu ]] || { echo "$name: nvcc failed: $(head -3 "$out/$name.nvcc.txt")" | tee -a "$table"; continue; }
         rm -f "$work/ref.dump"
