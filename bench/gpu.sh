@@ -43,6 +43,11 @@ cuda_sources() {
     fi
 }
 
+# flags_of DIR: the -D options a prepared fixture needs (bench/gen/NAME/flags), or none.
+flags_of() {
+    cat "$1/flags" 2>/dev/null || true
+}
+
 row() { # name schedule k b streams chunks fuse steps seconds glups note
     printf '%-34s %-7s %5s %8s %3s %6s %4s %5s %9s %9s  %s\n' "$@" | tee -a "$table"
 }
@@ -61,8 +66,9 @@ if [[ $parts == *check* ]]; then
         [[ $name == ab-* || $name == mpi-* ]] && continue # for the parts `ab` and `mpi`
         # CHECK_ONLY="jacobi2d heat3d": only those programs (a short call).
         [[ -n ${CHECK_ONLY:-} && " $CHECK_ONLY " != *" $name "* ]] && continue
-        gcc -O2 -std=gnu11 -Wno-unknown-pragmas "$dir/reference.c" -o "$work/$name.ref" -lm 2>"$out/$name.gcc.txt" &
-        nvcc $nvflags -Werror all-warnings $(cuda_sources "$dir") -o "$work/$name.gpu" 2>"$out/$name.nvcc.txt" &
+        # bench/gen/NAME/flags: a fixture's -D options (bench/prepare.sh).
+        gcc -O2 -std=gnu11 -Wno-unknown-pragmas $(flags_of "$dir") "$dir/reference.c" -o "$work/$name.ref" -lm 2>"$out/$name.gcc.txt" &
+        nvcc $nvflags -Werror all-warnings $(flags_of "$dir") $(cuda_sources "$dir") -o "$work/$name.gpu" 2>"$out/$name.nvcc.txt" &
     done
     wait
     for dir in bench/gen/*/; do
@@ -515,8 +521,8 @@ if [[ $parts == *openacc-gpu* ]]; then
         for dir in bench/gen/*/; do
             name=$(basename "$dir")
             [[ -f $dir/openacc.c ]] || continue
-            gcc -O2 -std=gnu11 -Wno-unknown-pragmas "$dir/reference.c" -o "$work/$name.ref" -lm 2>"$out/$name.gcc.txt" &
-            "$acc" $accflags -Wall -Wextra -Werror "$dir/openacc.c" -o "$work/$name.acc" -lm 2>"$out/$name.acc.txt" &
+            gcc -O2 -std=gnu11 -Wno-unknown-pragmas $(flags_of "$dir") "$dir/reference.c" -o "$work/$name.ref" -lm 2>"$out/$name.gcc.txt" &
+            "$acc" $accflags -Wall -Wextra -Werror $(flags_of "$dir") "$dir/openacc.c" -o "$work/$name.acc" -lm 2>"$out/$name.acc.txt" &
         done
         wait
         for dir in bench/gen/*/; do
@@ -649,8 +655,8 @@ if [[ $parts == *opencl* ]]; then
         [[ ${OPENCL_CHECK:-1} == 1 ]] || break
         name=$(basename "$dir")
         [[ -f $dir/opencl.c && -f $dir/reference.c ]] || continue
-        gcc -O2 -std=gnu11 -Wno-unknown-pragmas "$dir/reference.c" -o "$work/$name.ref" -lm 2>/dev/null
-        if ! clbuild "$dir/opencl.c" "$work/$name.cl" 2>"$out/$name.cl.txt" || grep -q warning "$out/$name.cl.txt"; then
+        gcc -O2 -std=gnu11 -Wno-unknown-pragmas $(flags_of "$dir") "$dir/reference.c" -o "$work/$name.ref" -lm 2>/dev/null
+        if ! clbuild "$dir/opencl.c" "$work/$name.cl" $(flags_of "$dir") 2>"$out/$name.cl.txt" || grep -q warning "$out/$name.cl.txt"; then
             echo "$name: the OpenCL build failed or warned: $(head -3 "$out/$name.cl.txt")" | tee -a "$table"
             [[ -x $work/$name.cl ]] || continue
         fi

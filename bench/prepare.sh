@@ -22,24 +22,37 @@ cargo build --release -q
 rm -rf bench/gen
 mkdir -p bench/gen
 cp target/release/tpace bench/gen/tpace
-for f in examples/*.c tests/fixtures/layouts/*.c tests/fixtures/reductions/*.c tests/fixtures/styles/*.c; do
+for f in examples/*.c tests/fixtures/{layouts,reductions,styles,ordinary,stencil,liveness}/*.c; do
     [[ -f $f ]] || continue
     name=$(basename "$f" .c)
+    # The stencil dialect's heat and Himeno fixtures share the examples' names.
+    [[ $f == tests/fixtures/stencil/* ]] && name=stencil-$name
     mkdir -p "bench/gen/$name"
-    target/release/tpace run "$f" --target cuda --schedule mmtb --k 3 --chunk 7 --keep "bench/gen/$name" -- 5 \
+    # A fixture's preprocessor flags (its first line: /* tpace-test: -I DIR -DN=40 */): the
+    # -D flags go to bench/gen/NAME/flags for gpu.sh's compilers, the -I folders' headers
+    # beside the translation (quoted includes are found there first).
+    flags=()
+    read -r -a words <<<"$(sed -n '1s|^/\* *tpace-test: *\(.*\) *\*/.*|\1|p' "$f")"
+    for ((i = 0; i < ${#words[@]}; i++)); do
+        case ${words[i]} in
+        -I) i=$((i + 1)); flags+=(-I "$(dirname "$f")/${words[i]}"); cp "$(dirname "$f")/${words[i]}"/*.h "bench/gen/$name/" ;;
+        -D*) flags+=("${words[i]}"); echo -n "${words[i]} " >>"bench/gen/$name/flags" ;;
+        esac
+    done
+    target/release/tpace run "$f" "${flags[@]}" --target cuda --schedule mmtb --k 3 --chunk 7 --keep "bench/gen/$name" -- 5 \
         | tee "bench/gen/$name/cpu-check.txt"
     rm -f "bench/gen/$name/reference" "bench/gen/$name/translated" bench/gen/"$name"/*.dump bench/gen/"$name"/*.o
-    target/release/tpace translate "$f" --target openacc -o "bench/gen/$name/openacc.c" 2>/dev/null
+    target/release/tpace translate "$f" "${flags[@]}" --target openacc -o "bench/gen/$name/openacc.c" 2>/dev/null
     if [[ -x bench/offload/root/usr/bin/x86_64-linux-gnu-gcc-12 ]]; then
         # The nvptx compile that gpu.sh's part `openacc-gpu` does there, without warnings.
-        bench/offload/gcc-offload -O2 -std=gnu11 -ffp-contract=off -fopenacc -Wall -Wextra -Werror \
+        bench/offload/gcc-offload -O2 -std=gnu11 -ffp-contract=off -fopenacc -Wall -Wextra -Werror "${flags[@]}" \
             "bench/gen/$name/openacc.c" -o "bench/gen/$name/openacc" -lm
         rm -f "bench/gen/$name/openacc"
     fi
     if [[ ${OPENCL:-1} == 1 ]]; then
-        target/release/tpace run "$f" --target opencl --schedule mmtb --k 3 --chunk 7 -- 5 \
+        target/release/tpace run "$f" "${flags[@]}" --target opencl --schedule mmtb --k 3 --chunk 7 -- 5 \
             | tee "bench/gen/$name/opencl-cpu-check.txt"
-        target/release/tpace translate "$f" --target opencl -o "bench/gen/$name/opencl.c" 2>/dev/null
+        target/release/tpace translate "$f" "${flags[@]}" --target opencl -o "bench/gen/$name/opencl.c" 2>/dev/null
     fi
 done
 [[ -x bench/offload/root/usr/bin/x86_64-linux-gnu-gcc-12 ]] ||
