@@ -42,6 +42,9 @@
 //!   function must be `static` (or `main`) with its address never taken
 //!   (no callback, `atexit` or thread can run it unseen).
 //!
+//! A file nested more than [`MAX_NESTING`] levels deep is not analysed (every
+//! array taken as read): the walks would take quadratic time.
+//!
 //! Not built (taken as read): proving a full overwrite before the next read,
 //! following the array into a function it is passed to, and a later pipeline
 //! that rewrites it. Not seen: a macro given on the compiler's command line
@@ -82,6 +85,20 @@ pub fn liveness(program: &Program, pipeline: &Pipeline) -> Vec<After> {
     let lines = pragmas::scan(&program.source);
     let blanked = pragmas::blank(&program.source, &lines);
     let tree = cst::parse_c(&blanked);
+    // The walks below climb from each mention to its statement, and tree-sitter
+    // finds a node's parent from the root: on a file nested thousands of levels
+    // deep that is quadratic, so such a file keeps every download.
+    let depth = nesting_depth(&tree);
+    if depth > MAX_NESTING {
+        let why = format!(
+            "the file nests {depth} levels deep, more than the {MAX_NESTING} tpace follows for this"
+        );
+        return pipeline
+            .arrays
+            .iter()
+            .map(|_| After::Read(why.clone()))
+            .collect();
+    }
     let file = File {
         src: &blanked,
         tree: &tree,
@@ -916,6 +933,29 @@ fn is_block_like(kind: &str) -> bool {
     ) || kind.starts_with("preproc_")
 }
 
+/// How deep the liveness walks follow a file's syntax tree (C programs nest
+/// far less; the pathological inputs of tests/no_panic.rs nest 100000 deep).
+const MAX_NESTING: usize = 256;
+
+/// The depth of the deepest node of `tree` (the root is 0), in one walk.
+fn nesting_depth(tree: &Tree) -> usize {
+    let mut cursor = tree.walk();
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    loop {
+        deepest = deepest.max(depth);
+        if cursor.goto_first_child() {
+            depth += 1;
+            continue;
+        }
+        while !cursor.goto_next_sibling() {
+            if !cursor.goto_parent() {
+                return deepest;
+            }
+            depth -= 1;
+        }
+    }
+}
+
 /// The outermost parenthesized expression around `n` (or `n`).
 fn up_through_parens(n: Node<'_>) -> Node<'_> {
     let mut node = n;
@@ -1107,6 +1147,28 @@ mod tests {
         // A write is a use too: the rest of it may be read later.
         let src = program(STATICS, "@    w[1][1] = 0.0;");
         assert_read(&src, "w", "uses `w` after the pipeline");
+    }
+
+    #[test]
+    fn a_file_nested_past_the_limit_keeps_it() {
+        // The same program as a_file_static_temporary_that_main_never_reads_again,
+        // with a deeply parenthesised expression after the pipeline.
+        let deep = format!(
+            "    printf(\"%d\\n\", {}1{});\n@",
+            "(".repeat(MAX_NESTING),
+            ")".repeat(MAX_NESTING)
+        );
+        let src = program(
+            STATICS,
+            &format!("    w[0][0] = 1.0;\n@{}", &deep[..deep.len() - 1]),
+        );
+        assert_read(&src, "w", "levels deep, more than the 256");
+        // Shallow, the same file's verdict is made.
+        let src = program(
+            STATICS,
+            "    w[0][0] = 1.0;\n@    printf(\"%d\\n\", (((1))));",
+        );
+        assert_unread(&src, "w", "the program ends");
     }
 
     #[test]
