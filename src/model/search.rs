@@ -6,7 +6,9 @@
 //! about a quarter up to the step count, and the step count split evenly into
 //! 1 to 16 blocks (so that 64 is tried for 128 steps); b is n / C for C = 1..16
 //! and then chunk counts growing by about a quarter up to n; streams are 1
-//! to 4.
+//! to 4 (mmtb with two chunks or more: 2 to 4, since the runtime keeps two
+//! queues at one stream). Ties go to the plan with less device memory, so a
+//! stream that the model says buys nothing is not asked for.
 
 use super::predict::{
     Config, Machine, Prediction, Schedule, device_bytes, normalise, predict_streams,
@@ -164,6 +166,14 @@ fn choose_among(
                     let Ok(c) = normalise(w, Config { streams, ..base }) else {
                         continue;
                     };
+                    // mmtb runs two queues at one stream: the same plan as two.
+                    if schedule == Schedule::Mmtb
+                        && streams == 1
+                        && s_list.contains(&2)
+                        && super::chunks::count(w.n, c.b) > 1
+                    {
+                        continue;
+                    }
                     let need = device_bytes(w, c);
                     smallest = Some(smallest.map_or(need, |s| s.min(need)));
                     if cap.is_some_and(|cap| need > cap) {

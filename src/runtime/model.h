@@ -539,6 +539,9 @@ static inline tpace_model_choice tpace_model_choose(const tpace_model *m, const 
                     tpace_model_config c = base;
                     c.streams = s_list[si];
                     c = tpace_mc_normalise(w, c);
+                    /* mmtb runs two queues at one stream: the same plan as two (search.rs). */
+                    if (schedule == TPACE_MODEL_MMTB && c.streams == 1 && s_len > 1 && tpace_mc_count(w->n, c.b) > 1)
+                        continue;
                     tpace_u128 need = tpace_mc_device_bytes(m, w, c);
                     if (!have_smallest || need < best.smallest) {
                         best.smallest = need;
