@@ -363,16 +363,68 @@ mod tests {
         }
     }
 
+    /// `profiles/h100.toml` as `tpace probe --into` refreshed it on the lent H100:
+    /// the link and device figures measured by the probe, the rest as DESIGN.md §5
+    /// had them, and the kernels measured per type, shape class and depth.
     #[test]
-    fn h100_figures_are_design_md_low_ends() {
+    fn h100_figures_come_from_the_probe() {
         let p = Profile::bundled("h100").unwrap();
-        assert_eq!(p.memory_gbs.as_ref().unwrap().value, 2870.0);
-        assert_eq!(p.h2d_gbs.as_ref().unwrap().value, 49.5);
-        assert_eq!(p.d2h_gbs.as_ref().unwrap().value, 55.0);
-        assert_eq!(p.duplex_gbs.as_ref().unwrap().value, 88.9);
-        assert_eq!(p.memory_gb.as_ref().unwrap().value, 85.0);
-        let launch = p.launch_overhead_us.as_ref().unwrap();
-        assert_eq!(launch.kind, Provenance::Assumed);
+        for (field, f) in [
+            ("memory_gbs", &p.memory_gbs),
+            ("h2d_gbs", &p.h2d_gbs),
+            ("d2h_gbs", &p.d2h_gbs),
+            ("duplex_gbs", &p.duplex_gbs),
+            ("launch_overhead_us", &p.launch_overhead_us),
+        ] {
+            let f = f.as_ref().unwrap();
+            assert_eq!(f.kind, Provenance::Measured, "{field}");
+            assert!(f.source.contains("tpace probe on NVIDIA H100"), "{field}: {}", f.source);
+        }
+        // Not measured by the probe: kept as they were.
+        assert_eq!(p.stencil_gbs.as_ref().unwrap().value, 2008.0);
+        assert_eq!(p.tile_bytes.as_ref().unwrap().kind, Provenance::Assumed);
+        for elem in KERNEL_ELEMS {
+            for shape in ["2d-r1", "3d-r1", "2d-r2"] {
+                for fuse in 1..=2 {
+                    let k = p.kernel(elem, shape, fuse).unwrap_or_else(|| {
+                        panic!("no [[kernels]] entry for {elem} {shape} fuse {fuse}")
+                    });
+                    assert_eq!(k.kind, Provenance::Measured);
+                    assert!(k.source.contains("tpace probe"), "{}", k.source);
+                }
+                // Fusing two steps beats one step per kernel on every class.
+                assert!(p.kernel(elem, shape, 2).unwrap().ps < p.kernel(elem, shape, 1).unwrap().ps);
+            }
+        }
+    }
+
+    #[test]
+    fn kernel_tables_are_checked() {
+        let head = "name = \"x\"\ndescription = \"d\"\narch = \"gpu\"\n";
+        let entry = |elem: &str, shape: &str, fuse: u64, ps: f64| {
+            format!(
+                "[[kernels]]\nelem = \"{elem}\"\nshape = \"{shape}\"\nfuse = {fuse}\nps = {ps:?}\n\
+                 bytes = 8.0\nrows = 100\nkind = \"measured\"\nsource = \"s\"\n"
+            )
+        };
+        let good = format!("{head}{}{}", entry("float", "2d-r1", 1, 4.6), entry("float", "2d-r1", 4, 1.2));
+        let p = Profile::parse("good", &good).unwrap();
+        assert_eq!(p.kernel("float", "2d-r1", 4).unwrap().ps, 1.2);
+        assert!(p.kernel("double", "2d-r1", 4).is_none());
+        assert!(p.kernel("float", "2d-r1", 2).is_none());
+        for (text, want) in [
+            (entry("half", "2d-r1", 1, 1.0), "`elem` must be one of float, double"),
+            (entry("float", "2d", 1, 1.0), "`shape` must read like `2d-r1`"),
+            (entry("float", "2d-r1", 0, 1.0), "`fuse` and `rows` must be at least 1"),
+            (entry("float", "2d-r1", 1, -1.0), "`ps` must be a positive number"),
+            (
+                entry("float", "2d-r1", 1, 1.0) + &entry("float", "2d-r1", 1, 2.0),
+                "a second entry for float 2d-r1 fuse 1",
+            ),
+        ] {
+            let e = Profile::parse("bad", &format!("{head}{text}")).unwrap_err();
+            assert!(e.contains(want) && e.contains("`kernels` entry"), "{e}");
+        }
     }
 
     #[test]

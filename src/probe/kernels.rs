@@ -70,17 +70,18 @@ pub struct KernelRun {
     pub what: String,
 }
 
-/// A probe program's grid: extents (outermost first), chunk width, steps. About
-/// 1 GB an array on a GPU (H100-sized planes), tiny on the emulation.
+/// A probe program's grid: extents (outermost first), chunk width, steps. On a GPU
+/// about 1.5 GB an array, with planes as wide as the benchmarks' (61440 columns in
+/// 2-D, 1536 x 1728 in 3-D) and 3 to 4 chunks; tiny on the emulation.
 fn grid(shape: &str, elem: &str, emulate: bool) -> (Vec<u64>, u64, u64) {
     let double = elem == "double";
     match (shape.starts_with("3d"), emulate) {
         (false, true) => (vec![48, 40], 16, 8),
         (true, true) => (vec![16, 12, 10], 6, 4),
-        (false, false) if double => (vec![8192, 16384], 1024, 64),
-        (false, false) => (vec![16384, 16384], 2048, 64),
-        (true, false) if double => (vec![64, 1536, 1728], 16, 32),
-        (true, false) => (vec![128, 1536, 1728], 32, 32),
+        (false, false) if double => (vec![3072, 61440], 768, 128),
+        (false, false) => (vec![6144, 61440], 1536, 128),
+        (true, false) if double => (vec![72, 1536, 1728], 24, 64),
+        (true, false) => (vec![144, 1536, 1728], 48, 64),
     }
 }
 

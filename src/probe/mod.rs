@@ -239,6 +239,9 @@ fn figure_table(field: &str, probed: &Probed, date: &str) -> Option<String> {
     ))
 }
 
+/// How the line that `--into` puts at the top of a profile starts.
+pub const REFRESHED_MARK: &str = "# Refreshed by `tpace probe --into`";
+
 /// The line that starts the kernels' part of a profile: `--into` replaces
 /// everything from it to the end of the file.
 pub const KERNELS_MARK: &str = "# ---- [[kernels]]: written by `tpace probe`";
@@ -268,10 +271,25 @@ fn kernels_toml(probed: &Probed, date: &str) -> String {
 /// the `[[kernels]]` part after [`KERNELS_MARK`] is replaced by the run's; name,
 /// description, comments and every other figure stay as they are.
 pub fn update_profile(text: &str, probed: &Probed, date: &str) -> String {
-    let mut body = match text.find(KERNELS_MARK) {
+    let kept = match text.find(KERNELS_MARK) {
         Some(at) => text[..at].trim_end().to_string() + "\n",
         None => text.to_string(),
     };
+    // One line at the top says when; an earlier refresh's line goes.
+    let mut body = format!(
+        "{REFRESHED_MARK} on {date} on {}: every figure whose source says `tpace probe`,\n\
+         # and the [[kernels]] table; the other figures and the comments are as they were.\n",
+        probed.device
+    );
+    let mut lines = kept.lines().peekable();
+    if lines.peek().is_some_and(|l| l.starts_with(REFRESHED_MARK)) {
+        lines.next();
+        lines.next();
+    }
+    for l in lines {
+        body.push_str(l);
+        body.push('\n');
+    }
     for (field, _) in FIGURES {
         let Some(table) = figure_table(field, probed, date) else {
             continue;
