@@ -271,9 +271,11 @@ fn kernels_toml(probed: &Probed, date: &str) -> String {
 /// the `[[kernels]]` part after [`KERNELS_MARK`] is replaced by the run's; name,
 /// description, comments and every other figure stay as they are.
 pub fn update_profile(text: &str, probed: &Probed, date: &str) -> String {
-    let kept = match text.find(KERNELS_MARK) {
-        Some(at) => text[..at].trim_end().to_string() + "\n",
-        None => text.to_string(),
+    // The kernels' part goes where the run has new ones (`--no-kernels` keeps it).
+    let (kept, old_kernels) = match text.find(KERNELS_MARK) {
+        Some(at) if !probed.kernels.is_empty() => (text[..at].trim_end().to_string() + "\n", ""),
+        Some(at) => (text[..at].trim_end().to_string() + "\n", &text[at..]),
+        None => (text.to_string(), ""),
     };
     // One line at the top says when; an earlier refresh's line goes.
     let mut body = format!(
@@ -316,7 +318,11 @@ pub fn update_profile(text: &str, probed: &Probed, date: &str) -> String {
             }
         }
     }
-    body + &kernels_toml(probed, date)
+    if old_kernels.is_empty() {
+        body + &kernels_toml(probed, date)
+    } else {
+        body + "\n" + old_kernels
+    }
 }
 
 #[cfg(test)]
@@ -343,5 +349,57 @@ mod tests {
         // Zero means unknown and is left out.
         assert!(p.memory_gb.is_none());
         assert!(text.contains("kind = \"measured\""));
+    }
+
+    fn run(ps: f64) -> kernels::KernelRun {
+        kernels::KernelRun {
+            elem: "float".into(),
+            shape: "2d-r1".into(),
+            fuse: 4,
+            ps,
+            bytes: 8.0,
+            rows: 1536,
+            what: "the test's program".into(),
+        }
+    }
+
+    /// `--into`: the measured figures and the kernels replaced in place, everything
+    /// else (name, comments, figures the probe does not measure) kept; a second
+    /// refresh replaces the first one's kernels and header instead of adding to them.
+    #[test]
+    fn a_refresh_replaces_what_was_measured_and_keeps_the_rest() {
+        let old = include_str!("../../profiles/k40c.toml");
+        let probed = |ps: f64, kernels: bool| Probed {
+            values: parse("h2d_gbs=12.5\nlaunch_overhead_us=5.5\n"),
+            device: "Tesla K40c".into(),
+            emulated: false,
+            bytes: 1000,
+            kernels: if kernels { vec![run(ps)] } else { Vec::new() },
+        };
+        let once = update_profile(old, &probed(3.5, true), "2026-11-25");
+        let twice = update_profile(&once, &probed(2.5, true), "2026-11-26");
+        let before = crate::model::Profile::parse("old", old).unwrap();
+        for text in [&once, &twice] {
+            let p = crate::model::Profile::parse("refreshed", text).expect("loads");
+            assert_eq!(p.name, "k40c");
+            assert_eq!(p.h2d_gbs.as_ref().unwrap().value, 12.5);
+            assert!(p.h2d_gbs.as_ref().unwrap().source.contains("tpace probe on Tesla K40c"));
+            // Added where the file had none.
+            assert_eq!(p.launch_overhead_us.as_ref().unwrap().value, 5.5);
+            // Kept: what the probe did not measure.
+            assert_eq!(p.memory_gbs, before.memory_gbs);
+            assert_eq!(p.stencil_gbs, before.stencil_gbs);
+            assert_eq!(p.kernels.len(), 1);
+            assert_eq!(text.matches(REFRESHED_MARK).count(), 1);
+            assert_eq!(text.matches(KERNELS_MARK).count(), 1);
+        }
+        assert!(twice.starts_with(&format!("{REFRESHED_MARK} on 2026-11-26")));
+        let p = crate::model::Profile::parse("twice", &twice).unwrap();
+        assert_eq!(p.kernels[0].ps, 2.5);
+        // A run without kernels (--no-kernels) keeps the table that is there.
+        let kept = update_profile(&twice, &probed(9.0, false), "2026-11-27");
+        let p = crate::model::Profile::parse("kept", &kept).unwrap();
+        assert_eq!(p.kernels.len(), 1);
+        assert_eq!(p.kernels[0].ps, 2.5);
     }
 }
