@@ -62,7 +62,8 @@ fn the_probe_writes_a_profile_that_loads() {
     // `tpace plan` takes the file as a machine, and prices the kernels by its entries.
     // On the emulation fused kernels are much slower than one step per kernel (their
     // barriers are threads meeting), so the CUDA plan follows the figures to one step.
-    let fused_slower = p.kernel("float", "2d-r1", 4).unwrap().ps > p.kernel("float", "2d-r1", 1).unwrap().ps;
+    let fused_slower =
+        p.kernel("float", "2d-r1", 4).unwrap().ps > p.kernel("float", "2d-r1", 1).unwrap().ps;
     for target in ["cuda", "openacc"] {
         let plan = tpace(&[
             "plan",
@@ -85,7 +86,10 @@ fn the_probe_writes_a_profile_that_loads() {
             "{target}: {out}"
         );
         if target == "openacc" || fused_slower {
-            assert!(out.contains("float 2d-r1, 1 step(s) per kernel"), "{target}: {out}");
+            assert!(
+                out.contains("float 2d-r1, 1 step(s) per kernel"),
+                "{target}: {out}"
+            );
         }
         if target == "cuda" && fused_slower {
             assert!(out.contains(" fuse=1 "), "{out}");
@@ -120,8 +124,15 @@ fn the_probe_refreshes_a_profile_in_place() {
         path.to_str().unwrap(),
     ]);
     let out = String::from_utf8_lossy(&plan.stdout);
-    assert!(plan.status.success(), "{}", String::from_utf8_lossy(&plan.stderr));
-    assert!(out.contains("kernel cost        from the bandwidth figures"), "{out}");
+    assert!(
+        plan.status.success(),
+        "{}",
+        String::from_utf8_lossy(&plan.stderr)
+    );
+    assert!(
+        out.contains("kernel cost        from the bandwidth figures"),
+        "{out}"
+    );
     let run = tpace(&[
         "probe",
         "--emulate",
@@ -130,7 +141,11 @@ fn the_probe_refreshes_a_profile_in_place() {
         "--into",
         path.to_str().unwrap(),
     ]);
-    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
     let after = tpace::model::Profile::load(path.to_str().unwrap()).expect("loads");
     let text = std::fs::read_to_string(&path).unwrap();
     assert_eq!(after.name, "h100", "{text}");
@@ -138,8 +153,16 @@ fn the_probe_refreshes_a_profile_in_place() {
     assert_eq!(after.tile_bytes, before.tile_bytes);
     assert!(after.h2d_gbs.unwrap().source.contains("CPU emulation"));
     assert!(!after.kernels.is_empty());
-    assert!(after.kernels.iter().all(|k| k.source.contains("CPU emulation")));
-    assert!(text.starts_with("# Refreshed by `tpace probe --into`"), "{text}");
+    assert!(
+        after
+            .kernels
+            .iter()
+            .all(|k| k.source.contains("CPU emulation"))
+    );
+    assert!(
+        text.starts_with("# Refreshed by `tpace probe --into`"),
+        "{text}"
+    );
     // A file that is not there is refused before anything runs.
     let missing = dir.path().join("none.toml");
     let out = tpace(&["probe", "--emulate", "--into", missing.to_str().unwrap()]);

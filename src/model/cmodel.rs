@@ -141,9 +141,7 @@ pub fn initializer(w: &Workload, m: &Machine) -> String {
     let depths = w.fuse_overhead.len();
     let figure = |d: usize| m.kernel_figure(w, d as u64).filter(|_| d >= 1);
     let seconds: Vec<String> = (0..depths)
-        .map(|d| {
-            c_double(figure(d).map_or(0.0, |f| f.ps * 1e-12 * (w.bytes_per_point / f.bytes)))
-        })
+        .map(|d| c_double(figure(d).map_or(0.0, |f| f.ps * 1e-12 * (w.bytes_per_point / f.bytes))))
         .collect();
     let rows: Vec<String> = (0..depths)
         .map(|d| format!("{}ULL", figure(d).map_or(0, |f| f.rows)))

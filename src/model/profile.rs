@@ -378,7 +378,11 @@ mod tests {
         ] {
             let f = f.as_ref().unwrap();
             assert_eq!(f.kind, Provenance::Measured, "{field}");
-            assert!(f.source.contains("tpace probe on NVIDIA H100"), "{field}: {}", f.source);
+            assert!(
+                f.source.contains("tpace probe on NVIDIA H100"),
+                "{field}: {}",
+                f.source
+            );
         }
         // Not measured by the probe: kept as they were.
         assert_eq!(p.stencil_gbs.as_ref().unwrap().value, 2008.0);
@@ -393,7 +397,9 @@ mod tests {
                     assert!(k.source.contains("tpace probe"), "{}", k.source);
                 }
                 // Fusing two steps beats one step per kernel on every class.
-                assert!(p.kernel(elem, shape, 2).unwrap().ps < p.kernel(elem, shape, 1).unwrap().ps);
+                assert!(
+                    p.kernel(elem, shape, 2).unwrap().ps < p.kernel(elem, shape, 1).unwrap().ps
+                );
             }
         }
     }
@@ -407,16 +413,32 @@ mod tests {
                  bytes = 8.0\nrows = 100\nkind = \"measured\"\nsource = \"s\"\n"
             )
         };
-        let good = format!("{head}{}{}", entry("float", "2d-r1", 1, 4.6), entry("float", "2d-r1", 4, 1.2));
+        let good = format!(
+            "{head}{}{}",
+            entry("float", "2d-r1", 1, 4.6),
+            entry("float", "2d-r1", 4, 1.2)
+        );
         let p = Profile::parse("good", &good).unwrap();
         assert_eq!(p.kernel("float", "2d-r1", 4).unwrap().ps, 1.2);
         assert!(p.kernel("double", "2d-r1", 4).is_none());
         assert!(p.kernel("float", "2d-r1", 2).is_none());
         for (text, want) in [
-            (entry("half", "2d-r1", 1, 1.0), "`elem` must be one of float, double"),
-            (entry("float", "2d", 1, 1.0), "`shape` must read like `2d-r1`"),
-            (entry("float", "2d-r1", 0, 1.0), "`fuse` and `rows` must be at least 1"),
-            (entry("float", "2d-r1", 1, -1.0), "`ps` must be a positive number"),
+            (
+                entry("half", "2d-r1", 1, 1.0),
+                "`elem` must be one of float, double",
+            ),
+            (
+                entry("float", "2d", 1, 1.0),
+                "`shape` must read like `2d-r1`",
+            ),
+            (
+                entry("float", "2d-r1", 0, 1.0),
+                "`fuse` and `rows` must be at least 1",
+            ),
+            (
+                entry("float", "2d-r1", 1, -1.0),
+                "`ps` must be a positive number",
+            ),
             (
                 entry("float", "2d-r1", 1, 1.0) + &entry("float", "2d-r1", 1, 2.0),
                 "a second entry for float 2d-r1 fuse 1",

@@ -325,10 +325,7 @@ fn best(out: &mut String, w: &Workload, m: &Machine, p: &Prediction, cap: Option
 /// pipeline's element type, shape class and steps per kernel, or the bandwidth figures.
 fn kernel_cost(w: &Workload, m: &Machine, p: &Prediction) -> String {
     let fuse = p.fuse.max(1);
-    let class = format!(
-        "{} {}, {} step(s) per kernel",
-        w.elem, w.shape, fuse
-    );
+    let class = format!("{} {}, {} step(s) per kernel", w.elem, w.shape, fuse);
     match m.kernel_figure(w, fuse) {
         Some(f) => format!(
             "measured ([[kernels]]): {class}, {:.3} ps per point and step ({:.3} on {}-plane chunks, \
@@ -382,7 +379,10 @@ fn streams_line(w: &Workload, m: &Machine, p: &Prediction, cap: Option<u128>) ->
         (u, "uploads"),
         (d, "downloads"),
         (link, "the link both ways"),
-        (round, "the round trip of a queue (another stream would shorten it)"),
+        (
+            round,
+            "the round trip of a queue (another stream would shorten it)",
+        ),
     ]
     .into_iter()
     .fold((0.0, "kernels"), |a, b| if b.0 > a.0 { b } else { a })
@@ -392,7 +392,10 @@ fn streams_line(w: &Workload, m: &Machine, p: &Prediction, cap: Option<u128>) ->
     } else {
         bound
     };
-    Some(format!("{} (same k and b); a chunk's steady share is bound by {bound}", times.join(", ")))
+    Some(format!(
+        "{} (same k and b); a chunk's steady share is bound by {bound}",
+        times.join(", ")
+    ))
 }
 
 fn alternatives(out: &mut String, choice: &Choice) {
@@ -501,7 +504,9 @@ mod tests {
         assert!(text.contains("next best:"), "{text}");
         // Unfused (no fusion asked for): the probe's one-step Jacobi kernel prices it.
         assert!(
-            text.contains("kernel cost        measured ([[kernels]]): float 2d-r1, 1 step(s) per kernel"),
+            text.contains(
+                "kernel cost        measured ([[kernels]]): float 2d-r1, 1 step(s) per kernel"
+            ),
             "{text}"
         );
         assert!(text.contains("  streams            S=2 "), "{text}");

@@ -182,10 +182,7 @@ pub fn probe_kernels(
                 break;
             }
             let report = parse_report(&stderr);
-            let fuse: u64 = report
-                .get("fuse")
-                .and_then(|f| f.parse().ok())
-                .unwrap_or(1);
+            let fuse: u64 = report.get("fuse").and_then(|f| f.parse().ok()).unwrap_or(1);
             if fuse != depth {
                 log(&format!(
                     "{} {elem}: TPACE_FUSE={depth} ran {fuse} steps per kernel; not kept",

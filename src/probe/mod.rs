@@ -383,7 +383,13 @@ mod tests {
             let p = crate::model::Profile::parse("refreshed", text).expect("loads");
             assert_eq!(p.name, "k40c");
             assert_eq!(p.h2d_gbs.as_ref().unwrap().value, 12.5);
-            assert!(p.h2d_gbs.as_ref().unwrap().source.contains("tpace probe on Tesla K40c"));
+            assert!(
+                p.h2d_gbs
+                    .as_ref()
+                    .unwrap()
+                    .source
+                    .contains("tpace probe on Tesla K40c")
+            );
             // Added where the file had none.
             assert_eq!(p.launch_overhead_us.as_ref().unwrap().value, 5.5);
             // Kept: what the probe did not measure.

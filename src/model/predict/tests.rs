@@ -429,7 +429,10 @@ fn jacobi_example(download_work: bool) -> Workload {
 fn measured_kernel_figures_are_picked_by_type_shape_and_depth() {
     let m = h100_measured();
     let w = jacobi_example(false);
-    assert_eq!((w.elem.as_str(), w.shape.as_str(), w.fuse), ("float", "2d-r1", 4));
+    assert_eq!(
+        (w.elem.as_str(), w.shape.as_str(), w.fuse),
+        ("float", "2d-r1", 4)
+    );
     // The entry of the plan's depth, on chunks as wide as the measured ones.
     let four = m.fused_point_cost(&w, 4, 1536);
     assert!((four - 1.19e-12).abs() < 1e-18, "{four}");
@@ -447,7 +450,10 @@ fn measured_kernel_figures_are_picked_by_type_shape_and_depth() {
     let mut plain = h100_measured();
     plain.kernels.clear();
     for other in [
-        Workload { fuse: 2, ..w.clone() },
+        Workload {
+            fuse: 2,
+            ..w.clone()
+        },
         Workload {
             elem: "double".into(),
             ..w.clone()
@@ -508,7 +514,10 @@ fn no_stream_is_asked_for_that_buys_nothing() {
     assert_eq!(choice.best.config.streams, 2, "{:?}", choice.best.config);
     // One chunk: nothing to overlap, every stream count alike.
     let one = predict_streams(&w, &m, cfg(Schedule::Mmtb, 128, 49152, 1), &[1, 2, 3, 4]).unwrap();
-    assert!(one.iter().all(|p| p.slots == 1 && p.total_s == one[0].total_s));
+    assert!(
+        one.iter()
+            .all(|p| p.slots == 1 && p.total_s == one[0].total_s)
+    );
     let serial = one[0].h2d_s + one[0].kernel_s + one[0].launch_s + one[0].d2d_s + one[0].d2h_s;
     assert!((one[0].total_s / serial - 1.0).abs() < 1e-9);
 }
