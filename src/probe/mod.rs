@@ -228,8 +228,9 @@ pub fn profile_toml(name: &str, probed: &Probed, date: &str) -> String {
 fn figure_table(field: &str, probed: &Probed, date: &str) -> Option<String> {
     let what = FIGURES.iter().find(|(f, _)| *f == field)?.1;
     let v = probed.values.get(field).filter(|v| **v > 0.0)?;
-    let value = if v.fract() == 0.0 {
-        format!("{v:.1}")
+    // Whole numbers (counts, bytes) as TOML integers, which load as the same number.
+    let value = if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{v:.0}")
     } else {
         v.to_string()
     };
