@@ -7,8 +7,10 @@
 # out-of-core under a TPACE_DEVICE_MEM budget with naive, mm and mmtb over k);
 # and runs `tpace tune` sweeps against the model's pick.
 # Prints a table last; logs go to $OUT (or /tmp/tpace-bench).
-# BENCH_PARTS picks what runs: check, run, jacobi, heat, huge, beyond, himeno, cip, tune,
+# BENCH_PARTS picks what runs: check, run, jacobi, heat, depth, huge, beyond, himeno, cip, tune,
 # fast, profile, probe, ab, mpi, opencl, managed, openacc-gpu (default: check run himeno cip).
+# depth: the fused kernels at every step count per kernel, in-core, kernels timed by the trace
+# (also at the end of the parts jacobi and heat).
 # probe: `tpace probe --into` a copy of profiles/h100.toml, written to $OUT/h100.toml
 # (the device's figures and the [[kernels]] table refreshed, the rest kept; about 2
 # minutes): copy it over profiles/h100.toml to refresh the bundled profile.
@@ -73,14 +75,20 @@ if [[ $parts == *check* ]]; then
         TPACE_DUMP="$work/ref.dump" "$work/$name.ref" 13 >"$work/ref.out" 2>/dev/null
         # Fused kernels (Jacobi-2D, heat-3D): k=13 and 4 group 4 (2-D) or 2 (3-D) steps, k=5
         # and 9 leave single steps after the groups, b=1 runs mmtb unfused, fuse 3 and 2 by hand.
-        for cfg in "mmtb 3 7 3" "mmtb 5 1 2" "mmtb 13 11 4" "mmtb 4 1000000 2" "mmtb 9 5 3 3" "mm 3 7 2" "mm 5 2 3" "mm 6 9 2 2" "naive 1 9 2" "incore 1 1 1" "model - - -"; do
+        # Deeper fused kernels (2-D to 8 steps, 3-D to 4) by hand: mmtb with k=13 in 8s and 5s
+        # (a group and single steps), mm, in-core; a program whose kernels stop below the count
+        # refuses it in words (the row says so).
+        for cfg in "mmtb 3 7 3" "mmtb 5 1 2" "mmtb 13 11 4" "mmtb 4 1000000 2" "mmtb 9 5 3 3" "mm 3 7 2" "mm 5 2 3" "mm 6 9 2 2" "naive 1 9 2" "incore 1 1 1" "model - - -" \
+            "mmtb 13 11 3 8" "mmtb 13 7 2 5" "mm 9 11 2 6" "incore 1 1 1 8" "incore 1 1 1 4"; do
             read -r s k b n f <<<"$cfg"
             rm -f "$work/gpu.dump"
             if [[ $s == model ]]; then set_env=(); else set_env=(TPACE_SCHEDULE=$s TPACE_K=$k TPACE_CHUNK=$b TPACE_STREAMS=$n); fi
             [[ -n $f ]] && set_env+=(TPACE_FUSE=$f)
             line=$(env "${set_env[@]}" TPACE_DUMP="$work/gpu.dump" \
                 "$work/$name.gpu" 13 2>&1 >"$work/gpu.out" | grep '^tpace: ' | tail -1)
-            if verdict=$("$tpace" compare "$work/ref.dump" "$work/gpu.dump" --stdout "$work/ref.out" "$work/gpu.out"); then
+            if [[ -n $f ]] && grep -q "TPACE_FUSE=$f: this program has fused kernels for at most" <<<"$line"; then
+                verdict="refused as it should be: $(sed 's/.*\(fused kernels for at most [0-9]* steps\).*/\1/' <<<"$line")"
+            elif verdict=$("$tpace" compare "$work/ref.dump" "$work/gpu.dump" --stdout "$work/ref.out" "$work/gpu.out"); then
                 if grep -q "within tolerance" <<<"$verdict"; then verdict="identical arrays, reductions within tolerance"; else verdict=identical; fi
             else
                 verdict="DIFFERENT: $(tr '\n' ' ' <<<"$verdict")"
@@ -157,6 +165,36 @@ extra() { # label binary steps budget "schedule:k:chunk[:fuse[:streams]] ...": r
         IFS=: read -r s k b f n <<<"$spec"
         run "$label $s" "$bin" "$steps" TPACE_SCHEDULE=$s TPACE_K=$k TPACE_CHUNK=$b TPACE_STREAMS=${n:-3} \
             TPACE_DEVICE_MEM=$budget ${f:+TPACE_FUSE=$f}
+    done
+}
+
+# depths LABEL BINARY STEPS MOST BYTES_PER_POINT POINTS: the fused kernels at every step count
+# per kernel, 1 .. MOST (TPACE_FUSE), in-core, each run traced (TPACE_TRACE) for its kernels'
+# busy time; one row per count, then a table: kernel seconds, kernel Glup/s and that over the
+# single-step roofline (ROOF_GBS, default 2870 GB/s, the H100's device copy rate, over
+# BYTES_PER_POINT read and written a point and step). The model's own in-core choice comes
+# last (TPACE_FUSE unset).
+depths() {
+    local label=$1 bin=$2 steps=$3 most=$4 bpp=$5 points=$6 t trace line kern summary=()
+    mkdir -p "$res/traces"
+    for t in $(seq 1 "$most") model; do
+        trace="$res/traces/depth-${label// /-}-$t.tsv"
+        if [[ $t == model ]]; then
+            run "$label incore model's depth" "$bin" "$steps" TPACE_SCHEDULE=incore TPACE_TRACE="$trace"
+        else
+            run "$label incore fuse $t" "$bin" "$steps" TPACE_SCHEDULE=incore TPACE_FUSE=$t TPACE_TRACE="$trace"
+        fi
+        line=$(grep ': trace: ' "$out/$label incore $([[ $t == model ]] && echo "model's depth" || echo "fuse $t").stderr" | tail -1)
+        kern=$(sed -n 's/.*kernels ran \([0-9.]*\) s.*/\1/p' <<<"$line")
+        summary+=("$t ${kern:-?}")
+    done
+    echo "  $label, in-core, $steps steps: kernels alone per step count (roofline: ${ROOF_GBS:-2870} GB/s / $bpp B a point and step)" | tee -a "$table"
+    printf '  %-8s %10s %12s %10s\n' "fuse" "kernels s" "kernel Glup/s" "x roofline" | tee -a "$table"
+    for line in "${summary[@]}"; do
+        read -r t kern <<<"$line"
+        awk -v t="$t" -v k="$kern" -v n="$steps" -v p="$points" -v roof="${ROOF_GBS:-2870}" -v bpp="$bpp" \
+            'BEGIN { if (k + 0 > 0) { g = p * n / k / 1e9; printf "  %-8s %10.4f %12.1f %10.2f\n", t, k, g, g / (roof / bpp) }
+                     else printf "  %-8s %10s %12s %10s\n", t, "?", "?", "?" }' | tee -a "$table"
     done
 }
 
@@ -542,12 +580,29 @@ if [[ $parts == *jacobi* ]]; then
     nvcc $nvflags -DX=49152 -DY=61440 $(cuda_sources bench/gen/jacobi2d) -o "$work/jacobi.big"
     perf "jacobi2d 49152x61440" "$work/jacobi.big" ${JACOBI_STEPS:-128} 8G "${JACOBI_MMTB_K:-32 64 128}" "${JACOBI_MM_K:-16 32 64}" 64
     extra "jacobi2d 49152x61440" "$work/jacobi.big" ${JACOBI_STEPS:-128} 8G "${JACOBI_EXTRA:-}"
+    # Every step count the 2-D kernels have (bench/gen's translation; 8 on the H100).
+    depths "jacobi2d 49152x61440" "$work/jacobi.big" ${JACOBI_STEPS:-128} ${JACOBI_DEPTHS:-8} 8 $((49152 * 61440))
 fi
 if [[ $parts == *heat* ]]; then
     echo "== heat-3D float, 1152 x 1536 x 1728 (2 arrays, 24.5 GB), budget 8G ==" | tee -a "$table"
     nvcc $nvflags -DNX=1152 -DNY=1536 -DNZ=1728 $(cuda_sources bench/gen/heat3d) -o "$work/heat.big"
     perf "heat3d 1152x1536x1728" "$work/heat.big" ${HEAT_STEPS:-128} 8G "${HEAT_MMTB_K:-16 32 64}" "${HEAT_MM_K:-8 16 32}" 32 2
     extra "heat3d 1152x1536x1728" "$work/heat.big" ${HEAT_STEPS:-128} 8G "${HEAT_EXTRA:-}"
+    # Every step count the 3-D kernels have (4).
+    depths "heat3d 1152x1536x1728" "$work/heat.big" ${HEAT_STEPS:-128} ${HEAT_DEPTHS:-4} 8 $((1152 * 1536 * 1728))
+fi
+if [[ $parts == *depth* ]]; then
+    # Only the step-count sweeps of the parts jacobi and heat (in-core, traced), on grids
+    # that fit the GPU, for a short call: BENCH_PARTS=depth.
+    # DEPTH_JACOBI="X Y" and DEPTH_HEAT="NX NY NZ" change the grids (bench/dry-run.sh: tiny ones).
+    read -r jx jy <<<"${DEPTH_JACOBI:-49152 61440}"
+    read -r hx hy hz <<<"${DEPTH_HEAT:-1152 1536 1728}"
+    echo "== fused step counts, in-core: Jacobi-2D $jx x $jy and heat-3D $hx x $hy x $hz, float ==" | tee -a "$table"
+    nvcc $nvflags -DX=$jx -DY=$jy $(cuda_sources bench/gen/jacobi2d) -o "$work/jacobi.depth" &
+    nvcc $nvflags -DNX=$hx -DNY=$hy -DNZ=$hz $(cuda_sources bench/gen/heat3d) -o "$work/heat.depth" &
+    wait
+    depths "jacobi2d ${jx}x$jy" "$work/jacobi.depth" ${JACOBI_STEPS:-128} ${JACOBI_DEPTHS:-8} 8 $((jx * jy))
+    depths "heat3d ${hx}x${hy}x$hz" "$work/heat.depth" ${HEAT_STEPS:-128} ${HEAT_DEPTHS:-4} 8 $((hx * hy * hz))
 fi
 if [[ $parts == *huge* ]]; then
     echo "== Jacobi-2D float, 86016 x 122880 (2 arrays, 84.6 GB > the GPU's 80 GB), no budget set ==" | tee -a "$table"
@@ -563,7 +618,8 @@ if [[ $parts == *opencl* ]]; then
     # The OpenCL target on the GPU through NVIDIA's OpenCL (OPENCL_PLATFORM, default NVIDIA;
     # `clinfo -l` lists it beside PoCL): (a) every example's OpenCL translation, built with
     # the printed line (cc ... -lOpenCL -lm), against the CPU original for each schedule, bit
-    # for bit; (b) `tpace run --target opencl` on every example; (c) the paper's benchmarks at
+    # for bit; (b) `tpace run --target opencl` on every example; (c) the paper's benchmarks, written in its
+    # #pragma stencil dialect (tests/fixtures/stencil/), at
     # its sizes (Table 5: heat 1-D 4194304, 2-D 2048 x 2048, 3-D 256^3, Himeno 256 x 128 x 128,
     # float): `tpace tune --target opencl`, every power-of-two work group (x at least
     # OPENCL_MIN_X, default 16: narrower groups waste warps; OPENCL_MIN_X=1 for all of them)
@@ -657,16 +713,18 @@ if [[ $parts == *opencl* ]]; then
         grep -E '^chosen:|stopped|stayed' "$res/plan-cl-$label.txt" | tee -a "$table"
         tail -8 "$res/tune-cl-$label.txt" | tee -a "$table"
     }
+    # The benchmarks as the paper writes them, in its #pragma stencil dialect (Fig. 5).
+    st=tests/fixtures/stencil
     if [[ ${OPENCL_SIZES:-paper} == tiny ]]; then
-        tune_cl heat1d bench/gen/cl-heat1d/source.c 20 4096 1 1 --set NX=4096
-        tune_cl heat2d bench/gen/cl-heat2d/source.c 20 64 48 1 --set NX=64 --set NY=48
-        tune_cl heat3d examples/heat3d.c 8 16 12 10 --set NX=10 --set NY=12 --set NZ=16
-        tune_cl himeno examples/himeno.c 4 16 8 8 --set MIMAX=8 --set MJMAX=8 --set MKMAX=16
+        tune_cl heat1d $st/heat1d.c 20 4096 1 1 --set N=4096
+        tune_cl heat2d $st/heat2d.c 20 64 48 1 --set NX=64 --set NY=48
+        tune_cl heat3d $st/heat3d.c 8 16 12 10 --set NX=16 --set NY=12 --set NZ=10
+        tune_cl himeno $st/himeno.c 4 16 8 8 --set MIMAX=8 --set MJMAX=8 --set MKMAX=16
     else
-        tune_cl heat1d bench/gen/cl-heat1d/source.c ${HEAT1D_STEPS:-1000} 4194304 1 1 --set NX=4194304
-        tune_cl heat2d bench/gen/cl-heat2d/source.c ${HEAT2D_STEPS:-400} 2048 2048 1 --set NX=2048 --set NY=2048
-        tune_cl heat3d examples/heat3d.c ${HEAT3D_STEPS:-100} 256 256 256 --set NX=256 --set NY=256 --set NZ=256
-        tune_cl himeno examples/himeno.c ${HIMENO_CL_STEPS:-100} 256 128 128 --set MIMAX=128 --set MJMAX=128 --set MKMAX=256
+        tune_cl heat1d $st/heat1d.c ${HEAT1D_STEPS:-1000} 4194304 1 1 --set N=4194304
+        tune_cl heat2d $st/heat2d.c ${HEAT2D_STEPS:-400} 2048 2048 1 --set NX=2048 --set NY=2048
+        tune_cl heat3d $st/heat3d.c ${HEAT3D_STEPS:-100} 256 256 256 --set NX=256 --set NY=256 --set NZ=256
+        tune_cl himeno $st/himeno.c ${HIMENO_CL_STEPS:-100} 256 128 128 --set MIMAX=128 --set MJMAX=128 --set MKMAX=256
     fi
     ratios=$(grep -h '^ratio model pick / best measured: ' "$res"/tune-cl-*.txt | awk '{print $7}')
     if [[ -n $ratios ]]; then

@@ -711,10 +711,11 @@ fn a_folded_temporary_keeps_its_faces_on_a_3d_grid() {
 /// and 3), every fused kernel instance the translation prints compiles, holds no
 /// static shared memory (its rows are in dynamic shared memory, sized at the
 /// launch), and nvcc reports no spill stores or loads for the instances of 2-D grids
-/// (capped by their rings' registers) and those of 3-D grids up to their default step
-/// count (two); beyond it (only run when `TPACE_FUSE` asks) a 3-D instance may spill
-/// (two blocks of 128 registers that spill a little ran faster on the H100 than one
-/// block that does not: `tile_blocks` in src/back/cuda/fused.rs).
+/// (capped by their rings' registers) up to four steps and those of 3-D grids up to
+/// their default step count (two); beyond (2-D rows of five to eight steps, 3-D tiles
+/// past two) an instance may spill a little (two blocks of 128 registers that spill a
+/// little ran faster on the H100 than one block that does not: `tile_blocks` in
+/// src/back/cuda/fused.rs; the 2-D rows' bounds in `kernel` there).
 #[test]
 fn fused_kernels_do_not_spill_registers() {
     let Some(nvcc) = nvcc() else { return };
@@ -751,7 +752,7 @@ fn fused_kernels_do_not_spill_registers() {
                 continue;
             }
             instances += 1;
-            let steps = (2..=4)
+            let steps = (2..=tpace::plan::MAX_FUSED_STEPS)
                 .find(|t| line.contains(&format!("fusedILi{t}E")))
                 .unwrap_or_else(|| panic!("{name}: no step count in {line}"));
             let spills = lines.get(i + 1).copied().unwrap_or_default();
@@ -760,7 +761,7 @@ fn fused_kernels_do_not_spill_registers() {
                 usage.contains("Used ") && !usage.contains("smem"),
                 "{name}: static shared memory in a fused kernel: {line}\n{usage}"
             );
-            if rank == 3 && steps > fusion.default_steps {
+            if (rank == 3 && steps > fusion.default_steps) || (rank == 2 && steps > 4) {
                 continue;
             }
             assert!(
@@ -789,6 +790,150 @@ fn fused_kernels_do_not_spill_registers() {
             "{name} did not fuse: {checked:?}"
         );
     }
+}
+
+/// Every step count a fused kernel has, forced with `TPACE_FUSE` from 1 to the
+/// translation's most (8 for 2-D rows, 4 for 3-D tiles), runs bit for bit on the
+/// emulation: float and double, halos of 1 to 3, 2-D and 3-D, 13 steps (not a
+/// multiple of most counts, so the last steps of a block run one kernel each), in
+/// device memory, as mmtb chunks narrower than a hand-over strip (at 8 steps a
+/// Jacobi-2D strip holds 21 planes, a chunk 4), with k below and above the count,
+/// and as mm. Where the plan fuses (in-core, wide mmtb chunks), the run reports
+/// the count asked for; one more than the most is refused in words naming the
+/// values to use.
+#[test]
+fn fused_kernels_match_at_every_depth() {
+    let tc = Toolchain::detect();
+    let steps = 13;
+    let mut deepest = std::collections::BTreeMap::new();
+    // Each program with its planes along the cut axis.
+    for (name, rows) in [
+        ("examples/jacobi2d.c", 1000),
+        ("tests/fixtures/layouts/heat2d_asym.c", 59),
+        ("tests/fixtures/layouts/star2d_halo3.c", 47),
+        ("examples/heat3d.c", 96),
+        ("tests/fixtures/layouts/heat3d_double.c", 23),
+        ("tests/fixtures/layouts/heat3d_star13_double.c", 21),
+        ("tests/fixtures/layouts/heat3d_star19.c", 21),
+    ] {
+        let dir = tempfile::tempdir().expect("scratch folder");
+        let compiled = compile(&program_path(name));
+        let seq = example_reference(name, &tc, dir.path(), steps);
+        let translation = driver::translate(&compiled, Target::Cuda).expect("translates");
+        let fusion = compiled.stages[0].plan.fusion.clone().expect("fuses");
+        let built = build_ok(
+            &tc,
+            &translation,
+            dir.path(),
+            "fused",
+            Flavour::CudaEmulation,
+        );
+        for t in 1..=fusion.max_steps {
+            let configs = [
+                (params("incore", steps, rows, 1), true),
+                (params("mmtb", 8, non_divisor(rows, rows / 3 + 1), 3), true),
+                (params("mmtb", steps, 4, 2), false),
+                (params("mmtb", 5, non_divisor(rows, 7), 4), false),
+                (params("mm", 6, non_divisor(rows, rows / 4 + 1), 2), false),
+            ];
+            for (p, fuses) in &configs {
+                let fuse = t.to_string();
+                let got = run_with(
+                    &built.binary,
+                    steps,
+                    p,
+                    &[
+                        seed(u64::from(t)),
+                        vec![("TPACE_FUSE".into(), fuse.clone())],
+                    ]
+                    .concat(),
+                    &dir.path().join("d.dump"),
+                );
+                assert_eq!(
+                    first_difference(&seq.dump, &got.dump),
+                    None,
+                    "{name}: TPACE_FUSE={t} {p:?}"
+                );
+                if *fuses {
+                    assert_eq!(
+                        got.report.get("fuse").map(String::as_str),
+                        Some(fuse.as_str()),
+                        "{name} {p:?}: {}",
+                        got.stderr
+                    );
+                }
+            }
+        }
+        // One step more than the kernels have: refused before anything runs.
+        let over = fusion.max_steps + 1;
+        let e = driver::run::execute(
+            &built.binary,
+            &[steps.to_string()],
+            &[("TPACE_FUSE".into(), over.to_string())],
+            &dir.path().join("f.dump"),
+        )
+        .map(|e| e.stderr)
+        .expect_err("a TPACE_FUSE beyond the kernels must be refused")
+        .0;
+        let most = fusion.max_steps;
+        assert!(
+            e.contains(&format!("TPACE_FUSE={over}")) && e.contains(&format!("from 1 to {most}")),
+            "{name}: {e}"
+        );
+        deepest.insert(fusion.block.len() + 1, most);
+    }
+    assert_eq!(
+        deepest.into_iter().collect::<Vec<_>>(),
+        vec![
+            (2, tpace::plan::MAX_FUSED_STEPS),
+            (3, tpace::plan::TILE_MAX_STEPS)
+        ]
+    );
+}
+
+/// Eight steps of Jacobi-2D (the deepest 2-D kernel) need 16512 bytes of shared
+/// memory a block: on a device that gives a block 12000, `TPACE_FUSE=8` is
+/// refused in words naming the most that fits (five steps), and without
+/// `TPACE_FUSE` the model chooses among the counts that fit.
+#[test]
+fn a_too_deep_tpace_fuse_is_refused_with_the_count_that_fits() {
+    let tc = Toolchain::detect();
+    let dir = tempfile::tempdir().expect("scratch folder");
+    let compiled = compile(&program_path("jacobi2d.c"));
+    let fusion = compiled.stages[0].plan.fusion.clone().expect("fuses");
+    assert_eq!(fusion.shared_bytes(8), 16512);
+    assert_eq!(fusion.shared_bytes(5), 10320);
+    let translation = driver::translate(&compiled, Target::Cuda).expect("translates");
+    let built = build_ok(&tc, &translation, dir.path(), "j", Flavour::CudaEmulation);
+    let small = ("TPACE_EMU_SHARED".to_string(), "12000".to_string());
+    let e = driver::run::execute(
+        &built.binary,
+        &["5".into()],
+        &[("TPACE_FUSE".into(), "8".into()), small.clone()],
+        &dir.path().join("f.dump"),
+    )
+    .map(|e| e.stderr)
+    .expect_err("TPACE_FUSE=8 must be refused")
+    .0;
+    assert!(
+        e.contains(
+            "TPACE_FUSE=8: the fused kernel needs 16512 bytes of shared memory a block for 8 steps, \
+             and this device gives a block at most 12000: set TPACE_FUSE to 5 or less"
+        ),
+        "{e}"
+    );
+    // The model's own choice on that device: a count that fits, bit for bit.
+    let seq = example_reference("jacobi2d.c", &tc, dir.path(), 5);
+    let got = run_with(
+        &built.binary,
+        5,
+        &Params::default(),
+        &[small],
+        &dir.path().join("m.dump"),
+    );
+    assert_eq!(first_difference(&seq.dump, &got.dump), None);
+    let fuse: u32 = got.report["fuse"].parse().unwrap();
+    assert!(fuse <= 5, "{}", got.stderr);
 }
 
 /// `tests/fixtures/layouts/{name}`.
@@ -969,7 +1114,9 @@ fn the_profiles_shared_memory_bounds_the_fused_kernels() {
     assert!(!small.main.contains("tpace_p1_sweep1_fused<4>"));
     assert!(!small.main.contains("cudaFuncSetAttribute(tpace_p1"));
     assert!(host.contains("shape.fuse_max = 3;"), "{host}");
-    assert!(host.contains("fuse_shared[TPACE_FUSE_MAX + 1] = {0, 0, 32768, 49152, 0};"));
+    assert!(
+        host.contains("fuse_shared[TPACE_FUSE_MAX + 1] = {0, 0, 32768, 49152, 0, 0, 0, 0, 0};")
+    );
     let none = driver::translate_for(&compiled, Target::Cuda, &with_shared(16 * 1024), false)
         .expect("translates");
     assert!(!none.main.contains("tpace_p1_sweep1_fused"));

@@ -1830,6 +1830,49 @@ fn a_macro_that_reaches_a_listed_array_without_being_one_access() {
 }
 
 #[test]
+fn a_macro_that_reads_an_unlisted_array() {
+    // The kernels keep a macro's text: an array behind it would be the host's.
+    let source = good_with(
+        "static float work[X][Y];\n",
+        "static float work[X][Y];\nstatic float mask[X][Y];\n#define MASKED(x, y) (mask[x][y] * 0.5f)\n",
+    )
+    .replacen(
+        "work[x][y] = (a[x - 1][y] + a[x + 1][y] + a[x][y - 1] + a[x][y + 1]) / 4.0f;",
+        "work[x][y] = (a[x - 1][y] + a[x + 1][y]) * MASKED(x, y);",
+        1,
+    );
+    let diags = expect_in(
+        "masked.c",
+        &source,
+        Expected {
+            message: "the macro `MASKED` reads `mask`, which the pipeline does not list, in its definition",
+            line: 20,
+            col: 60,
+            at: "MASKED(x, y)",
+            count: 1,
+        },
+    );
+    assert!(
+        diags[0].label.contains("(mask[x][y] * 0.5f)"),
+        "{}",
+        diags[0].label
+    );
+    assert!(
+        diags[0].help.contains("targetin(mask)"),
+        "{}",
+        diags[0].help
+    );
+    // A number behind a macro is passed by value instead: the same program with a
+    // scalar there compiles, and its kernels take the scalar.
+    let scalar = source
+        .replacen("static float mask[X][Y];", "static float mask = 2.0f;", 1)
+        .replacen("(mask[x][y] * 0.5f)", "(mask * 0.5f)", 1);
+    let compiled = driver::compile_source("scalar.c", &scalar).expect("a scalar behind a macro");
+    let scalars = &compiled.program.pipelines[0].body[0].scalars;
+    assert!(scalars.iter().any(|s| s.name == "mask"), "{scalars:?}");
+}
+
+#[test]
 fn a_flat_stride_that_is_not_the_grids() {
     let source = good_with("static float a[X][Y];", "static float *a;")
         .replacen(

@@ -145,11 +145,12 @@ fn harness(cases: &[Case]) -> String {
             "    {{\n        const tpace_model_run w = {{{n}ULL, {plane}ULL, {steps}ULL}};\n\
              \x20       tpace_u128 cap = ((tpace_u128){hi}ULL << 64) | {lo}ULL;\n\
              \x20       clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);\n\
-             \x20       r = tpace_model_choose_fused(&m{i}, &w, cap, -1, 0, 0, 0, 0);\n\
+             \x20       r = tpace_model_choose_fused(&m{i}, &w, cap, -1, 0, 0, 0, 0, TPACE_MC_FUSE_MAX);\n\
              \x20       clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t1);\n\
-             \x20       printf(\"%d %d %llu %llu %llu %.17g %llu %llu %.9f\\n\", r.found, r.best.schedule, r.best.k, \
+             \x20       printf(\"%d %d %llu %llu %llu %.17g %llu %llu %.9f %llu\\n\", r.found, r.best.schedule, r.best.k, \
              r.best.b, r.best.streams, r.seconds, (unsigned long long)(r.device_bytes >> 64), \
-             (unsigned long long)r.device_bytes, (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));\n\
+             (unsigned long long)r.device_bytes, (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec), \
+             r.fuse);\n\
              \x20   }}",
             n = case.w.n,
             plane = case.w.plane,
@@ -227,13 +228,24 @@ fn the_c_search_picks_what_the_rust_search_picks() {
                 );
                 let bytes = (f[6].parse::<u128>().unwrap() << 64) | f[7].parse::<u128>().unwrap();
                 assert_eq!(bytes, b.device_bytes, "{label}");
+                // The steps per kernel the search chose among every count the kernels
+                // have (where the plan fuses at all: naive ignores the count, so there
+                // the first count tried wins the tie in both).
+                if b.fuse > 1 {
+                    assert_eq!(f[9], b.fuse.to_string(), "{label}: steps per kernel");
+                    kinds.insert(if b.fuse == 4 {
+                        "fused 4"
+                    } else {
+                        "fused, not 4"
+                    });
+                }
                 kinds.insert(c.schedule.name());
             }
         }
         slowest = slowest.max(f[8].parse().unwrap());
     }
     // The cases reach every schedule and a cap nothing fits under.
-    for kind in ["incore", "naive", "mm", "mmtb"] {
+    for kind in ["incore", "naive", "mm", "mmtb", "fused 4", "fused, not 4"] {
         assert!(kinds.contains(kind), "no case picks {kind}: {kinds:?}");
     }
     // A program searches once at start-up: it must cost next to nothing (CPU time, so

@@ -224,3 +224,48 @@ pub fn offset_text(o: i64) -> String {
         o => format!(" - {}", -o),
     }
 }
+
+/// How a kernel language marks a variable that may go unused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MaybeUnused {
+    /// `__attribute__((unused)) int j = ...;` (CUDA: nvcc warns on `(void)j` too).
+    Attribute,
+    /// `int j = ...; (void)j;` (OpenCL C).
+    VoidCast,
+}
+
+/// The declaration of a sweep's index variable in a kernel, `TY VAR = (TY)VALUE;`
+/// (no newline), or `None` where `body` does not mention `var`. When the body
+/// calls one of the program's function-like macros, the mention may be an
+/// argument the macro drops (`#define W(i, j) w0 * (i)`): the variable is
+/// marked as maybe unused, so that the kernel compiles without a warning.
+pub fn index_declaration(
+    program: &Program,
+    body: &str,
+    (ty, var, value): (&str, &str, &str),
+    unused: MaybeUnused,
+) -> Option<String> {
+    if !mentions(body, var) {
+        return None;
+    }
+    let plain = format!("{ty} {var} = ({ty}){value};");
+    if !calls_a_macro(body, &program.user_macros) {
+        return Some(plain);
+    }
+    Some(match unused {
+        MaybeUnused::Attribute => format!("__attribute__((unused)) {plain}"),
+        MaybeUnused::VoidCast => format!("{plain} (void){var};"),
+    })
+}
+
+/// Whether C text calls one of `macros` (`NAME(`, blanks allowed before the parenthesis).
+fn calls_a_macro(text: &str, macros: &[String]) -> bool {
+    let is_ident = |c: char| c == '_' || c.is_ascii_alphanumeric();
+    macros.iter().any(|m| {
+        text.match_indices(m.as_str()).any(|(at, _)| {
+            let before = text[..at].chars().next_back();
+            let after = text[at + m.len()..].trim_start();
+            !before.is_some_and(is_ident) && after.starts_with('(')
+        })
+    })
+}

@@ -424,11 +424,11 @@ pub fn tune(
     };
     if let Some(bad) = ts
         .iter()
-        .find(|t| **t == 0 || **t > u64::from(crate::plan::MAX_FUSED_STEPS))
+        .find(|t| **t == 0 || **t > u64::from(crate::plan::CHOSEN_MAX_STEPS))
     {
         return Err(fail(format!(
             "--t {bad}: T is from 1 to {}",
-            crate::plan::MAX_FUSED_STEPS
+            crate::plan::CHOSEN_MAX_STEPS
         )));
     }
     let x_first: Vec<u64> = extents.iter().rev().copied().collect();

@@ -130,11 +130,24 @@ pub fn lower<'a>(compiled: &'a Compiled, options: &Options<'_>) -> Result<Lowere
                 names::cxx_keyword_names(unit.pipeline, sweep, &unit.program.source).is_empty()
             });
         // ... and only for the step counts whose shared memory the machine has.
+        // A target that chooses its steps per kernel itself has kernels of up to
+        // plan::CHOSEN_MAX_STEPS steps.
         let fusion = fuses
             .then(|| crate::model::workload::fusion_on(unit, options.profile))
-            .flatten();
-        let model =
-            crate::model::cmodel::program_model(unit, options.profile, fuses, &names.model())?;
+            .flatten()
+            .and_then(|f| {
+                if options.steps_hook {
+                    f.capped(crate::plan::CHOSEN_MAX_STEPS)
+                } else {
+                    Some(f)
+                }
+            });
+        let model = crate::model::cmodel::program_model(
+            unit,
+            options.profile,
+            fusion.as_ref(),
+            &names.model(),
+        )?;
         pipelines.push(LoweredPipeline {
             unit,
             inputs: inputs::definition(unit, &names),

@@ -109,6 +109,10 @@ pub fn initializer(w: &Workload, m: &Machine) -> String {
         "    {}ULL, /* steps one kernel advances */\n",
         w.fuse
     ));
+    out.push_str(&format!(
+        "    {}ULL, /* most steps the fused kernels advance */\n",
+        w.fuse_max
+    ));
     let overheads: Vec<String> = w.fuse_overhead.iter().map(|o| c_double(*o)).collect();
     out.push_str(&format!(
         "    {{{}}}, /* fused kernels: points computed per point kept, per step count */\n",
@@ -158,22 +162,19 @@ pub fn initializer(w: &Workload, m: &Machine) -> String {
 }
 
 /// The file-scope definition of the `tpace_model` called `name` for one pipeline
-/// on `profile`, with a comment naming the profile; `fuses`: whether the
-/// target's kernels advance several steps each.
+/// on `profile`, with a comment naming the profile; `fusion`: the fused
+/// kernels the target prints (`None`: one step per kernel).
 pub fn program_model(
     unit: Unit<'_>,
     profile: &Profile,
-    fuses: bool,
+    fusion: Option<&crate::plan::Fusion>,
     name: &str,
 ) -> Result<String, String> {
     let machine = Machine::from_profile(profile)?;
     let rank = unit.pipeline.grid.rank();
     // The coefficients do not depend on the extents; the run supplies its own.
-    let fusion = fuses
-        .then(|| super::workload::fusion_on(unit, profile))
-        .flatten();
-    let w = Workload::from_unit(unit, &vec![1; rank], 0)?
-        .with_fusion(fusion.as_ref(), &unit.pipeline.arrays);
+    let w =
+        Workload::from_unit(unit, &vec![1; rank], 0)?.with_fusion(fusion, &unit.pipeline.arrays);
     let description: String = profile.description.replace("*/", "* /");
     Ok(format!(
         "/* The performance model's figures for this pipeline, planned for machine profile {profile} \

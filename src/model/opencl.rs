@@ -10,7 +10,7 @@
 //! and T halos into local memory and advances T steps there) only where the
 //! plan fuses steps (`plan::Fusion`: each step one star-shaped sweep and a
 //! copy run as a swap, in 2 or 3 dimensions); the runtime groups at most
-//! `plan::MAX_FUSED_STEPS` steps (fewer where the machine's shared memory
+//! `plan::CHOSEN_MAX_STEPS` steps (fewer where the machine's shared memory
 //! holds fewer of the CUDA target's fused kernels: `workload::fusion_on`, which
 //! the lowering applies to every target). Elsewhere T is 1: the algorithm still
 //! shapes the work groups of the one-step kernels.
@@ -24,7 +24,9 @@ use std::fmt::Write;
 /// Most steps one OpenCL kernel of `unit` advances on `profile`'s machine: the
 /// fused groups the lowering gives it (`workload::fusion_on`), else 1.
 pub fn max_steps(unit: Unit<'_>, profile: &Profile) -> u64 {
-    super::workload::fusion_on(unit, profile).map_or(1, |f| u64::from(f.max_steps))
+    super::workload::fusion_on(unit, profile).map_or(1, |f| {
+        u64::from(f.max_steps.min(crate::plan::CHOSEN_MAX_STEPS))
+    })
 }
 
 /// Why a pipeline's kernels advance one step each, in words (None: they may fuse).

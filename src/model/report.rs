@@ -85,7 +85,9 @@ pub fn plan_report(
         .with_fusion(fusion.as_ref(), &unit.pipeline.arrays);
     // A target that chooses its steps per kernel itself (OpenCL's T): kernels of that many.
     match (request.fuse_steps, &fusion) {
-        (Some(t), Some(f)) if t > 1 => w.fuse = t.min(u64::from(f.max_steps)),
+        (Some(t), Some(f)) if t > 1 => {
+            w.fuse = t.min(u64::from(f.max_steps.min(crate::plan::CHOSEN_MAX_STEPS)))
+        }
         (Some(_), _) => w = w.with_fusion(None, &unit.pipeline.arrays),
         (None, _) => {}
     }
@@ -106,7 +108,7 @@ pub fn plan_report(
     header(&mut out, unit, profile, &w, &extents, choice.cap);
     best(&mut out, &w, &machine, &choice.best, choice.cap);
     alternatives(&mut out, &choice);
-    footer(&mut out, profile, &choice, elapsed.as_secs_f64());
+    footer(&mut out, profile, &w, &choice, elapsed.as_secs_f64());
     Ok(out)
 }
 
@@ -423,8 +425,15 @@ fn alternatives(out: &mut String, choice: &Choice) {
     }
 }
 
-fn footer(out: &mut String, profile: &Profile, choice: &Choice, seconds: f64) {
+fn footer(out: &mut String, profile: &Profile, w: &Workload, choice: &Choice, seconds: f64) {
     let c = choice.best.config;
+    // With all four set the program asks the model nothing: a step count per kernel
+    // other than the program's default must be set too.
+    let fuse = if w.fuse > 1 && choice.best.fuse != w.fuse {
+        format!(" TPACE_FUSE={}", choice.best.fuse)
+    } else {
+        String::new()
+    };
     let known = crate::plan::Schedule::ALL
         .iter()
         .any(|s| s.name() == c.schedule.name());
@@ -432,7 +441,7 @@ fn footer(out: &mut String, profile: &Profile, choice: &Choice, seconds: f64) {
     if known {
         let _ = writeln!(
             out,
-            "run it with: TPACE_SCHEDULE={} TPACE_K={} TPACE_CHUNK={} TPACE_STREAMS={}",
+            "run it with: TPACE_SCHEDULE={} TPACE_K={} TPACE_CHUNK={} TPACE_STREAMS={}{fuse}",
             c.schedule.name(),
             c.k,
             c.b,

@@ -14,6 +14,7 @@ use super::predict::{
     Config, Machine, Prediction, Schedule, device_bytes, normalise, predict_streams,
 };
 use super::workload::Workload;
+use crate::plan::MAX_FUSED_STEPS;
 
 /// The choice: the best plan and the next best ones.
 #[derive(Debug, Clone)]
@@ -85,9 +86,10 @@ fn keep_best(top: &mut Vec<Prediction>, p: Prediction, keep: usize) {
 
 /// Choose the fastest plan under `cap` bytes of device memory (the
 /// profile's memory when `cap` is None; no limit when neither is known).
-/// Where the kernels can advance several steps each, plans with one step per
-/// kernel compete too (fused kernels cost strips of device memory and recompute
-/// their tiles' halos); the fused plan wins ties.
+/// Where the kernels can advance several steps each, plans with every step
+/// count the kernels have and with one step per kernel compete (fused kernels
+/// cost strips of device memory and recompute their tiles' halos, more the
+/// deeper they fuse); ties go as [`depths`] lists the counts.
 pub fn choose(w: &Workload, m: &Machine, cap: Option<u128>) -> Result<Choice, String> {
     choose_fused(w, m, cap, &k_candidates(w.steps), &Schedule::ALL)
 }
@@ -101,29 +103,38 @@ pub fn choose_fused(
     ks: &[u64],
     schedules: &[Schedule],
 ) -> Result<Choice, String> {
-    let fused = choose_among(w, m, cap, ks, schedules);
+    let mut best: Option<Result<Choice, String>> = None;
+    for fuse in depths(w) {
+        let got = choose_among(&Workload { fuse, ..w.clone() }, m, cap, ks, schedules);
+        best = Some(match (best, got) {
+            (None, got) => got,
+            (Some(Ok(b)), Ok(g)) => Ok(if faster(&g.best, &b.best).is_lt() {
+                g
+            } else {
+                b
+            }),
+            (Some(Ok(b)), Err(_)) => Ok(b),
+            (Some(Err(_)), got) => got,
+        });
+    }
+    best.expect("at least one step count")
+}
+
+/// The steps per kernel the search tries, in the order ties go: the workload's
+/// own (`fuse`), then every other count its fused kernels have, from
+/// `fuse_max` down to 2, then one step per kernel (the runtime's
+/// `tpace_model_choose_fused`). The deeper a kernel fuses, the fewer times its
+/// tile passes through device memory and the more halo columns and rows it
+/// computes again (`fuse_overhead`, [`super::predict::fuse_row_overhead`]).
+pub fn depths(w: &Workload) -> Vec<u64> {
     if w.fuse <= 1 {
-        return fused;
+        return vec![w.fuse];
     }
-    let single = choose_among(
-        &Workload {
-            fuse: 1,
-            ..w.clone()
-        },
-        m,
-        cap,
-        ks,
-        schedules,
-    );
-    match (fused, single) {
-        (Ok(f), Ok(s)) => Ok(if faster(&s.best, &f.best).is_lt() {
-            s
-        } else {
-            f
-        }),
-        (Ok(f), Err(_)) => Ok(f),
-        (Err(_), s) => s,
-    }
+    let most = w.fuse_max.min(u64::from(MAX_FUSED_STEPS));
+    std::iter::once(w.fuse)
+        .chain((2..=most).rev().filter(|t| *t != w.fuse))
+        .chain(std::iter::once(1))
+        .collect()
 }
 
 /// [`choose`] for the workload's own number of steps per kernel only (what
@@ -299,6 +310,86 @@ mod tests {
             e.contains("smallest needs") && e.contains("cap is 1.00 kB"),
             "{e}"
         );
+    }
+
+    /// The search tries the workload's own step count first, then every other
+    /// one its fused kernels have from the deepest down, then one; it picks the
+    /// fastest of them, and a deeper kernel wins once its halo work costs less
+    /// than the device-memory passes it saves.
+    #[test]
+    fn the_plan_chooses_the_steps_per_kernel() {
+        let mut w = jacobi(48_000, 48_000, 128);
+        (w.fuse, w.fuse_max, w.strip_elem_bytes) = (4, 8, 4);
+        // Jacobi-2D's 256-wide rows: 2 t of every 256 columns are halo.
+        (w.fuse_overhead, w.fuse_keep) = (vec![1.0; 9], vec![1; 9]);
+        for t in 2..=8u64 {
+            w.fuse_overhead[t as usize] = 256.0 / (256.0 - 2.0 * t as f64);
+            w.fuse_keep[t as usize] = 256 - 2 * t;
+        }
+        assert_eq!(depths(&w), vec![4, 8, 7, 6, 5, 3, 2, 1]);
+        assert_eq!(
+            depths(&Workload {
+                fuse: 1,
+                ..w.clone()
+            }),
+            vec![1]
+        );
+        let mut m = h100();
+        // The bandwidth figures' path: no measured kernel times.
+        let measured = std::mem::take(&mut m.kernels);
+        let pick = |m: &Machine, w: &Workload| {
+            let c = choose(w, m, None).unwrap();
+            let each: Vec<f64> = depths(w)
+                .iter()
+                .map(|t| {
+                    choose_at(
+                        &Workload {
+                            fuse: *t,
+                            ..w.clone()
+                        },
+                        m,
+                        None,
+                    )
+                    .unwrap()
+                    .best
+                    .total_s
+                })
+                .collect();
+            let least = each.iter().copied().fold(f64::INFINITY, f64::min);
+            assert_eq!(c.best.total_s, least, "{each:?}");
+            c.best.fuse
+        };
+        // Bound by device memory alone (no floor per point computed): the deepest wins.
+        m.fused_point_s = 0.0;
+        assert_eq!(pick(&m, &w), 8);
+        // A floor per point computed above what memory costs at two steps (16 B a
+        // point and step at 2008 GB/s: 4 ps at two steps): the least halo work wins;
+        // between the two, where they cross.
+        m.fused_point_s = 5e-12;
+        assert_eq!(pick(&m, &w), 2);
+        m.fused_point_s = 3e-12;
+        assert_eq!(pick(&m, &w), 3);
+        // Measured kernel times per depth ([[kernels]]) decide instead, wherever the
+        // profile has them: the fastest measured depth wins.
+        let figure = |fuse: u64, ps: f64| crate::model::profile::KernelFigure {
+            elem: "float".into(),
+            shape: "2d-r1".into(),
+            fuse,
+            ps,
+            bytes: w.bytes_per_point,
+            rows: 1536,
+            kind: crate::model::profile::Provenance::Measured,
+            source: "test".into(),
+        };
+        assert!(!measured.is_empty(), "the bundled h100 has [[kernels]]");
+        m.kernels = (1..=8)
+            .map(|t| figure(t, if t == 5 { 0.5 } else { 3.0 }))
+            .collect();
+        assert_eq!(pick(&m, &w), 5);
+        m.kernels = (1..=8)
+            .map(|t| figure(t, if t == 1 { 0.5 } else { 3.0 }))
+            .collect();
+        assert_eq!(pick(&m, &w), 1);
     }
 
     #[test]

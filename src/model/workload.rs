@@ -106,6 +106,9 @@ pub struct Workload {
     pub extra_bytes_per_point: u64,
     /// Steps one kernel advances (two-level blocking; 1: one step per kernel).
     pub fuse: u64,
+    /// Most steps the fused kernels may advance (1: no fused kernels); the plan
+    /// search tries every count from 2 to this ([`super::search::depths`]).
+    pub fuse_max: u64,
     /// Per fused step count F (index F; 1.0 at 0 and 1): points a block of a fused
     /// kernel computes for every point it keeps (its halo columns are its neighbours').
     pub fuse_overhead: Vec<f64>,
@@ -182,6 +185,7 @@ impl Workload {
             upload_above: u64::try_from(unit.plan.skew.above()).unwrap_or(0),
             extra_bytes_per_point: unit.plan.swap.map_or(0, |sw| p.arrays[sw.dst].elem.bytes()),
             fuse: 1,
+            fuse_max: 1,
             fuse_overhead: vec![1.0; MAX_FUSED_STEPS as usize + 1],
             strip_elem_bytes: 0,
             fuse_keep: vec![1; MAX_FUSED_STEPS as usize + 1],
@@ -202,11 +206,13 @@ impl Workload {
     /// whose kernels advance one step each).
     pub fn with_fusion(mut self, fusion: Option<&Fusion>, arrays: &[crate::ir::Array]) -> Workload {
         self.fuse = 1;
+        self.fuse_max = 1;
         self.fuse_overhead = vec![1.0; MAX_FUSED_STEPS as usize + 1];
         self.strip_elem_bytes = 0;
         self.fuse_keep = vec![1; MAX_FUSED_STEPS as usize + 1];
         if let Some(f) = fusion {
             self.fuse = u64::from(f.default_steps);
+            self.fuse_max = u64::from(f.max_steps);
             for t in 2..=f.max_steps {
                 self.fuse_overhead[t as usize] = f.overhead(t);
                 self.fuse_keep[t as usize] = f.keep(t);

@@ -16,8 +16,22 @@ use crate::analysis::Facts;
 use crate::ir::{AccessKind, Pipeline, Program, ScalarRole};
 
 /// Most steps one fused kernel may advance (the generated kernels are
-/// instantiated for 2 ..= [`Fusion::max_steps`], at most this many).
-pub const MAX_STEPS: u32 = 4;
+/// instantiated for 2 ..= [`Fusion::max_steps`], at most this many; the
+/// runtime's `TPACE_FUSE_MAX`). 2-D row kernels go this deep: eight steps of
+/// Jacobi-2D recompute 16 of a block's 256 columns and keep 9 rings of 3
+/// values in registers.
+pub const MAX_STEPS: u32 = 8;
+
+/// Most steps a 3-D tile kernel advances: a 32 x 32 tile keeps 24 x 24 of its
+/// columns at four steps of reach 1 (1.78 points computed per point kept), 16 x
+/// 16 at eight (4.0), and its rings, `(T + 1) · 3 · 4` registers a thread at
+/// reach 1, leave two blocks a multiprocessor at four steps, one at eight.
+pub const TILE_MAX_STEPS: u32 = 4;
+
+/// Most steps a kernel advances for a target that chooses its steps per kernel
+/// itself (OpenCL's tiled kernels, sized by the evolution-vector model): its
+/// kernels and model stop at four.
+pub const CHOSEN_MAX_STEPS: u32 = 4;
 
 /// Shared memory a CUDA block may use without asking (48 KiB on every device
 /// since compute capability 2.0): static shared memory stops there, and
@@ -90,6 +104,16 @@ impl Fusion {
             self.tile().iter().map(|t| u64::from(*t)).product()
         };
         2 * u64::from(steps) * row * self.elem_bytes
+    }
+
+    /// The fusion with at most `most` steps per kernel (`None` when that is
+    /// fewer than two).
+    pub fn capped(&self, most: u32) -> Option<Fusion> {
+        (most >= 2).then(|| Fusion {
+            max_steps: self.max_steps.min(most),
+            default_steps: self.default_steps.min(most),
+            ..self.clone()
+        })
     }
 
     /// The fusion on a machine whose blocks may use `shared_limit` bytes of
@@ -216,7 +240,8 @@ pub fn fusion(
             .zip(&fusion.inner_reach)
             .all(|(w, h)| i64::from(*w) > 2 * i64::from(t) * h)
     };
-    fusion.max_steps = (2..=MAX_STEPS).rev().find(|t| leaves_columns(*t))?;
+    let most = if rank == 2 { MAX_STEPS } else { TILE_MAX_STEPS };
+    fusion.max_steps = (2..=most).rev().find(|t| leaves_columns(*t))?;
     fusion.default_steps = fusion.default_steps.min(fusion.max_steps);
     shared.then_some(fusion)
 }
@@ -244,6 +269,9 @@ mod tests {
         );
         assert_eq!((j.default_steps, j.block.clone()), (4, vec![256]));
         assert_eq!(j.keep(4), 248);
+        // 2-D rows fuse up to MAX_STEPS, 3-D tiles up to TILE_MAX_STEPS.
+        assert_eq!((j.max_steps, j.keep(8)), (super::MAX_STEPS, 240));
+        assert!((j.overhead(8) - 256.0 / 240.0).abs() < 1e-12);
         assert!((j.overhead(4) - 256.0 / 248.0).abs() < 1e-12);
         let h =
             fusion_of("heat3d.c", include_str!("../../examples/heat3d.c")).expect("heat3d fuses");
@@ -252,6 +280,7 @@ mod tests {
             (2, vec![32, 32], 28 * 28)
         );
         assert_eq!(h.threads(), 256);
+        assert_eq!((h.max_steps, h.keep(4)), (super::TILE_MAX_STEPS, 24 * 24));
         assert!((h.overhead(2) - 1024.0 / 784.0).abs() < 1e-12);
         // One dimension (no tile to share), reductions, several sweeps per step.
         for (name, src) in [
@@ -329,17 +358,18 @@ mod tests {
     #[test]
     fn wide_halos_fuse_as_long_as_a_block_keeps_columns() {
         // Halo 2 and 3 in 3-D (13- and 19-point stars) and 3 in 2-D: four steps leave a
-        // 32-column tile 16 and 8 columns, a 256-column row 232.
-        for (name, src, reach, keep) in [
-            ("heat3d_star13_double.c", STAR13, 2, 16 * 16),
-            ("heat3d_star19.c", STAR19, 3, 8 * 8),
-            ("star2d_halo3.c", STAR2D, 3, 232),
+        // 32-column tile 16 and 8 columns, a 256-column row 232 (and eight steps 208).
+        for (name, src, reach, most, keep) in [
+            ("heat3d_star13_double.c", STAR13, 2, 4, 16 * 16),
+            ("heat3d_star19.c", STAR19, 3, 4, 8 * 8),
+            ("star2d_halo3.c", STAR2D, 3, 8, 232),
         ] {
             let f = fusion_of(name, src).unwrap_or_else(|| panic!("{name} fuses"));
             assert_eq!((f.reach_lo, f.reach_hi), (reach, reach), "{name}");
             assert!(f.inner_reach.iter().all(|h| *h == reach), "{name}");
-            assert_eq!((f.max_steps, f.keep(4)), (4, keep), "{name}");
+            assert_eq!((f.max_steps, f.keep(4)), (most, keep), "{name}");
         }
+        assert_eq!(fusion_of("star2d_halo3.c", STAR2D).unwrap().keep(8), 208);
         // Reach 4 along the inner axes of a 3-D grid: four steps would leave a tile no
         // column of its own (32 - 2 * 4 * 4), three leave 8.
         let wide = |h: i64| {
@@ -372,10 +402,28 @@ mod tests {
     #[test]
     fn the_runtime_sizes_its_fused_kernel_arguments_for_max_steps() {
         // tpace_fuse_args holds one window per fused step: the runtime's bound must
-        // be the one the translator instantiates kernels and TPACE_FUSE up to.
+        // be the one the translator instantiates kernels and TPACE_FUSE up to; the C
+        // model's per-step-count tables have as many entries as the Rust model's.
         let runtime = crate::runtime::TYPES;
         let define = format!("#define TPACE_FUSE_MAX {}\n", super::MAX_STEPS);
         assert_eq!(runtime.matches(&define).count(), 1, "{define}");
+        let model = format!("#define TPACE_MC_FUSE_MAX {}\n", super::MAX_STEPS);
+        assert_eq!(crate::runtime::MODEL.matches(&model).count(), 1, "{model}");
+        const { assert!(super::TILE_MAX_STEPS <= super::MAX_STEPS) };
+        const { assert!(super::CHOSEN_MAX_STEPS <= super::MAX_STEPS) };
+    }
+
+    #[test]
+    fn a_capped_fusion_keeps_at_most_that_many_steps() {
+        let j = fusion_of("jacobi2d.c", include_str!("../../examples/jacobi2d.c")).unwrap();
+        let c = j.capped(super::CHOSEN_MAX_STEPS).expect("four steps");
+        assert_eq!((c.max_steps, c.default_steps), (4, 4));
+        assert_eq!(
+            j.capped(3).map(|f| (f.max_steps, f.default_steps)),
+            Some((3, 3))
+        );
+        assert_eq!(j.capped(1), None);
+        assert_eq!(j.capped(99), Some(j.clone()));
     }
 
     #[test]

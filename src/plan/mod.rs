@@ -6,7 +6,10 @@
 mod fusion;
 mod skew;
 
-pub use fusion::{Fusion, MAX_STEPS as MAX_FUSED_STEPS, SHARED_WITHOUT_OPT_IN, fusion};
+pub use fusion::{
+    CHOSEN_MAX_STEPS, Fusion, MAX_STEPS as MAX_FUSED_STEPS, SHARED_WITHOUT_OPT_IN, TILE_MAX_STEPS,
+    fusion,
+};
 pub use skew::{Skew, skew};
 
 use crate::analysis::{self, Facts};

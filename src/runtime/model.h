@@ -9,6 +9,10 @@
  * one `tpace_model` with the program's coefficients and the machine's figures.
  */
 typedef unsigned long long tpace_u64;
+
+/* Most steps one fused kernel advances (plan::MAX_FUSED_STEPS; the per-step-count
+ * tables below have one entry more). */
+#define TPACE_MC_FUSE_MAX 8
 typedef unsigned __int128 tpace_u128;
 typedef __int128 tpace_i128;
 
@@ -37,14 +41,15 @@ typedef struct tpace_model {
     tpace_u64 out_bytes[2];      /* ... moved out */
     tpace_u64 dev_bytes;         /* ... living on the device */
     tpace_u64 fuse;              /* steps one kernel advances (two-level blocking; 1: one) */
-    double fuse_overhead[5];     /* per fused step count: points a block computes per point it keeps */
+    tpace_u64 fuse_max;          /* most steps the program's fused kernels advance (1: none) */
+    double fuse_overhead[TPACE_MC_FUSE_MAX + 1]; /* per fused step count: points a block computes per point it keeps */
     tpace_u64 strip_elem_bytes;  /* bytes per element of the fused array (its mmtb strips) */
-    tpace_u64 fuse_keep[5];      /* per fused step count: elements of a row a block keeps */
+    tpace_u64 fuse_keep[TPACE_MC_FUSE_MAX + 1]; /* per fused step count: elements of a row a block keeps */
     double fused_point_s;        /* fused kernels: seconds per point and step computed (0: no floor) */
     double exchange_bps;         /* several devices: a block's ghost planes between neighbours (0: free) */
     double exchange_latency_s;   /* ... and the fixed cost of one exchange */
-    double kernel_s[5];          /* per steps per kernel: measured seconds per point and step (0: none) */
-    tpace_u64 kernel_rows[5];    /* ... and the chunk width it was measured on */
+    double kernel_s[TPACE_MC_FUSE_MAX + 1]; /* per steps per kernel: measured seconds per point and step (0: none) */
+    tpace_u64 kernel_rows[TPACE_MC_FUSE_MAX + 1]; /* ... and the chunk width it was measured on */
 } tpace_model;
 
 /* A run: extents, steps. */
@@ -584,27 +589,42 @@ static inline const tpace_model *tpace_model_fusing(const tpace_model *m, tpace_
     return scratch;
 }
 
+/* Whether choice a beats choice b: faster, then smaller. */
+static inline int tpace_mc_better(const tpace_model_choice *a, const tpace_model_choice *b)
+{
+    return a->found && (!b->found || a->seconds < b->seconds ||
+                        (a->seconds == b->seconds && a->device_bytes < b->device_bytes));
+}
+
 /* tpace_model_choose, and where the kernels can advance several steps each and
- * `fixed_fuse` is 0, the same with one step per kernel: the faster (then smaller) of
- * the two, the fused one on a tie (search.rs `choose`). */
+ * `fixed_fuse` is 0, the same for every other step count per kernel the device holds
+ * (2 .. `fuse_most`, at most m->fuse_max) and for one step per kernel: the fastest
+ * (then smallest), the first tried on a tie, in the order m->fuse, then from the most
+ * steps down, then one (search.rs `choose_fused` and `depths`). */
 static inline tpace_model_choice tpace_model_choose_fused(const tpace_model *m, const tpace_model_run *w, tpace_u128 cap,
                                                           int fixed_schedule, tpace_u64 fixed_k, tpace_u64 fixed_b,
-                                                          tpace_u64 fixed_streams, int fixed_fuse)
+                                                          tpace_u64 fixed_streams, int fixed_fuse, tpace_u64 fuse_most)
 {
-    tpace_model_choice fused = tpace_model_choose(m, w, cap, fixed_schedule, fixed_k, fixed_b, fixed_streams);
-    fused.fuse = m->fuse;
+    tpace_model_choice best = tpace_model_choose(m, w, cap, fixed_schedule, fixed_k, fixed_b, fixed_streams);
+    best.fuse = m->fuse;
     if (m->fuse <= 1 || fixed_fuse)
-        return fused;
-    tpace_model one = *m;
-    one.fuse = 1;
-    tpace_model_choice single = tpace_model_choose(&one, w, cap, fixed_schedule, fixed_k, fixed_b, fixed_streams);
-    single.fuse = 1;
-    if (!fused.found)
-        return single;
-    if (single.found && (single.seconds < fused.seconds ||
-                         (single.seconds == fused.seconds && single.device_bytes < fused.device_bytes)))
-        return single;
-    return fused;
+        return best;
+    tpace_u64 most = fuse_most < m->fuse_max ? fuse_most : m->fuse_max;
+    tpace_model other = *m;
+    for (tpace_u64 t = most > TPACE_MC_FUSE_MAX ? TPACE_MC_FUSE_MAX : most;; t--) {
+        if (t < 2)
+            t = 1; /* one step per kernel last */
+        if (t != m->fuse) {
+            other.fuse = t;
+            tpace_model_choice c = tpace_model_choose(&other, w, cap, fixed_schedule, fixed_k, fixed_b, fixed_streams);
+            c.fuse = t;
+            if (tpace_mc_better(&c, &best))
+                best = c;
+        }
+        if (t == 1)
+            break;
+    }
+    return best;
 }
 
 /* ==== end of tpace runtime, model part ==== */

@@ -435,8 +435,9 @@ static void tpace_plan_devices(const tpace_shape *shape, const tpace_array *arra
     const long env_b = tpace_env_long("TPACE_CHUNK", 0, 1, 1L << 40);
     const long env_streams = tpace_env_long("TPACE_STREAMS", 0, 1, TPACE_MAX_SLOTS - 1);
     /* Steps per kernel: what every device has shared memory for (the probe is the last one). */
-    int fuse_set = 0;
-    int fuse = (int)tpace_min_over_ranks((size_t)tpace_fuse_wanted(&probe, shape, &fuse_set));
+    int fuse_set = 0, fuse_most = 1;
+    int fuse = (int)tpace_min_over_ranks((size_t)tpace_fuse_wanted(&probe, shape, &fuse_set, &fuse_most));
+    fuse_most = (int)tpace_min_over_ranks((size_t)fuse_most);
     if (schedule == TPACE_INCORE) /* a block's slab stays on its device: mmtb with one chunk */
         schedule = TPACE_MMTB;
     /* The deepest ghost region a neighbour rank can fill. */
@@ -480,7 +481,7 @@ static void tpace_plan_devices(const tpace_shape *shape, const tpace_array *arra
                                          (tpace_u64)shape->steps};
             tpace_model_choice c = tpace_model_choose_fused(
                 m, &run, model_cap, schedule >= 0 ? tpace_model_of_schedule[schedule] : -1, (tpace_u64)k,
-                (tpace_u64)env_b, (tpace_u64)env_streams, fuse_set);
+                (tpace_u64)env_b, (tpace_u64)env_streams, fuse_set, (tpace_u64)fuse_most);
             if (!c.found)
                 continue;
             /* One exchange before every block but the first (which starts from the program's data). */

@@ -233,14 +233,18 @@ static inline void tpace_chosen_by(tpace_plan *p, const tpace_model *m, int by_m
 /* Steps per kernel: TPACE_FUSE (*set: whether it is set), else the program's default (one where
  * it has no fused kernels), unless the target chooses them (steps_per_kernel). A fused kernel of T steps needs shape->fuse_shared[T] bytes of shared
  * memory a block: a default the device has no room for is lowered to the most steps it has room
- * for, and a TPACE_FUSE it has none for is refused, in words, before any kernel is launched. */
-static inline int tpace_fuse_wanted(tpace_rt *r, const tpace_shape *shape, int *set)
+ * for, and a TPACE_FUSE it has none for is refused, in words, before any kernel is launched.
+ * *most: the most steps per kernel the program has kernels for and the device holds (the
+ * performance model chooses among 1 .. *most when TPACE_FUSE is not set). */
+static inline int tpace_fuse_wanted(tpace_rt *r, const tpace_shape *shape, int *set, int *most)
 {
+    *most = 1;
     if (shape->steps_per_kernel != NULL) {
         /* The target chooses the steps per kernel itself (OpenCL: its evolution-vector model
          * or TPACE_T, which it checks against the device): neither TPACE_FUSE nor the model. */
         const int chosen = shape->steps_per_kernel(shape); /* once: it may say what it chose */
         *set = 1;
+        *most = TPACE_MAX(shape->fuse_max, 1);
         return TPACE_MIN(TPACE_MAX(chosen, 1), TPACE_MAX(shape->fuse_max, 1));
     }
     const char *text = getenv("TPACE_FUSE");
@@ -261,6 +265,7 @@ static inline int tpace_fuse_wanted(tpace_rt *r, const tpace_shape *shape, int *
     int fits = shape->fuse_max;
     while (fits > 1 && limit > 0 && shape->fuse_shared[fits] > limit)
         fits--;
+    *most = fits;
     if (wanted <= fits)
         return wanted;
     if (*set) {
@@ -303,8 +308,8 @@ static inline void tpace_plan_init(tpace_rt *r, const tpace_shape *shape)
     for (int a = 0; a < r->narrays; a++)
         if (r->arrays[a].fused)
             p->strip_plane_bytes = p->s.plane * r->arrays[a].elem;
-    int fuse_set = 0;
-    int fuse_wanted = tpace_fuse_wanted(r, shape, &fuse_set);
+    int fuse_set = 0, fuse_most = 1;
+    int fuse_wanted = tpace_fuse_wanted(r, shape, &fuse_set, &fuse_most);
     if (tpace_dev_reduces_on_device())
         for (int i = 0; i < r->nreductions; i++)
             p->reduction_bytes += (size_t)p->s.steps * r->reductions[i].elem;
@@ -336,7 +341,8 @@ static inline void tpace_plan_init(tpace_rt *r, const tpace_shape *shape)
         model_cap = model_cap > p->reduction_bytes ? model_cap - p->reduction_bytes : 0;
         tpace_model_choice c =
             tpace_model_choose_fused(m, &run, model_cap, schedule >= 0 ? tpace_model_of_schedule[schedule] : -1,
-                                     (tpace_u64)env_k, (tpace_u64)env_b, (tpace_u64)env_streams, fuse_set);
+                                     (tpace_u64)env_k, (tpace_u64)env_b, (tpace_u64)env_streams, fuse_set,
+                                     (tpace_u64)fuse_most);
         if (c.found) {
             by_model = 1;
             fuse_wanted = (int)c.fuse;

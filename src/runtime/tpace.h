@@ -225,7 +225,7 @@ typedef struct tpace_rt {
 } tpace_rt;
 
 /* Most steps one fused kernel advances (the translator instantiates kernels for 2 .. this). */
-#define TPACE_FUSE_MAX 4
+#define TPACE_FUSE_MAX 8
 
 /* What a fused kernel (two-level blocking, MMTB paper §2.1) needs to know about the
  * group of steps it advances: where the chunk's rows are, each step's window, how the

@@ -5,11 +5,13 @@
 //! the intermediate steps' rows from chunk to chunk. This file only prints.
 
 use super::{scalar_args, scalar_params};
-use crate::back::kernel::{body_with, offset_text, per_point_locals, sweep_summary};
+use crate::back::kernel::{
+    MaybeUnused, body_with, index_declaration, offset_text, per_point_locals, sweep_summary,
+};
 use crate::ir::AccessKind;
 use crate::lower::LoweredPipeline;
 use crate::plan::{Fusion, SHARED_WITHOUT_OPT_IN, Unit};
-use crate::text::{indented, mentions};
+use crate::text::indented;
 use std::fmt::Write;
 
 /// The fused kernel of the plan's fused sweep: in 2-D a block is a row of
@@ -64,9 +66,14 @@ pub fn kernel(lp: &LoweredPipeline<'_>, f: &Fusion) -> String {
     // share a multiprocessor, eight for Jacobi-2D as for the probe's 2-D kernel.
     // Uncapped, nvcc gives the three runs of rows 66 registers.
     let ring_words = (f.reach_lo + f.reach_hi + 1) * (f.elem_bytes / 4) as i64;
+    // Past four steps the unrolled levels keep more alive than the rings (ptxas 13.5,
+    // sm_90, Jacobi-2D uncapped: 66 registers at four steps, 100 at five, 155 at eight),
+    // and 32 or 40 spill several hundred bytes: at least 64 registers there (four
+    // blocks a multiprocessor; five steps spill 60 bytes, eight 296). Whether two
+    // blocks of 128 registers without spills run faster is for the GPU to say.
     let bounds = if rank == 2 {
         format!(
-            "TPACE_ROW_BOUNDS({}, (TP_T + 1) * {ring_words} + 17)",
+            "TPACE_ROW_BOUNDS({}, TP_T <= 4 ? (TP_T + 1) * {ring_words} + 17 : TPACE_MAX((TP_T + 1) * {ring_words} + 17, 64))",
             f.threads()
         )
     } else {
@@ -543,19 +550,14 @@ fn point_locals(
     let mut w = String::new();
     for pos in 0..unit.pipeline.grid.rank() {
         let l = sweep.loop_for(pos).expect("one loop per dimension");
-        if mentions(body, &l.var) {
-            let value = match pos {
-                0 => "tp_q".to_string(),
-                1 => axis1.to_string(),
-                _ => format!("tp_i{pos}"),
-            };
-            writeln!(
-                w,
-                "{pad}{ty} {v} = ({ty}){value};",
-                ty = l.var_type,
-                v = l.var
-            )
-            .unwrap();
+        let value = match pos {
+            0 => "tp_q".to_string(),
+            1 => axis1.to_string(),
+            _ => format!("tp_i{pos}"),
+        };
+        let what = (l.var_type.as_str(), l.var.as_str(), value.as_str());
+        if let Some(line) = index_declaration(unit.program, body, what, MaybeUnused::Attribute) {
+            writeln!(w, "{pad}{line}").unwrap();
         }
     }
     w.push_str(&per_point_locals(sweep, pad));

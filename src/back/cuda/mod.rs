@@ -360,13 +360,14 @@ fn kernel(lp: &LoweredPipeline<'_>, s: usize) -> String {
             );
         }
         // The user's index variable, where the body uses it.
-        if crate::text::mentions(&body, &l.var) {
-            let _ = writeln!(
-                w,
-                "{pad}    {ty} {v} = ({ty})tp_i{pos};",
-                ty = l.var_type,
-                v = l.var
-            );
+        let value = format!("tp_i{pos}");
+        if let Some(line) = crate::back::kernel::index_declaration(
+            unit.program,
+            &body,
+            (&l.var_type, &l.var, &value),
+            crate::back::kernel::MaybeUnused::Attribute,
+        ) {
+            let _ = writeln!(w, "{pad}    {line}");
         }
         let _ = writeln!(
             w,

@@ -5,10 +5,10 @@
 
 use super::source::{ScalarType, host, scalar_type};
 use crate::back::kernel::{
-    acc_name, accumulators, body_with, dev_name, identity, point_begin, point_end, reductions_of,
-    sweep_arrays, sweep_summary, uses_time,
+    MaybeUnused, acc_name, accumulators, body_with, dev_name, identity, index_declaration,
+    point_begin, point_end, reductions_of, sweep_arrays, sweep_summary, uses_time,
 };
-use crate::ir::{ElemType, ReduceOp, ScalarRole, Sweep};
+use crate::ir::{ElemType, Program, ReduceOp, ScalarRole, Sweep};
 use crate::lower::{LoweredPipeline, inputs, names};
 use crate::plan::Unit;
 use std::fmt::Write;
@@ -68,13 +68,19 @@ pub fn per_point(sweep: &Sweep, pad: &str) -> String {
 
 /// The user's loop index of grid position `pos` at value `value`, where `body`
 /// mentions it.
-pub fn loop_var(sweep: &Sweep, pos: usize, body: &str, value: &str, pad: &str) -> String {
+pub fn loop_var(
+    program: &Program,
+    sweep: &Sweep,
+    pos: usize,
+    body: &str,
+    value: &str,
+    pad: &str,
+) -> String {
     let l = sweep.loop_for(pos).expect("one loop per dimension");
-    if !crate::text::mentions(body, &l.var) {
-        return String::new();
-    }
     let ty = scalar_type(&l.var_type).device;
-    format!("{pad}{ty} {v} = ({ty}){value};\n", v = cl_name(&l.var))
+    let var = cl_name(&l.var);
+    index_declaration(program, body, (&ty, &var, value), MaybeUnused::VoidCast)
+        .map_or(String::new(), |line| format!("{pad}{line}\n"))
 }
 
 /// The kernel of sweep `s`: a work item per point of its box.
@@ -188,7 +194,14 @@ pub fn kernel(lp: &LoweredPipeline<'_>, s: usize) -> String {
     });
     let pad = "        ";
     for pos in 0..rank {
-        w.push_str(&loop_var(sweep, pos, &body, &format!("tp_i{pos}"), pad));
+        w.push_str(&loop_var(
+            unit.program,
+            sweep,
+            pos,
+            &body,
+            &format!("tp_i{pos}"),
+            pad,
+        ));
     }
     w.push_str(&per_point(sweep, pad));
     w.push_str(&c_math(&point_begin(unit, s, pad)));

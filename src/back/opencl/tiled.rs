@@ -282,6 +282,7 @@ fn kernel(lp: &LoweredPipeline<'_>, f: &Fusion, t: u32) -> String {
     let inner_pad = format!("{pad}        ");
     for pos in 0..rank {
         w.push_str(&loop_var(
+            unit.program,
             sweep,
             pos,
             &body,

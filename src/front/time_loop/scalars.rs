@@ -3,7 +3,7 @@
 //! functions (CUDA) pass them as arguments.
 
 use super::decls::{declared_name, find_decl, scalar_type};
-use crate::front::cst::{descendants, span, text};
+use crate::front::cst::{descendants, parse_c, span, text};
 use crate::front::types::Types;
 use crate::ir::{Array, Scalar, ScalarRole};
 use std::collections::BTreeSet;
@@ -52,8 +52,10 @@ pub fn free_scalars(
         .filter_map(|d| declared_name(d, source))
         .collect();
     // Every use of each candidate name, in source order (depth-first is source order).
-    let mut uses: Vec<(&str, Vec<Node>)> = Vec::new();
-    let mut index: std::collections::BTreeMap<&str, usize> = Default::default();
+    let mut uses: Vec<(String, Vec<Node>)> = Vec::new();
+    let mut index: std::collections::BTreeMap<String, usize> = Default::default();
+    // Names a macro's definition writes (a macro's name is the place of what it reads).
+    let mut written_by_macro: BTreeSet<String> = BTreeSet::new();
     // Per-step values (`fict[t]`) are evaluated on the host: their names are not the kernel's.
     let (bound, replaced) = (not_free.bound, not_free.replaced);
     // Disjoint, sorted: a binary search per identifier (nested accesses merge).
@@ -75,18 +77,38 @@ pub fn free_scalars(
         .filter(|n| n.kind() == "identifier" && !in_step_value(n))
     {
         let name = text(*n, source);
-        let known = local.contains(name)
-            || bound.contains(name)
-            || types.macros.contains(name)
-            || arrays.iter().any(|a| a.name == name);
-        if known {
+        let known = |name: &str| {
+            local.contains(name)
+                || bound.contains(name)
+                || types.macros.contains(name)
+                || arrays.iter().any(|a| a.name == name)
+        };
+        if types.macros.contains(name) {
+            // The kernels keep a macro's text: what its definition reads must be
+            // the kernel's too (subscripts.rs refuses arrays among them).
+            for (used, written) in names_in_definition(*n, source, types) {
+                if known(&used) {
+                    continue;
+                }
+                let i = *index.entry(used.clone()).or_insert_with(|| {
+                    uses.push((used.clone(), Vec::new()));
+                    uses.len() - 1
+                });
+                uses[i].1.push(*n);
+                if written {
+                    written_by_macro.insert(used);
+                }
+            }
+            continue;
+        }
+        if known(name) {
             continue;
         }
         match index.get(name) {
             Some(i) => uses[*i].1.push(*n),
             None => {
-                index.insert(name, uses.len());
-                uses.push((name, vec![*n]));
+                index.insert(name.to_string(), uses.len());
+                uses.push((name.to_string(), vec![*n]));
             }
         }
     }
@@ -94,19 +116,84 @@ pub fn free_scalars(
     for (name, list) in uses {
         let first = list[0];
         // Tree-sitter finds a node's parent from the root: asked only for these names.
-        let called = first.parent().is_some_and(|p| {
-            p.kind() == "call_expression" && p.child_by_field_name("function") == Some(first)
+        // Uses through a macro are reads, unless its definition writes the name.
+        let direct: Vec<Node> = list
+            .iter()
+            .copied()
+            .filter(|u| text(*u, source) == name)
+            .collect();
+        let called = direct.first().is_some_and(|d| {
+            d.parent().is_some_and(|p| {
+                p.kind() == "call_expression" && p.child_by_field_name("function") == Some(*d)
+            })
         });
         // Not declared where the pipeline sees it: a header's macro or an enumerator.
-        if called || find_decl(name, at, tree, source).is_none() {
+        if called || find_decl(&name, at, tree, source).is_none() {
             continue;
         }
+        let role = if written_by_macro.contains(&name) {
+            ScalarRole::Carried
+        } else if direct.is_empty() {
+            ScalarRole::Read
+        } else {
+            role(&direct, source)
+        };
         out.push(Scalar {
-            name: name.to_string(),
-            ty: scalar_type(name, at, tree, source, types),
+            ty: scalar_type(&name, at, tree, source, types),
+            name,
             span: span(first),
-            role: role(&list, source),
+            role,
         });
+    }
+    out
+}
+
+/// The variables a macro invocation's definition names (not its arguments,
+/// which are the sweep's own text), each with whether the definition assigns
+/// it: `n` is the macro's name in the sweep.
+fn names_in_definition(n: Node, source: &str, types: &Types) -> Vec<(String, bool)> {
+    let invocation = match n.parent() {
+        Some(p)
+            if p.kind() == "call_expression" && p.child_by_field_name("function") == Some(n) =>
+        {
+            let args = p
+                .child_by_field_name("arguments")
+                .map_or(0, |a| a.named_child_count());
+            let placeholders: Vec<String> = (0..args).map(|k| format!("tpace_arg{k}")).collect();
+            format!("{}({})", text(n, source), placeholders.join(", "))
+        }
+        _ => text(n, source).to_string(),
+    };
+    let Some(expanded) = types.macros.expand(&invocation) else {
+        return Vec::new();
+    };
+    let src = format!("void tpace_x(void)\n{{\n({expanded});\n}}\n");
+    let tree = parse_c(&src);
+    if tree.root_node().has_error() {
+        return Vec::new();
+    }
+    let mut out: Vec<(String, bool)> = Vec::new();
+    for id in descendants(tree.root_node()) {
+        let name = text(id, &src);
+        if id.kind() != "identifier" || name.starts_with("tpace_") || types.macros.contains(name) {
+            continue;
+        }
+        let parent = id.parent();
+        let called = parent.is_some_and(|p| {
+            p.kind() == "call_expression" && p.child_by_field_name("function") == Some(id)
+        });
+        if called {
+            continue;
+        }
+        let written = parent.is_some_and(|p| match p.kind() {
+            "assignment_expression" => p.child_by_field_name("left") == Some(id),
+            "update_expression" => true,
+            _ => false,
+        });
+        match out.iter_mut().find(|(n, _)| n == name) {
+            Some(entry) => entry.1 |= written,
+            None => out.push((name.to_string(), written)),
+        }
     }
     out
 }

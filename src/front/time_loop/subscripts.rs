@@ -382,7 +382,7 @@ fn check_definition(node: Node, ctx: &Context) -> Result<(), Diagnostic> {
     };
     let expanded = ctx.types.macros.expand(&invocation).unwrap_or_default();
     let Some(array) = mentioned_array(&expanded, ctx.arrays) else {
-        return Ok(());
+        return check_unlisted_in_definition(node, name, &expanded, ctx);
     };
     Err(Diagnostic::new(
         span(node),
@@ -400,6 +400,60 @@ fn check_definition(node: Node, ctx: &Context) -> Result<(), Diagnostic> {
             array.name
         ),
     ))
+}
+
+/// Refuse a macro whose definition reads an array (or any variable that is
+/// not a plain number) the pipeline does not list: the kernel keeps the
+/// macro's text, and the device has no copy of that variable.
+fn check_unlisted_in_definition(
+    node: Node,
+    name: &str,
+    expanded: &str,
+    ctx: &Context,
+) -> Result<(), Diagnostic> {
+    let Some(parsed) = Parsed::new(expanded) else {
+        return Ok(());
+    };
+    for id in descendants(parsed.tree.root_node()) {
+        if id.kind() != "identifier" {
+            continue;
+        }
+        let called = id.parent().is_some_and(|p| {
+            p.kind() == "call_expression" && p.child_by_field_name("function") == Some(id)
+        });
+        let var = text(id, &parsed.src);
+        if called || var.starts_with("tpace_") || ctx.types.macros.contains(var) {
+            continue;
+        }
+        let Some(decl) = lookup(var, ctx.at, ctx.tree, ctx.source, ctx.types) else {
+            continue;
+        };
+        if decl.depth == 0 && ctx.types.arithmetic(&decl.ty).is_some() {
+            continue; // a number: passed to the kernels by value (scalars.rs)
+        }
+        return Err(Diagnostic::new(
+            span(node),
+            format!(
+                "the macro `{name}` reads `{var}`, which the pipeline does not list, in its definition"
+            ),
+            format!(
+                "expands to `{}`",
+                first_line(
+                    &ctx.types
+                        .macros
+                        .expand(text(node, ctx.source))
+                        .unwrap_or_else(|| expanded.to_string())
+                )
+            ),
+            format!(
+                "the kernels keep the macro's text and the device holds only the listed arrays: \
+                 list `{var}` in targetin({var}) with the grid's shape if it is an array over the \
+                 grid, or write what the macro reads in the sweep itself (a per-step value such as \
+                 `{var}[t]` is passed by value when it is written there)"
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// The first line of a text, for messages.
