@@ -352,7 +352,14 @@ fn streams_line(w: &Workload, m: &Machine, p: &Prediction, cap: Option<u128>) ->
     if p.config.schedule == super::predict::Schedule::Incore {
         return None;
     }
+    // The plan's own steps per kernel (the search may have picked another depth).
+    let w = &Workload {
+        fuse: p.fuse.max(1),
+        ..w.clone()
+    };
     let all = super::predict::predict_streams(w, m, p.config, &[1, 2, 3, 4]).ok()?;
+    // The line must agree with the plan it explains.
+    debug_assert!(all.iter().any(|q| q.total_s == p.total_s));
     // mmtb runs two queues at one stream: its S=1 is its S=2.
     let two_at_least = p.config.schedule == super::predict::Schedule::Mmtb && p.chunks > 1;
     let times: Vec<String> = all
@@ -519,6 +526,30 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("  streams            S=2 "), "{text}");
+        // Fused (CUDA): the streams line is of the plan's own depth, whichever the
+        // search picked, so one of its times is the plan's.
+        let fused = plan_report(
+            c.unit(0),
+            &Profile::bundled("h100").unwrap(),
+            &PlanRequest {
+                fuses: true,
+                ..req.clone()
+            },
+        )
+        .unwrap();
+        let time = |line: &str| {
+            fused
+                .lines()
+                .find(|l| l.trim_start().starts_with(line))
+                .unwrap_or_else(|| panic!("no {line} line:\n{fused}"))
+                .to_string()
+        };
+        let predicted = time("predicted time");
+        let seconds = predicted.split_whitespace().nth(2).unwrap();
+        assert!(
+            time("streams").contains(&format!(" {seconds} s")),
+            "{fused}"
+        );
     }
 
     #[test]
