@@ -8,9 +8,12 @@
 # and runs `tpace tune` sweeps against the model's pick.
 # Prints a table last; logs go to $OUT (or /tmp/tpace-bench).
 # BENCH_PARTS picks what runs: check, run, jacobi, heat, depth, huge, beyond, himeno, cip, tune,
-# fast, profile, ab, mpi, opencl, managed, openacc-gpu (default: check run himeno cip).
+# fast, profile, probe, ab, mpi, opencl, managed, openacc-gpu (default: check run himeno cip).
 # depth: the fused kernels at every step count per kernel, in-core, kernels timed by the trace
 # (also at the end of the parts jacobi and heat).
+# probe: `tpace probe --into` a copy of profiles/h100.toml, written to $OUT/h100.toml
+# (the device's figures and the [[kernels]] table refreshed, the rest kept; about 2
+# minutes): copy it over profiles/h100.toml to refresh the bundled profile.
 # TRACE=1 records every timed run's timeline (TPACE_TRACE) under $OUT/traces.
 # opencl (issue 16): every example's OpenCL translation on NVIDIA's OpenCL, and the
 # stencil-directives paper's benchmarks tuned there (see its comment below).
@@ -309,6 +312,15 @@ if [[ $parts == *profile* ]]; then
     TPACE_SCHEDULE=incore ncu --clock-control none --section SpeedOfLight \
         -k regex:_sweep --launch-skip 4 --launch-count 1 "$work/heat.mid" 10 >"$out/ncu-heat.txt" 2>&1
     grep -E "DRAM Throughput|Memory Throughput|Compute \(SM\)|Duration" "$out/ncu-heat.txt" | tee -a "$table"
+fi
+if [[ $parts == *probe* ]]; then
+    echo "== probe: tpace probe --into a copy of profiles/h100.toml, written to $res/h100.toml ==" | tee -a "$table"
+    cp profiles/h100.toml "$res/h100.toml"
+    if "$tpace" probe --into "$res/h100.toml" 2>&1 | tee -a "$table"; then
+        grep -c '^\[\[kernels\]\]' "$res/h100.toml" | sed 's/^/[[kernels]] entries: /' | tee -a "$table"
+    else
+        echo "probe: FAILED" | tee -a "$table"
+    fi
 fi
 if [[ $parts == *ab* ]]; then
     # The current translations of Jacobi-2D and heat-3D against those of AB_REV

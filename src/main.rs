@@ -158,6 +158,16 @@ enum Cmd {
         /// and exchange_latency_us, which plans over several ranks use.
         #[arg(long)]
         mpi: bool,
+        /// Refresh this existing profile in place instead of writing a new one: every
+        /// figure the probe measures and the `[[kernels]]` table are replaced, the
+        /// name, description, comments and every other figure kept
+        /// (`tpace probe --into profiles/h100.toml` on the lent H100).
+        #[arg(long, value_name = "FILE.toml", conflicts_with = "output")]
+        into: Option<PathBuf>,
+        /// Skip timing tpace's kernels (the `[[kernels]]` table): the copies and the
+        /// device's figures only.
+        #[arg(long)]
+        no_kernels: bool,
     },
     /// Choose schedule, k, chunk width and streams from the performance model; print the plan.
     Plan {
@@ -362,19 +372,33 @@ fn real_main(cli: Cli) -> Result<ExitCode, Failure> {
             bytes,
             emulate,
             mpi,
+            into,
+            no_kernels,
         } => {
             let tc = Toolchain::detect();
-            let mut probed = tpace::probe::probe(&tc, bytes, emulate)?;
+            // Read the profile to refresh first: a missing one fails before the probe runs.
+            let old = match &into {
+                Some(path) => Some(std::fs::read_to_string(path).map_err(|e| {
+                    Failure(format!("error: cannot read {}: {e}\n", path.display()))
+                })?),
+                None => None,
+            };
+            let mut log = |line: &str| eprintln!("tpace probe: {line}");
+            let mut probed = tpace::probe::probe(&tc, bytes, emulate, !no_kernels, &mut log)?;
             if mpi {
                 probed
                     .values
                     .extend(tpace::probe::probe_exchange(&tc, bytes.min(64 << 20))?);
             }
-            let text = tpace::probe::profile_toml(&name, &probed, &driver::today());
+            let today = driver::today();
+            let text = match &old {
+                Some(old) => tpace::probe::update_profile(old, &probed, &today),
+                None => tpace::probe::profile_toml(&name, &probed, &today),
+            };
             // The profile must load back as one.
             tpace::model::Profile::parse(&name, &text)
                 .map_err(|e| Failure(format!("error: the probe gave an invalid profile: {e}\n")))?;
-            match output {
+            match into.or(output) {
                 Some(path) => driver::write_atomically(&path, &text)?,
                 None => print!("{text}"),
             }

@@ -34,11 +34,11 @@ fn the_probe_writes_a_profile_that_loads() {
     let p = tpace::model::Profile::load(path.to_str().unwrap()).expect("the profile loads");
     assert_eq!(p.name, "cpu");
     for (field, f) in [
-        ("memory_gbs", p.memory_gbs),
-        ("h2d_gbs", p.h2d_gbs),
-        ("d2h_gbs", p.d2h_gbs),
-        ("duplex_gbs", p.duplex_gbs),
-        ("compute_units", p.compute_units),
+        ("memory_gbs", p.memory_gbs.clone()),
+        ("h2d_gbs", p.h2d_gbs.clone()),
+        ("d2h_gbs", p.d2h_gbs.clone()),
+        ("duplex_gbs", p.duplex_gbs.clone()),
+        ("compute_units", p.compute_units.clone()),
     ] {
         let f = f.unwrap_or_else(|| panic!("{field} missing"));
         assert!(f.value > 0.0, "{field} = {}", f.value);
@@ -46,20 +46,129 @@ fn the_probe_writes_a_profile_that_loads() {
     }
     let text = std::fs::read_to_string(&path).unwrap();
     assert!(text.contains("not a GPU"), "{text}");
-    // `tpace plan` takes the file as a machine.
+    // tpace's own kernels, timed per type, shape class and depth (one step and fused).
+    for elem in ["float", "double"] {
+        for shape in ["2d-r1", "3d-r1", "2d-r2"] {
+            for fuse in [1, 2] {
+                let k = p
+                    .kernel(elem, shape, fuse)
+                    .unwrap_or_else(|| panic!("no [[kernels]] {elem} {shape} {fuse}:\n{text}"));
+                assert!(k.ps > 0.0 && k.bytes > 0.0 && k.rows > 0, "{k:?}");
+                assert!(k.source.contains("CPU emulation"), "{}", k.source);
+                assert!(k.source.contains("TPACE_TRACE"), "{}", k.source);
+            }
+        }
+    }
+    // `tpace plan` takes the file as a machine, and prices the kernels by its entries.
+    // On the emulation fused kernels are much slower than one step per kernel (their
+    // barriers are threads meeting), so the CUDA plan follows the figures to one step.
+    let fused_slower =
+        p.kernel("float", "2d-r1", 4).unwrap().ps > p.kernel("float", "2d-r1", 1).unwrap().ps;
+    for target in ["cuda", "openacc"] {
+        let plan = tpace(&[
+            "plan",
+            "examples/jacobi2d.c",
+            "--target",
+            target,
+            "--steps",
+            "100",
+            "--machine",
+            path.to_str().unwrap(),
+        ]);
+        let out = String::from_utf8_lossy(&plan.stdout);
+        assert!(
+            plan.status.success(),
+            "{}",
+            String::from_utf8_lossy(&plan.stderr)
+        );
+        assert!(
+            out.contains("kernel cost        measured ([[kernels]]): float 2d-r1, "),
+            "{target}: {out}"
+        );
+        if target == "openacc" || fused_slower {
+            assert!(
+                out.contains("float 2d-r1, 1 step(s) per kernel"),
+                "{target}: {out}"
+            );
+        }
+        if target == "cuda" && fused_slower {
+            assert!(out.contains(" fuse=1 "), "{out}");
+        }
+    }
+}
+
+/// `--into` refreshes a profile in place: the measured figures and the kernels
+/// replaced, the name, comments and the other figures kept; a profile without
+/// `[[kernels]]` (an old one) still plans, from its bandwidth figures.
+#[test]
+fn the_probe_refreshes_a_profile_in_place() {
+    let dir = tempfile::tempdir().expect("scratch folder");
+    let path = dir.path().join("h100.toml");
+    let old = std::fs::read_to_string("profiles/h100.toml").unwrap();
+    // The profile as it was before it had kernels: it loads and plans.
+    let bare: String = match old.find("# ---- [[kernels]]") {
+        Some(at) => old[..at].to_string(),
+        None => old.clone(),
+    };
+    std::fs::write(&path, &bare).unwrap();
+    let before = tpace::model::Profile::load(path.to_str().unwrap()).expect("loads");
+    assert!(before.kernels.is_empty());
     let plan = tpace(&[
         "plan",
-        "examples/jacobi2d.c",
+        "examples/heat3d.c",
+        "--target",
+        "cuda",
         "--steps",
-        "100",
+        "64",
         "--machine",
         path.to_str().unwrap(),
     ]);
+    let out = String::from_utf8_lossy(&plan.stdout);
     assert!(
         plan.status.success(),
         "{}",
         String::from_utf8_lossy(&plan.stderr)
     );
+    assert!(
+        out.contains("kernel cost        from the bandwidth figures"),
+        "{out}"
+    );
+    let run = tpace(&[
+        "probe",
+        "--emulate",
+        "--bytes",
+        "2000000",
+        "--into",
+        path.to_str().unwrap(),
+    ]);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let after = tpace::model::Profile::load(path.to_str().unwrap()).expect("loads");
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(after.name, "h100", "{text}");
+    assert_eq!(after.stencil_gbs, before.stencil_gbs);
+    assert_eq!(after.tile_bytes, before.tile_bytes);
+    assert!(after.h2d_gbs.unwrap().source.contains("CPU emulation"));
+    assert!(!after.kernels.is_empty());
+    assert!(
+        after
+            .kernels
+            .iter()
+            .all(|k| k.source.contains("CPU emulation"))
+    );
+    assert!(
+        text.starts_with("# Refreshed by `tpace probe --into`"),
+        "{text}"
+    );
+    // A file that is not there is refused before anything runs.
+    let missing = dir.path().join("none.toml");
+    let out = tpace(&["probe", "--emulate", "--into", missing.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read"));
+    assert!(!missing.exists());
 }
 
 #[test]

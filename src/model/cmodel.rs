@@ -136,8 +136,27 @@ pub fn initializer(w: &Workload, m: &Machine) -> String {
         c_double(m.exchange_bps)
     ));
     out.push_str(&format!(
-        "    {} /* several devices: seconds of one exchange's fixed cost */\n}}",
+        "    {}, /* several devices: seconds of one exchange's fixed cost */\n",
         c_double(m.exchange_latency_s)
+    ));
+    // The profile's measured kernel times for this pipeline's element type and shape
+    // class, per steps per kernel (index 1: one step): seconds per point and step,
+    // scaled to its bytes per point (predict.rs `measured_point_cost`), and the rows.
+    let depths = w.fuse_overhead.len();
+    let figure = |d: usize| m.kernel_figure(w, d as u64).filter(|_| d >= 1);
+    let seconds: Vec<String> = (0..depths)
+        .map(|d| c_double(figure(d).map_or(0.0, |f| f.ps * 1e-12 * (w.bytes_per_point / f.bytes))))
+        .collect();
+    let rows: Vec<String> = (0..depths)
+        .map(|d| format!("{}ULL", figure(d).map_or(0, |f| f.rows)))
+        .collect();
+    out.push_str(&format!(
+        "    {{{}}}, /* measured seconds per point and step, per steps per kernel (0: none) */\n",
+        seconds.join(", ")
+    ));
+    out.push_str(&format!(
+        "    {{{}}} /* ... and the chunk width each was measured on */\n}}",
+        rows.join(", ")
     ));
     out
 }

@@ -2,19 +2,35 @@
 //! time and device memory (DESIGN.md §3).
 //!
 //! The timing model, per block of k steps: each chunk has an upload time
-//! `t_in`, a kernel time `t_k` (points times the cost of a point, plus
-//! launches, plus MMTB's device-to-device hand-over) and a download time
-//! `t_out`. Chunk c uses slot `c mod S`; in one slot upload, kernels and
-//! download are in order. With one slot nothing overlaps. With two, chunk
-//! c+1's upload and chunk c-1's download share a slot, one after the other,
-//! while chunk c computes: a cycle is `max(t_k, t_in + t_out)`. With three
-//! or more, upload, kernels and download run at once: a cycle is
-//! `max(t_k, max(t_in, t_out, both / duplex))`. A block takes the first
-//! chunk's `t_in + t_k + t_out` plus `C - 1` cycles; the runtime waits for
-//! every queue at the end of a block, so blocks add up.
+//! `U`, a kernel time `K` (points times the cost of a point, plus launches,
+//! plus MMTB's device-to-device hand-over) and a download time `D`. The
+//! runtime's executor (`schedule.h`, `tpace_next`) puts chunk c on queue
+//! `c mod S` (mmtb: at least two queues when there are two chunks or more), and
+//! on that queue issues, in order, its upload (after the queue's previous
+//! chunk has handed its planes over), its kernels (after chunk c-1's kernels:
+//! the hand-over, or in mm the GPU they share), its download. So the end of
+//! chunk c's kernels waits for chunk c-1's kernels (`K` a chunk), uploads follow
+//! uploads (`U`), downloads follow downloads (`D`), and chunk c's upload waits
+//! for the download of chunk c-S on its queue: the cycle kernels(c-S) →
+//! download(c-S) → upload(c) → kernels(c) spans S chunks. A chunk's share of
+//! the steady state (the longest cycle per chunk) is therefore
+//! `max(K, U, D, (U + K + D) / S, both / duplex)`, the last term for uploads
+//! and downloads sharing the link when they run at once. One queue (or one
+//! chunk) overlaps nothing. A block takes the first chunk's `U + K + D` plus
+//! `C - 1` such cycles; the runtime waits for every queue at the end of a
+//! block, so blocks add up. A third stream thus helps where `(U + K + D) / 2`
+//! exceeds `max(K, U, D)` (copies and kernels of similar length), a fourth
+//! where `(U + K + D) / 3` still does, and nothing elsewhere.
+//!
+//! The cost of a point: a profile's measured `[[kernels]]` entry for the
+//! pipeline's element type, shape class and steps per kernel when it has one
+//! (scaled by the pipeline's bytes per point over the measured program's, and
+//! for fused kernels by the rows a narrower chunk recomputes); otherwise device
+//! memory traffic at `stencil_gbs`, shared by the fused steps, with
+//! `fused_point_ps` as a floor.
 
 use super::chunks;
-use super::profile::Profile;
+use super::profile::{KernelFigure, Profile};
 use super::workload::Workload;
 
 /// The schedules the model predicts (DESIGN.md §3).
@@ -90,6 +106,8 @@ pub struct Machine {
     pub exchange_bps: f64,
     /// Several devices: seconds of one exchange's fixed cost.
     pub exchange_latency_s: f64,
+    /// Measured kernel times (the profile's `[[kernels]]`).
+    pub kernels: Vec<KernelFigure>,
 }
 
 impl Machine {
@@ -133,7 +151,27 @@ impl Machine {
                 .exchange_latency_us
                 .as_ref()
                 .map_or(0.0, |f| f.value / 1e6),
+            kernels: p.kernels.clone(),
         })
+    }
+
+    /// The measured kernel time for `w`'s element type and shape class with `fuse`
+    /// steps per kernel, if the profile has one.
+    pub fn kernel_figure(&self, w: &Workload, fuse: u64) -> Option<&KernelFigure> {
+        self.kernels
+            .iter()
+            .find(|k| k.elem == w.elem && k.shape == w.shape && k.fuse == fuse.max(1))
+    }
+
+    /// Seconds per point and step of `w`'s kernels with `fuse` steps each over
+    /// chunks of `rows` planes, from the measured figure `f` (see the module comment).
+    pub fn measured_point_cost(w: &Workload, f: &KernelFigure, fuse: u64, rows: u64) -> f64 {
+        let rows_ratio = if fuse > 1 {
+            fuse_row_overhead(w, rows, fuse) / fuse_row_overhead(w, f.rows, fuse)
+        } else {
+            1.0
+        };
+        f.ps * 1e-12 * (w.bytes_per_point / f.bytes) * rows_ratio
     }
 
     /// Seconds one grid point costs per step: memory or compute, whichever is slower.
@@ -146,6 +184,15 @@ impl Machine {
     /// `fuse` steps, and a block computes `w.fuse_overhead[fuse]` points for every
     /// point it keeps across the other axes and [`fuse_row_overhead`] along the cut axis.
     pub fn fused_point_cost(&self, w: &Workload, fuse: u64, rows: u64) -> f64 {
+        let flops_only = self.peak_flops.map_or(0.0, |p| w.flops_per_point / p);
+        if let Some(f) = self.kernel_figure(w, fuse) {
+            let overhead = if fuse > 1 {
+                w.fuse_overhead[fuse as usize] * fuse_row_overhead(w, rows, fuse)
+            } else {
+                1.0
+            };
+            return Machine::measured_point_cost(w, f, fuse, rows).max(flops_only * overhead);
+        }
         let (steps, overhead) = if fuse > 1 {
             (
                 fuse as f64,
@@ -155,7 +202,7 @@ impl Machine {
             (1.0, 1.0)
         };
         let mem = w.bytes_per_point / self.kernel_bps * overhead / steps;
-        let flops = self.peak_flops.map_or(0.0, |p| w.flops_per_point / p) * overhead;
+        let flops = flops_only * overhead;
         let floor = if fuse > 1 {
             self.fused_point_s * overhead
         } else {
@@ -173,7 +220,7 @@ pub struct Prediction {
     pub config: Config,
     /// Chunks along the cut axis.
     pub chunks: u64,
-    /// Chunk buffers in flight: min(streams, chunks).
+    /// Chunk buffers (queues) in flight: [`slots_for`], the runtime's count.
     pub slots: u64,
     /// Blocks of k steps (the last may be shorter).
     pub blocks: u64,
@@ -287,6 +334,18 @@ pub fn normalise(w: &Workload, c: Config) -> Result<Config, String> {
     // same planes over (tests/examples.rs runs b = 1 with k = 5).
     c.b = c.b.min(w.n);
     Ok(c)
+}
+
+/// Chunk buffers (and queues) in flight, as the runtime's `tpace_slots_for` counts
+/// them: the streams asked for, at most one per chunk; mmtb keeps two at least
+/// where there are two chunks or more, to hand planes from one to the next.
+pub fn slots_for(c: Config, n_chunks: u64) -> u64 {
+    let want = if c.schedule == Schedule::Mmtb && n_chunks > 1 {
+        c.streams.max(2)
+    } else {
+        c.streams
+    };
+    want.min(n_chunks)
 }
 
 /// MMTB hand-over planes per array between consecutive chunks: skew (k-1) + below.
@@ -448,7 +507,7 @@ pub fn predict_streams(
         .iter()
         .map(|&s| {
             let c = normalise(w, Config { streams: s, ..c })?;
-            let slots = c.streams.min(n_chunks);
+            let slots = slots_for(c, n_chunks);
             let total_s = parts
                 .iter()
                 .map(|(b, times)| block_time(w, m, c, n_chunks, slots, b) * *times as f64)
@@ -549,19 +608,31 @@ fn block_time(w: &Workload, m: &Machine, c: Config, n_chunks: u64, slots: u64, b
 
 /// Time of `chunks` chunks through `slots` queues, per chunk: `in_bytes`
 /// up, `t_k` seconds of kernels, `out_bytes` down (see the module comment).
-fn pipeline(m: &Machine, chunks: u64, slots: u64, in_bytes: f64, t_k: f64, out_bytes: f64) -> f64 {
+pub fn pipeline(
+    m: &Machine,
+    chunks: u64,
+    slots: u64,
+    in_bytes: f64,
+    t_k: f64,
+    out_bytes: f64,
+) -> f64 {
     let t_in = in_bytes / m.h2d_bps;
     let t_out = out_bytes / m.d2h_bps;
     let first = t_in + t_k + t_out;
-    let cycle = match slots {
-        0 | 1 => return chunks as f64 * first,
-        2 => t_k.max(t_in + t_out),
-        _ => {
-            let both = m.duplex_bps.map_or(0.0, |d| (in_bytes + out_bytes) / d);
-            t_k.max(t_in.max(t_out).max(both))
-        }
-    };
-    first + (chunks - 1) as f64 * cycle
+    if slots <= 1 || chunks <= 1 {
+        return chunks as f64 * first;
+    }
+    first + (chunks - 1) as f64 * cycle(m, slots, in_bytes, t_k, out_bytes)
+}
+
+/// Seconds a chunk adds in the steady state with `slots` queues (at least two):
+/// the longest cycle of the executor's dependences, per chunk.
+pub fn cycle(m: &Machine, slots: u64, in_bytes: f64, t_k: f64, out_bytes: f64) -> f64 {
+    let t_in = in_bytes / m.h2d_bps;
+    let t_out = out_bytes / m.d2h_bps;
+    let both = m.duplex_bps.map_or(0.0, |d| (in_bytes + out_bytes) / d);
+    let around = (t_in + t_k + t_out) / slots.max(1) as f64;
+    t_k.max(t_in).max(t_out).max(both).max(around)
 }
 
 #[cfg(test)]

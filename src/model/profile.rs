@@ -120,6 +120,59 @@ pub struct Profile {
     pub exchange_gbs: Option<Figure>,
     /// Several devices: the fixed cost of one such exchange. Absent: zero.
     pub exchange_latency_us: Option<Figure>,
+    /// Measured kernel times (`[[kernels]]`, written by `tpace probe`): per element
+    /// type, stencil shape class and steps per kernel, what the kernels tpace emits
+    /// spend per grid point and step. Absent, or no entry for a pipeline's class:
+    /// the model prices its kernels from `stencil_gbs` and `fused_point_ps`.
+    #[serde(default)]
+    pub kernels: Vec<KernelFigure>,
+}
+
+/// One measured kernel time of a profile's `[[kernels]]` table: the kernels that a
+/// translation of one stencil shape class and element type launches with `fuse`
+/// steps per kernel, timed inside an out-of-core (mmtb) run.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KernelFigure {
+    /// Element type of the arrays: `float` or `double`.
+    pub elem: String,
+    /// Stencil shape class ([`shape_class`]): `2d-r1` (2-D, reads one point away
+    /// along every axis, e.g. 5-point), `3d-r1` (7-point), `2d-r2` (wider halo).
+    pub shape: String,
+    /// Steps one kernel advances (1: one step per kernel, unfused). Any depth the
+    /// translation offers; nothing assumes a largest one.
+    pub fuse: u64,
+    /// Picoseconds of kernel time per grid point and step (every point of the grid,
+    /// kernel busy time from the run's trace, launch gaps within a chunk included).
+    pub ps: f64,
+    /// Device bytes per point and step of the measured program (the model scales the
+    /// time by a pipeline's own bytes over these).
+    pub bytes: f64,
+    /// Chunk width (planes along the cut axis) of the measured launches: fused
+    /// kernels on narrower chunks recompute more rows, which the model adds.
+    pub rows: u64,
+    /// What kind of source it has (the probe writes `measured`).
+    pub kind: Provenance,
+    /// The source: which probe, device, date and program.
+    pub source: String,
+}
+
+/// The element types `[[kernels]]` entries may name.
+pub const KERNEL_ELEMS: [&str; 2] = ["float", "double"];
+
+/// A stencil's shape class, as `[[kernels]]` keys it: `{rank}d-r{radius}`, the
+/// radius being the widest halo along any axis (so a 5-point and a 9-point box
+/// stencil of radius 1 share `2d-r1`).
+pub fn shape_class(rank: usize, radius: u64) -> String {
+    format!("{rank}d-r{radius}")
+}
+
+/// Whether `text` reads as a [`shape_class`].
+fn is_shape_class(text: &str) -> bool {
+    let Some((rank, radius)) = text.split_once("d-r") else {
+        return false;
+    };
+    matches!(rank.parse::<u64>(), Ok(1..=8)) && matches!(radius.parse::<u64>(), Ok(0..=64))
 }
 
 /// The bundled profiles: name and file text.
@@ -212,6 +265,14 @@ impl Profile {
             .map_or(crate::plan::SHARED_WITHOUT_OPT_IN, |f| f.value as u64)
     }
 
+    /// The `[[kernels]]` entry for element type `elem`, shape class `shape` and
+    /// `fuse` steps per kernel, if the profile has one.
+    pub fn kernel(&self, elem: &str, shape: &str, fuse: u64) -> Option<&KernelFigure> {
+        self.kernels
+            .iter()
+            .find(|k| k.elem == elem && k.shape == shape && k.fuse == fuse)
+    }
+
     /// Device memory in bytes, if known.
     pub fn memory_bytes(&self) -> Option<f64> {
         self.memory_gb.as_ref().map(|f| f.value * 1e9)
@@ -249,6 +310,42 @@ impl Profile {
                 return Err(format!("{origin}: `{field}` has no `source`"));
             }
         }
+        for (i, k) in self.kernels.iter().enumerate() {
+            let at = format!("{origin}: `kernels` entry {}", i + 1);
+            if !KERNEL_ELEMS.contains(&k.elem.as_str()) {
+                return Err(format!(
+                    "{at}: `elem` must be one of {}, not `{}`",
+                    KERNEL_ELEMS.join(", "),
+                    k.elem
+                ));
+            }
+            if !is_shape_class(&k.shape) {
+                return Err(format!(
+                    "{at}: `shape` must read like `2d-r1` (rank, radius), not `{}`",
+                    k.shape
+                ));
+            }
+            if k.fuse == 0 || k.rows == 0 {
+                return Err(format!("{at}: `fuse` and `rows` must be at least 1"));
+            }
+            for (name, v) in [("ps", k.ps), ("bytes", k.bytes)] {
+                if !v.is_finite() || v <= 0.0 {
+                    return Err(format!("{at}: `{name}` must be a positive number, not {v}"));
+                }
+            }
+            if k.source.trim().is_empty() {
+                return Err(format!("{at}: has no `source`"));
+            }
+            if self.kernels[..i]
+                .iter()
+                .any(|o| (&o.elem, &o.shape, o.fuse) == (&k.elem, &k.shape, k.fuse))
+            {
+                return Err(format!(
+                    "{at}: a second entry for {} {} fuse {}",
+                    k.elem, k.shape, k.fuse
+                ));
+            }
+        }
         Ok(())
     }
 }
@@ -266,16 +363,90 @@ mod tests {
         }
     }
 
+    /// `profiles/h100.toml` as `tpace probe --into` refreshed it on the lent H100:
+    /// the link and device figures measured by the probe, the rest as DESIGN.md §5
+    /// had them, and the kernels measured per type, shape class and depth.
     #[test]
-    fn h100_figures_are_design_md_low_ends() {
+    fn h100_figures_come_from_the_probe() {
         let p = Profile::bundled("h100").unwrap();
-        assert_eq!(p.memory_gbs.as_ref().unwrap().value, 2870.0);
-        assert_eq!(p.h2d_gbs.as_ref().unwrap().value, 49.5);
-        assert_eq!(p.d2h_gbs.as_ref().unwrap().value, 55.0);
-        assert_eq!(p.duplex_gbs.as_ref().unwrap().value, 88.9);
-        assert_eq!(p.memory_gb.as_ref().unwrap().value, 85.0);
-        let launch = p.launch_overhead_us.as_ref().unwrap();
-        assert_eq!(launch.kind, Provenance::Assumed);
+        for (field, f) in [
+            ("memory_gbs", &p.memory_gbs),
+            ("h2d_gbs", &p.h2d_gbs),
+            ("d2h_gbs", &p.d2h_gbs),
+            ("duplex_gbs", &p.duplex_gbs),
+            ("launch_overhead_us", &p.launch_overhead_us),
+        ] {
+            let f = f.as_ref().unwrap();
+            assert_eq!(f.kind, Provenance::Measured, "{field}");
+            assert!(
+                f.source.contains("tpace probe on NVIDIA H100"),
+                "{field}: {}",
+                f.source
+            );
+        }
+        // Not measured by the probe: kept as they were.
+        assert_eq!(p.stencil_gbs.as_ref().unwrap().value, 2008.0);
+        assert_eq!(p.tile_bytes.as_ref().unwrap().kind, Provenance::Assumed);
+        for elem in KERNEL_ELEMS {
+            for shape in ["2d-r1", "3d-r1", "2d-r2"] {
+                for fuse in 1..=2 {
+                    let k = p.kernel(elem, shape, fuse).unwrap_or_else(|| {
+                        panic!("no [[kernels]] entry for {elem} {shape} fuse {fuse}")
+                    });
+                    assert_eq!(k.kind, Provenance::Measured);
+                    assert!(k.source.contains("tpace probe"), "{}", k.source);
+                }
+                // Fusing two steps beats one step per kernel on every class.
+                assert!(
+                    p.kernel(elem, shape, 2).unwrap().ps < p.kernel(elem, shape, 1).unwrap().ps
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn kernel_tables_are_checked() {
+        let head = "name = \"x\"\ndescription = \"d\"\narch = \"gpu\"\n";
+        let entry = |elem: &str, shape: &str, fuse: u64, ps: f64| {
+            format!(
+                "[[kernels]]\nelem = \"{elem}\"\nshape = \"{shape}\"\nfuse = {fuse}\nps = {ps:?}\n\
+                 bytes = 8.0\nrows = 100\nkind = \"measured\"\nsource = \"s\"\n"
+            )
+        };
+        let good = format!(
+            "{head}{}{}",
+            entry("float", "2d-r1", 1, 4.6),
+            entry("float", "2d-r1", 4, 1.2)
+        );
+        let p = Profile::parse("good", &good).unwrap();
+        assert_eq!(p.kernel("float", "2d-r1", 4).unwrap().ps, 1.2);
+        assert!(p.kernel("double", "2d-r1", 4).is_none());
+        assert!(p.kernel("float", "2d-r1", 2).is_none());
+        for (text, want) in [
+            (
+                entry("half", "2d-r1", 1, 1.0),
+                "`elem` must be one of float, double",
+            ),
+            (
+                entry("float", "2d", 1, 1.0),
+                "`shape` must read like `2d-r1`",
+            ),
+            (
+                entry("float", "2d-r1", 0, 1.0),
+                "`fuse` and `rows` must be at least 1",
+            ),
+            (
+                entry("float", "2d-r1", 1, -1.0),
+                "`ps` must be a positive number",
+            ),
+            (
+                entry("float", "2d-r1", 1, 1.0) + &entry("float", "2d-r1", 1, 2.0),
+                "a second entry for float 2d-r1 fuse 1",
+            ),
+        ] {
+            let e = Profile::parse("bad", &format!("{head}{text}")).unwrap_err();
+            assert!(e.contains(want) && e.contains("`kernels` entry"), "{e}");
+        }
     }
 
     #[test]

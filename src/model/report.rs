@@ -317,6 +317,94 @@ fn best(out: &mut String, w: &Workload, m: &Machine, p: &Prediction, cap: Option
         bytes(p.device_bytes as f64),
         cap.map_or(String::new(), |c| format!("of {}", bytes(c as f64)))
     );
+    let _ = writeln!(out, "  kernel cost        {}", kernel_cost(w, m, p));
+    if let Some(text) = streams_line(w, m, p, cap) {
+        let _ = writeln!(out, "  streams            {text}");
+    }
+}
+
+/// Where the model's kernel time comes from: the profile's measured entry for the
+/// pipeline's element type, shape class and steps per kernel, or the bandwidth figures.
+fn kernel_cost(w: &Workload, m: &Machine, p: &Prediction) -> String {
+    let fuse = p.fuse.max(1);
+    let class = format!("{} {}, {} step(s) per kernel", w.elem, w.shape, fuse);
+    match m.kernel_figure(w, fuse) {
+        Some(f) => format!(
+            "measured ([[kernels]]): {class}, {:.3} ps per point and step ({:.3} on {}-plane chunks, \
+             scaled to {} of {} bytes per point and to b = {})",
+            Machine::measured_point_cost(w, f, fuse, p.config.b) * 1e12,
+            f.ps,
+            f.rows,
+            w.bytes_per_point,
+            f.bytes,
+            p.config.b
+        ),
+        None => format!(
+            "from the bandwidth figures (stencil_gbs, fused_point_ps): the profile has no \
+             [[kernels]] entry for {class}"
+        ),
+    }
+}
+
+/// The best plan's k and b with 1 to 4 streams, and what bounds a chunk's steady
+/// state: what another stream buys (None for in-core, which runs one).
+fn streams_line(w: &Workload, m: &Machine, p: &Prediction, cap: Option<u128>) -> Option<String> {
+    if p.config.schedule == super::predict::Schedule::Incore {
+        return None;
+    }
+    // The plan's own steps per kernel (the search may have picked another depth).
+    let w = &Workload {
+        fuse: p.fuse.max(1),
+        ..w.clone()
+    };
+    let all = super::predict::predict_streams(w, m, p.config, &[1, 2, 3, 4]).ok()?;
+    // The line must agree with the plan it explains.
+    debug_assert!(all.iter().any(|q| q.total_s == p.total_s));
+    // mmtb runs two queues at one stream: its S=1 is its S=2.
+    let two_at_least = p.config.schedule == super::predict::Schedule::Mmtb && p.chunks > 1;
+    let times: Vec<String> = all
+        .iter()
+        .filter(|q| !(two_at_least && q.config.streams == 1))
+        .map(|q| {
+            let fits = cap.is_none_or(|c| q.device_bytes <= c);
+            format!(
+                "S={} {:.6} s{}",
+                q.config.streams,
+                q.total_s,
+                if fits { "" } else { " (too big)" }
+            )
+        })
+        .collect();
+    // Per chunk of a block, as the pipeline sees it.
+    let per = (p.chunks * p.blocks.max(1)) as f64;
+    let (u, d) = (p.h2d_s / per, p.d2h_s / per);
+    let k = (p.kernel_s + p.launch_s + p.d2d_s) / per;
+    let link = m
+        .duplex_bps
+        .map_or(0.0, |b| (p.h2d_bytes + p.d2h_bytes) as f64 / b / per);
+    let round = (u + k + d) / p.slots.max(1) as f64;
+    let bound = [
+        (k, "kernels"),
+        (u, "uploads"),
+        (d, "downloads"),
+        (link, "the link both ways"),
+        (
+            round,
+            "the round trip of a queue (another stream would shorten it)",
+        ),
+    ]
+    .into_iter()
+    .fold((0.0, "kernels"), |a, b| if b.0 > a.0 { b } else { a })
+    .1;
+    let bound = if p.slots <= 1 {
+        "one queue: nothing overlaps"
+    } else {
+        bound
+    };
+    Some(format!(
+        "{} (same k and b); a chunk's steady share is bound by {bound}",
+        times.join(", ")
+    ))
 }
 
 fn alternatives(out: &mut String, choice: &Choice) {
@@ -428,11 +516,40 @@ mod tests {
         assert!(text.contains("grid 48000 x 48000"), "{text}");
         assert!(text.contains("best plan: mmtb"), "{text}");
         assert!(text.contains("device memory cap 8.00 GB"), "{text}");
+        assert!(text.contains("note: exchange_gbs = 25 (assumed)"), "{text}");
+        assert!(text.contains("next best:"), "{text}");
+        // Unfused (no fusion asked for): the probe's one-step Jacobi kernel prices it.
         assert!(
-            text.contains("note: launch_overhead_us = 4 (assumed): assumed, not measured"),
+            text.contains(
+                "kernel cost        measured ([[kernels]]): float 2d-r1, 1 step(s) per kernel"
+            ),
             "{text}"
         );
-        assert!(text.contains("next best:"), "{text}");
+        assert!(text.contains("  streams            S=2 "), "{text}");
+        // Fused (CUDA): the streams line is of the plan's own depth, whichever the
+        // search picked, so one of its times is the plan's.
+        let fused = plan_report(
+            c.unit(0),
+            &Profile::bundled("h100").unwrap(),
+            &PlanRequest {
+                fuses: true,
+                ..req.clone()
+            },
+        )
+        .unwrap();
+        let time = |line: &str| {
+            fused
+                .lines()
+                .find(|l| l.trim_start().starts_with(line))
+                .unwrap_or_else(|| panic!("no {line} line:\n{fused}"))
+                .to_string()
+        };
+        let predicted = time("predicted time");
+        let seconds = predicted.split_whitespace().nth(2).unwrap();
+        assert!(
+            time("streams").contains(&format!(" {seconds} s")),
+            "{fused}"
+        );
     }
 
     #[test]

@@ -6,7 +6,9 @@
 //! about a quarter up to the step count, and the step count split evenly into
 //! 1 to 16 blocks (so that 64 is tried for 128 steps); b is n / C for C = 1..16
 //! and then chunk counts growing by about a quarter up to n; streams are 1
-//! to 4.
+//! to 4 (mmtb with two chunks or more: 2 to 4, since the runtime keeps two
+//! queues at one stream). Ties go to the plan with less device memory, so a
+//! stream that the model says buys nothing is not asked for.
 
 use super::predict::{
     Config, Machine, Prediction, Schedule, device_bytes, normalise, predict_streams,
@@ -175,6 +177,14 @@ fn choose_among(
                     let Ok(c) = normalise(w, Config { streams, ..base }) else {
                         continue;
                     };
+                    // mmtb runs two queues at one stream: the same plan as two.
+                    if schedule == Schedule::Mmtb
+                        && streams == 1
+                        && s_list.contains(&2)
+                        && super::chunks::count(w.n, c.b) > 1
+                    {
+                        continue;
+                    }
                     let need = device_bytes(w, c);
                     smallest = Some(smallest.map_or(need, |s| s.min(need)));
                     if cap.is_some_and(|cap| need > cap) {
@@ -240,9 +250,11 @@ mod tests {
     #[test]
     fn the_chosen_plan_fits_and_beats_every_alternative() {
         let w = jacobi(48_000, 48_000, 2048);
-        let c = choose(&w, &h100(), None).unwrap();
-        assert_eq!(c.cap, Some(85_000_000_000));
-        assert!(c.best.device_bytes <= 85_000_000_000);
+        let m = h100();
+        let c = choose(&w, &m, None).unwrap();
+        let memory = m.memory_bytes.unwrap() as u128;
+        assert_eq!(c.cap, Some(memory));
+        assert!(c.best.device_bytes <= memory);
         // 18.4 GB fits the H100: in-core is a candidate, and whatever wins is
         // at least as fast (a pipelined schedule may hide in-core's upload).
         let incore = c
@@ -323,6 +335,8 @@ mod tests {
             vec![1]
         );
         let mut m = h100();
+        // The bandwidth figures' path: no measured kernel times.
+        let measured = std::mem::take(&mut m.kernels);
         let pick = |m: &Machine, w: &Workload| {
             let c = choose(w, m, None).unwrap();
             let each: Vec<f64> = depths(w)
@@ -355,6 +369,27 @@ mod tests {
         assert_eq!(pick(&m, &w), 2);
         m.fused_point_s = 3e-12;
         assert_eq!(pick(&m, &w), 3);
+        // Measured kernel times per depth ([[kernels]]) decide instead, wherever the
+        // profile has them: the fastest measured depth wins.
+        let figure = |fuse: u64, ps: f64| crate::model::profile::KernelFigure {
+            elem: "float".into(),
+            shape: "2d-r1".into(),
+            fuse,
+            ps,
+            bytes: w.bytes_per_point,
+            rows: 1536,
+            kind: crate::model::profile::Provenance::Measured,
+            source: "test".into(),
+        };
+        assert!(!measured.is_empty(), "the bundled h100 has [[kernels]]");
+        m.kernels = (1..=8)
+            .map(|t| figure(t, if t == 5 { 0.5 } else { 3.0 }))
+            .collect();
+        assert_eq!(pick(&m, &w), 5);
+        m.kernels = (1..=8)
+            .map(|t| figure(t, if t == 1 { 0.5 } else { 3.0 }))
+            .collect();
+        assert_eq!(pick(&m, &w), 1);
     }
 
     #[test]

@@ -3,6 +3,8 @@
 //! program with [`Workload::from_unit`].
 
 use super::expr::Macros;
+use super::profile::shape_class;
+use crate::ir::ElemType;
 use crate::plan::Unit;
 use crate::plan::{Fusion, MAX_FUSED_STEPS, Transfer};
 
@@ -116,6 +118,11 @@ pub struct Workload {
     /// Per fused step count F (index F): elements of a row (plane) one block of a
     /// fused kernel keeps (1 where there is no fusion).
     pub fuse_keep: Vec<u64>,
+    /// Element type of the arrays, as a profile's `[[kernels]]` names it: `double`
+    /// when any array on the device is, else `float`.
+    pub elem: String,
+    /// Stencil shape class ([`shape_class`]): rank and widest declared halo.
+    pub shape: String,
 }
 
 impl Workload {
@@ -182,6 +189,15 @@ impl Workload {
             fuse_overhead: vec![1.0; MAX_FUSED_STEPS as usize + 1],
             strip_elem_bytes: 0,
             fuse_keep: vec![1; MAX_FUSED_STEPS as usize + 1],
+            elem: elem_class(p),
+            shape: shape_class(
+                p.grid.rank(),
+                p.halo
+                    .iter()
+                    .map(|h| h.minus.max(h.plus).max(0) as u64)
+                    .max()
+                    .unwrap_or(0),
+            ),
         }
         .with_fusion(unit.plan.fusion.as_ref(), &p.arrays))
     }
@@ -219,6 +235,13 @@ impl Workload {
     pub fn points(&self) -> u128 {
         u128::from(self.n) * u128::from(self.plane)
     }
+}
+
+/// The element type a pipeline's kernels are keyed by in a profile's `[[kernels]]`:
+/// `double` when any of its arrays is (the wider type sets the traffic), else `float`.
+fn elem_class(p: &crate::ir::Pipeline) -> String {
+    let double = p.arrays.iter().any(|a| a.elem == ElemType::Double);
+    (if double { "double" } else { "float" }).to_string()
 }
 
 /// The pipeline's fusion on the machine `profile` describes: step counts whose
@@ -296,6 +319,7 @@ mod tests {
         let moves: Vec<Movement> = w.arrays.iter().map(|a| a.movement).collect();
         assert_eq!(moves, vec![Movement::Folded, Movement::InOut]);
         assert!(w.arrays.iter().all(|a| a.elem_bytes == 4));
+        assert_eq!((w.elem.as_str(), w.shape.as_str()), ("float", "2d-r1"));
     }
 
     #[test]

@@ -3,7 +3,13 @@
 //!
 //! The probe is a small CUDA program (`probe.cu`) built with nvcc and run on the
 //! GPU; built with the C++ compiler it runs on the CPU emulation of the CUDA
-//! runtime, which only tests the path (its figures are the CPU's).
+//! runtime, which only tests the path (its figures are the CPU's). Then
+//! [`kernels`] times the kernels tpace itself emits, per element type, shape
+//! class and steps per kernel (the profile's `[[kernels]]`).
+//! `tpace probe --into FILE` refreshes an existing profile in place:
+//! [`update_profile`].
+
+pub mod kernels;
 
 use crate::back::Output;
 use crate::back::cuda::EMULATION;
@@ -111,11 +117,20 @@ pub struct Probed {
     pub emulated: bool,
     /// Bytes per copy.
     pub bytes: u64,
+    /// The kernels' measured times (empty where not probed).
+    pub kernels: Vec<kernels::KernelRun>,
 }
 
-/// Build and run the probe with copies of `bytes` bytes. Without nvcc and a GPU
-/// it refuses, unless `emulate` asks for the CPU emulation.
-pub fn probe(tc: &Toolchain, bytes: u64, emulate: bool) -> Result<Probed, Failure> {
+/// Build and run the probe with copies of `bytes` bytes, and with `with_kernels`
+/// time tpace's kernels ([`kernels::probe_kernels`]; `log` gets a line per run).
+/// Without nvcc and a GPU it refuses, unless `emulate` asks for the CPU emulation.
+pub fn probe(
+    tc: &Toolchain,
+    bytes: u64,
+    emulate: bool,
+    with_kernels: bool,
+    log: &mut dyn FnMut(&str),
+) -> Result<Probed, Failure> {
     let flavour = match (tc.nvcc.is_some() && tc.gpu, emulate) {
         (true, false) => Flavour::CudaDevice,
         (_, true) => Flavour::CudaEmulation,
@@ -153,11 +168,17 @@ pub fn probe(tc: &Toolchain, bytes: u64, emulate: bool) -> Result<Probed, Failur
     } else {
         device_name()
     };
+    let kernels = if with_kernels {
+        kernels::probe_kernels(tc, flavour, emulate, log)?
+    } else {
+        Vec::new()
+    };
     Ok(Probed {
         values,
         device,
         emulated: flavour == Flavour::CudaEmulation,
         bytes,
+        kernels,
     })
 }
 
@@ -193,21 +214,116 @@ pub fn profile_toml(name: &str, probed: &Probed, date: &str) -> String {
         device = probed.device,
         bytes = probed.bytes,
     );
-    for (field, what) in FIGURES {
-        let Some(v) = probed.values.get(field).filter(|v| **v > 0.0) else {
-            continue;
-        };
-        let value = if v.fract() == 0.0 {
-            format!("{v:.1}")
-        } else {
-            v.to_string()
-        };
+    for (field, _) in FIGURES {
+        if let Some(table) = figure_table(field, probed, date) {
+            out.push('\n');
+            out.push_str(&table);
+        }
+    }
+    out.push_str(&kernels_toml(probed, date));
+    out
+}
+
+/// `[field]` with its value, kind and source, if the run measured it.
+fn figure_table(field: &str, probed: &Probed, date: &str) -> Option<String> {
+    let what = FIGURES.iter().find(|(f, _)| *f == field)?.1;
+    let v = probed.values.get(field).filter(|v| **v > 0.0)?;
+    // Whole numbers (counts, bytes) as TOML integers, which load as the same number.
+    let value = if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{v:.0}")
+    } else {
+        v.to_string()
+    };
+    Some(format!(
+        "[{field}]\nvalue = {value}\nkind = \"measured\"\nsource = \"tpace probe on {device}, {date}: {what}\"\n",
+        device = probed.device,
+    ))
+}
+
+/// How the line that `--into` puts at the top of a profile starts.
+pub const REFRESHED_MARK: &str = "# Refreshed by `tpace probe --into`";
+
+/// The line that starts the kernels' part of a profile: `--into` replaces
+/// everything from it to the end of the file.
+pub const KERNELS_MARK: &str = "# ---- [[kernels]]: written by `tpace probe`";
+
+/// The `[[kernels]]` entries of a run, after [`KERNELS_MARK`] (empty when none).
+fn kernels_toml(probed: &Probed, date: &str) -> String {
+    if probed.kernels.is_empty() {
+        return String::new();
+    }
+    let mut out = format!(
+        "\n{KERNELS_MARK} on {date}; the model prices a pipeline's kernels by the entry of\n\
+         # its element type, shape class (rank and widest halo) and steps per kernel: `ps` per grid\n\
+         # point and step, scaled by its bytes per point over `bytes`, measured on chunks of `rows` planes.\n"
+    );
+    for k in &probed.kernels {
         out.push_str(&format!(
-            "\n[{field}]\nvalue = {value}\nkind = \"measured\"\nsource = \"tpace probe on {device}, {date}: {what}\"\n",
-            device = probed.device,
+            "\n[[kernels]]\nelem = \"{}\"\nshape = \"{}\"\nfuse = {}\nps = {:.4}\nbytes = {:.1}\nrows = {}\n\
+             kind = \"measured\"\nsource = \"tpace probe on {}, {date}: {}\"\n",
+            k.elem, k.shape, k.fuse, k.ps, k.bytes, k.rows, probed.device, k.what
         ));
     }
     out
+}
+
+/// An existing profile's text with what `probed` measured put in: every figure it
+/// measured replaces that table's value, kind and source (or is added at the end),
+/// the `[[kernels]]` part after [`KERNELS_MARK`] is replaced by the run's; name,
+/// description, comments and every other figure stay as they are.
+pub fn update_profile(text: &str, probed: &Probed, date: &str) -> String {
+    // The kernels' part goes where the run has new ones (`--no-kernels` keeps it).
+    let (kept, old_kernels) = match text.find(KERNELS_MARK) {
+        Some(at) if !probed.kernels.is_empty() => (text[..at].trim_end().to_string() + "\n", ""),
+        Some(at) => (text[..at].trim_end().to_string() + "\n", &text[at..]),
+        None => (text.to_string(), ""),
+    };
+    // One line at the top says when; an earlier refresh's line goes.
+    let mut body = format!(
+        "{REFRESHED_MARK} on {date} on {}: every figure whose source says `tpace probe`,\n\
+         # and the [[kernels]] table; the other figures and the comments are as they were.\n",
+        probed.device
+    );
+    let mut lines = kept.lines().peekable();
+    if lines.peek().is_some_and(|l| l.starts_with(REFRESHED_MARK)) {
+        lines.next();
+        lines.next();
+    }
+    for l in lines {
+        body.push_str(l);
+        body.push('\n');
+    }
+    for (field, _) in FIGURES {
+        let Some(table) = figure_table(field, probed, date) else {
+            continue;
+        };
+        let lines: Vec<&str> = body.lines().collect();
+        let header = format!("[{field}]");
+        match lines.iter().position(|l| l.trim() == header) {
+            Some(at) => {
+                // The table runs to the next blank line, comment or table.
+                let end = lines[at + 1..]
+                    .iter()
+                    .position(|l| {
+                        let l = l.trim();
+                        l.is_empty() || l.starts_with('#') || l.starts_with('[')
+                    })
+                    .map_or(lines.len(), |e| at + 1 + e);
+                let mut out: Vec<String> = lines[..at].iter().map(|l| l.to_string()).collect();
+                out.extend(table.lines().map(str::to_string));
+                out.extend(lines[end..].iter().map(|l| l.to_string()));
+                body = out.join("\n") + "\n";
+            }
+            None => {
+                body = body.trim_end().to_string() + "\n\n" + &table;
+            }
+        }
+    }
+    if old_kernels.is_empty() {
+        body + &kernels_toml(probed, date)
+    } else {
+        body + "\n" + old_kernels
+    }
 }
 
 #[cfg(test)]
@@ -225,6 +341,7 @@ mod tests {
             device: "NVIDIA H100".into(),
             emulated: false,
             bytes: 1000,
+            kernels: Vec::new(),
         };
         let text = profile_toml("here", &probed, "2026-11-23");
         let p = crate::model::Profile::parse("probe", &text).expect("a valid profile");
@@ -233,5 +350,63 @@ mod tests {
         // Zero means unknown and is left out.
         assert!(p.memory_gb.is_none());
         assert!(text.contains("kind = \"measured\""));
+    }
+
+    fn run(ps: f64) -> kernels::KernelRun {
+        kernels::KernelRun {
+            elem: "float".into(),
+            shape: "2d-r1".into(),
+            fuse: 4,
+            ps,
+            bytes: 8.0,
+            rows: 1536,
+            what: "the test's program".into(),
+        }
+    }
+
+    /// `--into`: the measured figures and the kernels replaced in place, everything
+    /// else (name, comments, figures the probe does not measure) kept; a second
+    /// refresh replaces the first one's kernels and header instead of adding to them.
+    #[test]
+    fn a_refresh_replaces_what_was_measured_and_keeps_the_rest() {
+        let old = include_str!("../../profiles/k40c.toml");
+        let probed = |ps: f64, kernels: bool| Probed {
+            values: parse("h2d_gbs=12.5\nlaunch_overhead_us=5.5\n"),
+            device: "Tesla K40c".into(),
+            emulated: false,
+            bytes: 1000,
+            kernels: if kernels { vec![run(ps)] } else { Vec::new() },
+        };
+        let once = update_profile(old, &probed(3.5, true), "2026-11-25");
+        let twice = update_profile(&once, &probed(2.5, true), "2026-11-26");
+        let before = crate::model::Profile::parse("old", old).unwrap();
+        for text in [&once, &twice] {
+            let p = crate::model::Profile::parse("refreshed", text).expect("loads");
+            assert_eq!(p.name, "k40c");
+            assert_eq!(p.h2d_gbs.as_ref().unwrap().value, 12.5);
+            assert!(
+                p.h2d_gbs
+                    .as_ref()
+                    .unwrap()
+                    .source
+                    .contains("tpace probe on Tesla K40c")
+            );
+            // Added where the file had none.
+            assert_eq!(p.launch_overhead_us.as_ref().unwrap().value, 5.5);
+            // Kept: what the probe did not measure.
+            assert_eq!(p.memory_gbs, before.memory_gbs);
+            assert_eq!(p.stencil_gbs, before.stencil_gbs);
+            assert_eq!(p.kernels.len(), 1);
+            assert_eq!(text.matches(REFRESHED_MARK).count(), 1);
+            assert_eq!(text.matches(KERNELS_MARK).count(), 1);
+        }
+        assert!(twice.starts_with(&format!("{REFRESHED_MARK} on 2026-11-26")));
+        let p = crate::model::Profile::parse("twice", &twice).unwrap();
+        assert_eq!(p.kernels[0].ps, 2.5);
+        // A run without kernels (--no-kernels) keeps the table that is there.
+        let kept = update_profile(&twice, &probed(9.0, false), "2026-11-27");
+        let p = crate::model::Profile::parse("kept", &kept).unwrap();
+        assert_eq!(p.kernels.len(), 1);
+        assert_eq!(p.kernels[0].ps, 2.5);
     }
 }

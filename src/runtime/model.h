@@ -48,6 +48,8 @@ typedef struct tpace_model {
     double fused_point_s;        /* fused kernels: seconds per point and step computed (0: no floor) */
     double exchange_bps;         /* several devices: a block's ghost planes between neighbours (0: free) */
     double exchange_latency_s;   /* ... and the fixed cost of one exchange */
+    double kernel_s[TPACE_MC_FUSE_MAX + 1]; /* per steps per kernel: measured seconds per point and step (0: none) */
+    tpace_u64 kernel_rows[TPACE_MC_FUSE_MAX + 1]; /* ... and the chunk width it was measured on */
 } tpace_model;
 
 /* A run: extents, steps. */
@@ -312,10 +314,23 @@ static inline double tpace_mc_fuse_row_overhead(const tpace_model *m, tpace_u64 
 
 static inline double tpace_mc_point_cost(const tpace_model *m, tpace_u64 fuse, tpace_u64 plane, tpace_u64 rows)
 {
+    double flops_only = m->peak_flops > 0 ? m->flops_per_point / m->peak_flops : 0.0;
+    if (m->kernel_s[fuse > 1 ? fuse : 1] > 0) {
+        /* Measured (predict.rs measured_point_cost): narrower chunks recompute more rows. */
+        double overhead = 1.0, ratio = 1.0;
+        if (fuse > 1) {
+            overhead = m->fuse_overhead[fuse] * tpace_mc_fuse_row_overhead(m, plane, rows, fuse);
+            ratio = tpace_mc_fuse_row_overhead(m, plane, rows, fuse) /
+                    tpace_mc_fuse_row_overhead(m, plane, m->kernel_rows[fuse], fuse);
+        }
+        double measured = m->kernel_s[fuse > 1 ? fuse : 1] * ratio;
+        double flops_m = flops_only * overhead;
+        return measured > flops_m ? measured : flops_m;
+    }
     double steps = fuse > 1 ? (double)fuse : 1.0;
     double overhead = fuse > 1 ? m->fuse_overhead[fuse] * tpace_mc_fuse_row_overhead(m, plane, rows, fuse) : 1.0;
     double mem = m->bytes_per_point / m->kernel_bps * overhead / steps;
-    double flops = (m->peak_flops > 0 ? m->flops_per_point / m->peak_flops : 0.0) * overhead;
+    double flops = flops_only * overhead;
     double floor = fuse > 1 ? m->fused_point_s * overhead : 0.0;
     double cost = mem > flops ? mem : flops;
     return cost > floor ? cost : floor;
@@ -323,23 +338,27 @@ static inline double tpace_mc_point_cost(const tpace_model *m, tpace_u64 fuse, t
 
 static inline double tpace_mc_max(double a, double b) { return a > b ? a : b; }
 
-/* Time of `chunks` chunks through `slots` queues (predict.rs `pipeline`). */
+/* Time of `chunks` chunks through `slots` queues (predict.rs `pipeline` and `cycle`): the
+ * first chunk whole, then per chunk the longest cycle of the executor's dependences. */
 static inline double tpace_mc_pipeline(const tpace_model *m, tpace_u64 chunks, tpace_u64 slots, double in_bytes,
                                        double t_k, double out_bytes)
 {
     double t_in = in_bytes / m->h2d_bps;
     double t_out = out_bytes / m->d2h_bps;
     double first = t_in + t_k + t_out;
-    double cycle;
-    if (slots <= 1)
+    if (slots <= 1 || chunks <= 1)
         return (double)chunks * first;
-    if (slots == 2) {
-        cycle = tpace_mc_max(t_k, t_in + t_out);
-    } else {
-        double both = m->duplex_bps > 0 ? (in_bytes + out_bytes) / m->duplex_bps : 0.0;
-        cycle = tpace_mc_max(t_k, tpace_mc_max(tpace_mc_max(t_in, t_out), both));
-    }
+    double both = m->duplex_bps > 0 ? (in_bytes + out_bytes) / m->duplex_bps : 0.0;
+    double around = (t_in + t_k + t_out) / (double)slots;
+    double cycle = tpace_mc_max(tpace_mc_max(tpace_mc_max(tpace_mc_max(t_k, t_in), t_out), both), around);
     return first + (double)(chunks - 1) * cycle;
+}
+
+/* Chunk buffers (queues) in flight, as tpace_slots_for counts them (predict.rs slots_for). */
+static inline tpace_u64 tpace_mc_slots_for(tpace_model_config c, tpace_u64 n_chunks)
+{
+    tpace_u64 want = c.schedule == TPACE_MODEL_MMTB && n_chunks > 1 && c.streams < 2 ? 2 : c.streams;
+    return want < n_chunks ? want : n_chunks;
 }
 
 static inline double tpace_mc_block_time(const tpace_model *m, const tpace_model_run *w, tpace_model_config c,
@@ -384,7 +403,7 @@ static inline void tpace_mc_predict_streams(const tpace_model *m, const tpace_mo
         tpace_model_config ci = c;
         ci.streams = streams[i];
         ci = tpace_mc_normalise(w, ci);
-        tpace_u64 slots = ci.streams < n_chunks ? ci.streams : n_chunks;
+        tpace_u64 slots = tpace_mc_slots_for(ci, n_chunks);
         double total = 0.0;
         if (w->steps > 0) {
             if (full_blocks > 0)
@@ -525,6 +544,9 @@ static inline tpace_model_choice tpace_model_choose(const tpace_model *m, const 
                     tpace_model_config c = base;
                     c.streams = s_list[si];
                     c = tpace_mc_normalise(w, c);
+                    /* mmtb runs two queues at one stream: the same plan as two (search.rs). */
+                    if (schedule == TPACE_MODEL_MMTB && c.streams == 1 && s_len > 1 && tpace_mc_count(w->n, c.b) > 1)
+                        continue;
                     tpace_u128 need = tpace_mc_device_bytes(m, w, c);
                     if (!have_smallest || need < best.smallest) {
                         best.smallest = need;

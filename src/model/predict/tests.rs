@@ -1,4 +1,5 @@
 use super::*;
+use crate::model::profile::KernelFigure;
 use crate::model::profile::Profile;
 use crate::model::workload::{ArrayLoad, Movement};
 
@@ -40,6 +41,8 @@ pub(crate) fn jacobi(n: u64, plane: u64, steps: u64) -> Workload {
         fuse_overhead: vec![1.0; 5],
         strip_elem_bytes: 0,
         fuse_keep: vec![1; 5],
+        elem: "float".into(),
+        shape: "2d-r1".into(),
     }
 }
 
@@ -77,6 +80,8 @@ fn stencil(n: u64, plane: u64, steps: u64, h: u64) -> Workload {
         fuse_overhead: vec![1.0; 5],
         strip_elem_bytes: 0,
         fuse_keep: vec![1; 5],
+        elem: "double".into(),
+        shape: "3d-r1".into(),
     }
 }
 
@@ -226,7 +231,13 @@ fn overlap_never_loses_and_one_stream_overlaps_nothing() {
     let m = h100();
     for schedule in [Schedule::Naive, Schedule::Mm, Schedule::Mmtb] {
         let serial = predict(&w, &m, cfg(schedule, 8, 1000, 1)).unwrap();
-        assert!((serial.total_s - serial.serial_s()).abs() <= 1e-9 * serial.total_s);
+        if schedule == Schedule::Mmtb {
+            // The runtime keeps two queues for mmtb whatever TPACE_STREAMS says.
+            let two = predict(&w, &m, cfg(schedule, 8, 1000, 2)).unwrap();
+            assert_eq!((serial.slots, serial.total_s), (2, two.total_s));
+        } else {
+            assert!((serial.total_s - serial.serial_s()).abs() <= 1e-9 * serial.total_s);
+        }
         for s in 2..=4 {
             let p = predict(&w, &m, cfg(schedule, 8, 1000, s)).unwrap();
             assert!(
@@ -247,7 +258,16 @@ fn mmtb_beats_naive_on_an_out_of_core_jacobi() {
     let m = h100();
     let naive = predict(&w, &m, cfg(Schedule::Naive, 1, 6000, 3)).unwrap();
     let mmtb = predict(&w, &m, cfg(Schedule::Mmtb, 32, 6000, 3)).unwrap();
-    assert!(mmtb.total_s * 10.0 < naive.total_s);
+    // naive moves the grid both ways every step, mmtb's kernels bound it: the ratio
+    // is a step's round trip over the link against a step's kernels, about 9 with the
+    // probe's measured one-step kernels (16 bytes a point here: the copy sweep kept).
+    let ratio = naive.total_s / mmtb.total_s;
+    let per_step =
+        (naive.h2d_bytes + naive.d2h_bytes) as f64 / m.duplex_bps.unwrap() / mmtb.kernel_s;
+    assert!(
+        ratio > 5.0 && (ratio / per_step - 1.0).abs() < 0.1,
+        "{ratio} {per_step}"
+    );
 }
 
 #[test]
@@ -370,4 +390,168 @@ fn fused_mmtb_strips_and_when_fusion_is_off() {
     };
     let extra = device_bytes(&w, mmtb) - device_bytes(&plain, mmtb);
     assert_eq!(extra, 3 * 2 * 12 * 600 * 4); // 3 slots, in and out, 12 planes of 600 floats
+}
+
+/// A measured `[[kernels]]` entry for tests.
+fn figure(elem: &str, shape: &str, fuse: u64, ps: f64, bytes: f64, rows: u64) -> KernelFigure {
+    KernelFigure {
+        elem: elem.into(),
+        shape: shape.into(),
+        fuse,
+        ps,
+        bytes,
+        rows,
+        kind: crate::model::profile::Provenance::Measured,
+        source: "test".into(),
+    }
+}
+
+/// The H100's link as DESIGN.md §5 has it, with the Jacobi-2D kernels as the
+/// probe measured them on 2026-11-25 (fused 4 steps: 1.19 ps; one step: 4.62 ps).
+fn h100_measured() -> Machine {
+    let mut m = h100();
+    m.h2d_bps = 49.5e9;
+    m.d2h_bps = 55.0e9;
+    m.duplex_bps = Some(88.9e9);
+    m.kernels = vec![
+        figure("float", "2d-r1", 1, 4.62, 8.0, 1536),
+        figure("float", "2d-r1", 4, 1.19, 8.0, 1536),
+    ];
+    m
+}
+
+/// examples/jacobi2d.c on issue 19's grid (49152 x 61440 float, 128 steps), fused;
+/// `download_work`: the swap's temporary comes back after the last step, as it did
+/// before the liveness analysis (24.2 GB down instead of 12.1).
+fn jacobi_example(download_work: bool) -> Workload {
+    let src = include_str!("../../../examples/jacobi2d.c");
+    let c = crate::plan::compile_source("jacobi2d.c", src).unwrap();
+    let unit = c.unit(0);
+    let mut w = Workload::from_unit(unit, &[49152, 61440], 128)
+        .unwrap()
+        .with_fusion(unit.plan.fusion.as_ref(), &unit.pipeline.arrays);
+    for a in &mut w.arrays {
+        a.unread &= !download_work;
+    }
+    w
+}
+
+#[test]
+fn measured_kernel_figures_are_picked_by_type_shape_and_depth() {
+    let m = h100_measured();
+    let w = jacobi_example(false);
+    assert_eq!(
+        (w.elem.as_str(), w.shape.as_str(), w.fuse),
+        ("float", "2d-r1", 4)
+    );
+    // The entry of the plan's depth, on chunks as wide as the measured ones.
+    let four = m.fused_point_cost(&w, 4, 1536);
+    assert!((four - 1.19e-12).abs() < 1e-18, "{four}");
+    let one = m.fused_point_cost(&w, 1, 1536);
+    assert!((one - 4.62e-12).abs() < 1e-18, "{one}");
+    // Narrower chunks recompute more rows per row kept: dearer per point.
+    assert!(m.fused_point_cost(&w, 4, 64) > four);
+    // Twice the bytes per point (same class): twice the time.
+    let heavy = Workload {
+        bytes_per_point: 16.0,
+        ..w.clone()
+    };
+    assert!((m.fused_point_cost(&heavy, 4, 1536) - 2.0 * four).abs() < 1e-18);
+    // No entry for the depth, the type or the shape: today's bandwidth figures.
+    let mut plain = h100_measured();
+    plain.kernels.clear();
+    for other in [
+        Workload {
+            fuse: 2,
+            ..w.clone()
+        },
+        Workload {
+            elem: "double".into(),
+            ..w.clone()
+        },
+        Workload {
+            shape: "3d-r1".into(),
+            ..w.clone()
+        },
+    ] {
+        let f = other.fuse;
+        assert_eq!(
+            m.fused_point_cost(&other, f, 1536),
+            plain.fused_point_cost(&other, f, 1536),
+            "{} {} {f}",
+            other.elem,
+            other.shape
+        );
+    }
+    // The measured plan predicts the kernels the trace saw (0.461 s, issue 19).
+    let p = predict(&w, &m, cfg(Schedule::Mmtb, 128, 1586, 3)).unwrap();
+    assert!((p.kernel_s / 0.461 - 1.0).abs() < 0.05, "{}", p.kernel_s);
+}
+
+/// Issue 19's measurement: with the swap's temporary still downloaded (24.2 GB down,
+/// 12.1 GB up) mmtb k=128 b=1586 ran 1.19x faster with 3 streams than with 2. With
+/// 2 queues a chunk's upload waits for the download two chunks back on its queue, so
+/// a chunk's share is at least (U + K + D) / 2 > K; with 3 it is K.
+#[test]
+fn a_third_stream_pays_where_two_queues_round_trip_too_slowly() {
+    let m = h100_measured();
+    let w = jacobi_example(true);
+    let ps = predict_streams(&w, &m, cfg(Schedule::Mmtb, 128, 1586, 1), &[2, 3, 4]).unwrap();
+    let (two, three, four) = (ps[0].total_s, ps[1].total_s, ps[2].total_s);
+    // Twice as much comes down as goes up (the temporary too).
+    let ratio = ps[0].d2h_bytes as f64 / ps[0].h2d_bytes as f64;
+    assert!((ratio - 2.0).abs() < 0.01, "{ratio}");
+    let gain = two / three;
+    assert!(gain > 1.15 && gain < 1.3, "S=2 {two} S=3 {three}: {gain}");
+    // A fourth stream shortens nothing: the kernels bound S=3 already.
+    assert_eq!(three, four);
+    assert!(three < ps[1].kernel_s * 1.1, "{three}");
+    // The search asks for the third stream, not the fourth (more memory, no gain).
+    let choice = crate::model::search::choose(&w, &m, Some(8 << 30)).unwrap();
+    assert_eq!(choice.best.config.schedule, Schedule::Mmtb);
+    assert_eq!(choice.best.config.streams, 3, "{:?}", choice.best.config);
+}
+
+/// Today's Jacobi (the temporary is not downloaded): per chunk U + D is below K, so
+/// two queues keep the kernels busy and more streams are not asked for.
+#[test]
+fn no_stream_is_asked_for_that_buys_nothing() {
+    let m = h100_measured();
+    let w = jacobi_example(false);
+    let ps = predict_streams(&w, &m, cfg(Schedule::Mmtb, 128, 1586, 1), &[2, 3, 4]).unwrap();
+    assert_eq!(ps[0].total_s, ps[1].total_s);
+    assert_eq!(ps[1].total_s, ps[2].total_s);
+    let choice = crate::model::search::choose(&w, &m, Some(8 << 30)).unwrap();
+    assert_eq!(choice.best.config.streams, 2, "{:?}", choice.best.config);
+    // One chunk: nothing to overlap, every stream count alike.
+    let one = predict_streams(&w, &m, cfg(Schedule::Mmtb, 128, 49152, 1), &[1, 2, 3, 4]).unwrap();
+    assert!(
+        one.iter()
+            .all(|p| p.slots == 1 && p.total_s == one[0].total_s)
+    );
+    let serial = one[0].h2d_s + one[0].kernel_s + one[0].launch_s + one[0].d2d_s + one[0].d2h_s;
+    assert!((one[0].total_s / serial - 1.0).abs() < 1e-9);
+}
+
+/// The steady-state cycle itself: the longest of kernels, uploads, downloads, the
+/// link both ways and a queue's round trip over S chunks.
+#[test]
+fn the_cycle_is_the_executors_longest_round() {
+    let mut m = h100();
+    m.h2d_bps = 1e9;
+    m.d2h_bps = 1e9;
+    m.duplex_bps = None;
+    // U = K = D = 1 s: two queues need 1.5 s a chunk, three or four 1 s.
+    assert_eq!(cycle(&m, 2, 1e9, 1.0, 1e9), 1.5);
+    assert_eq!(cycle(&m, 3, 1e9, 1.0, 1e9), 1.0);
+    assert_eq!(cycle(&m, 4, 1e9, 1.0, 1e9), 1.0);
+    // Kernels longer than both copies together: one more stream changes nothing.
+    assert_eq!(cycle(&m, 2, 1e9, 3.0, 1e9), 3.0);
+    assert_eq!(cycle(&m, 3, 1e9, 3.0, 1e9), 3.0);
+    // Copies much longer than kernels: the link bounds; both ways at once share it.
+    m.duplex_bps = Some(1.5e9);
+    assert_eq!(cycle(&m, 4, 1e9, 0.1, 1e9), 2.0 / 1.5);
+    // Pipeline: the first chunk whole, then a cycle a chunk; one queue serial.
+    assert_eq!(pipeline(&m, 5, 1, 1e9, 1.0, 1e9), 15.0);
+    assert_eq!(pipeline(&m, 5, 3, 1e9, 1.0, 1e9), 3.0 + 4.0 * (2.0 / 1.5));
 }
