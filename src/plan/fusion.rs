@@ -409,6 +409,9 @@ mod tests {
         assert_eq!(runtime.matches(&define).count(), 1, "{define}");
         let model = format!("#define TPACE_MC_FUSE_MAX {}\n", super::MAX_STEPS);
         assert_eq!(crate::runtime::MODEL.matches(&model).count(), 1, "{model}");
+        // OpenCL's TPACE_T goes as far as the tiled kernels the translator writes.
+        let cl = format!("#define TPACE_CL_T_MAX {}\n", super::CHOSEN_MAX_STEPS);
+        assert_eq!(crate::runtime::OPENCL.matches(&cl).count(), 1, "{cl}");
         const { assert!(super::TILE_MAX_STEPS <= super::MAX_STEPS) };
         const { assert!(super::CHOSEN_MAX_STEPS <= super::MAX_STEPS) };
     }

@@ -693,6 +693,9 @@ static inline size_t tpace_cl_cover(long n, size_t wg)
  * stencil-directives paper (model/evolution.rs, the same decisions in the same order),
  * run when a pipeline starts for its actual extents; TPACE_WG and TPACE_T override. ---- */
 
+/* Most steps a tiled kernel advances (the translator's plan::CHOSEN_MAX_STEPS). */
+#define TPACE_CL_T_MAX 4
+
 /* One pipeline's figures (printed by the translator) and what it chose for this run. */
 typedef struct tpace_cl_config {
     const char *name;       /* "pipeline 1" */
@@ -907,7 +910,7 @@ static inline int tpace_cl_choose(const tpace_shape *s, tpace_cl_config *c)
     char how[512];
     int at = snprintf(how, sizeof how, "the evolution-vector model for %s", c->machine);
     const int wg_set = tpace_cl_env_wg(s, rank, wg);
-    const long t_env = tpace_env_long("TPACE_T", 0, 1, TPACE_FUSE_MAX);
+    const long t_env = tpace_env_long("TPACE_T", 0, 1, TPACE_CL_T_MAX);
     if (wg_set)
         at += snprintf(how + at, sizeof how - (size_t)at, "; work group set by TPACE_WG");
     if (t_env > 0) {
