@@ -11,6 +11,7 @@ mod decls;
 pub mod flat;
 mod host;
 mod loops;
+mod macro_reads;
 mod reductions;
 mod scalars;
 mod subscripts;

@@ -3,7 +3,8 @@
 //! functions (CUDA) pass them as arguments.
 
 use super::decls::{declared_name, find_decl, scalar_type};
-use crate::front::cst::{descendants, parse_c, span, text};
+use super::macro_reads;
+use crate::front::cst::{descendants, span, text};
 use crate::front::types::Types;
 use crate::ir::{Array, Scalar, ScalarRole};
 use std::collections::BTreeSet;
@@ -86,7 +87,8 @@ pub fn free_scalars(
         if types.macros.contains(name) {
             // The kernels keep a macro's text: what its definition reads must be
             // the kernel's too (subscripts.rs refuses arrays among them).
-            for (used, written) in names_in_definition(*n, source, types) {
+            for (used, written) in macro_reads::names(macro_reads::invocation_of(*n), source, types)
+            {
                 if known(&used) {
                     continue;
                 }
@@ -144,56 +146,6 @@ pub fn free_scalars(
             span: span(first),
             role,
         });
-    }
-    out
-}
-
-/// The variables a macro invocation's definition names (not its arguments,
-/// which are the sweep's own text), each with whether the definition assigns
-/// it: `n` is the macro's name in the sweep.
-fn names_in_definition(n: Node, source: &str, types: &Types) -> Vec<(String, bool)> {
-    let invocation = match n.parent() {
-        Some(p)
-            if p.kind() == "call_expression" && p.child_by_field_name("function") == Some(n) =>
-        {
-            let args = p
-                .child_by_field_name("arguments")
-                .map_or(0, |a| a.named_child_count());
-            let placeholders: Vec<String> = (0..args).map(|k| format!("tpace_arg{k}")).collect();
-            format!("{}({})", text(n, source), placeholders.join(", "))
-        }
-        _ => text(n, source).to_string(),
-    };
-    let Some(expanded) = types.macros.expand(&invocation) else {
-        return Vec::new();
-    };
-    let src = format!("void tpace_x(void)\n{{\n({expanded});\n}}\n");
-    let tree = parse_c(&src);
-    if tree.root_node().has_error() {
-        return Vec::new();
-    }
-    let mut out: Vec<(String, bool)> = Vec::new();
-    for id in descendants(tree.root_node()) {
-        let name = text(id, &src);
-        if id.kind() != "identifier" || name.starts_with("tpace_") || types.macros.contains(name) {
-            continue;
-        }
-        let parent = id.parent();
-        let called = parent.is_some_and(|p| {
-            p.kind() == "call_expression" && p.child_by_field_name("function") == Some(id)
-        });
-        if called {
-            continue;
-        }
-        let written = parent.is_some_and(|p| match p.kind() {
-            "assignment_expression" => p.child_by_field_name("left") == Some(id),
-            "update_expression" => true,
-            _ => false,
-        });
-        match out.iter_mut().find(|(n, _)| n == name) {
-            Some(entry) => entry.1 |= written,
-            None => out.push((name.to_string(), written)),
-        }
     }
     out
 }

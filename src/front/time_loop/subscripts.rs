@@ -6,6 +6,7 @@
 use super::context::Context;
 use super::decls::lookup;
 use super::flat::{FlatAccess, Problem, decompose};
+use super::macro_reads;
 use crate::diag::{DiagResult, Diagnostic};
 use crate::front::cst::{descendants, named_children, parse_c, span, text};
 use crate::front::directives::mentions_name;
@@ -367,19 +368,7 @@ fn symbolic_invocation(node: Node, ctx: &Context) -> Option<(String, Vec<(String
 /// being one access: the generated code could not put the device's copy there.
 fn check_definition(node: Node, ctx: &Context) -> Result<(), Diagnostic> {
     let source = ctx.source;
-    let (name, invocation) = match node.kind() {
-        "call_expression" => {
-            let callee = node
-                .child_by_field_name("function")
-                .map_or("", |f| text(f, source));
-            let args = node
-                .child_by_field_name("arguments")
-                .map_or(0, |a| named_children(a).len());
-            let placeholders: Vec<String> = (0..args).map(|k| format!("tpace_arg{k}")).collect();
-            (callee, format!("{callee}({})", placeholders.join(", ")))
-        }
-        _ => (text(node, source), text(node, source).to_string()),
-    };
+    let (name, invocation) = macro_reads::with_placeholders(node, source);
     let expanded = ctx.types.macros.expand(&invocation).unwrap_or_default();
     let Some(array) = mentioned_array(&expanded, ctx.arrays) else {
         return check_unlisted_in_definition(node, name, &expanded, ctx);
@@ -411,21 +400,8 @@ fn check_unlisted_in_definition(
     expanded: &str,
     ctx: &Context,
 ) -> Result<(), Diagnostic> {
-    let Some(parsed) = Parsed::new(expanded) else {
-        return Ok(());
-    };
-    for id in descendants(parsed.tree.root_node()) {
-        if id.kind() != "identifier" {
-            continue;
-        }
-        let called = id.parent().is_some_and(|p| {
-            p.kind() == "call_expression" && p.child_by_field_name("function") == Some(id)
-        });
-        let var = text(id, &parsed.src);
-        if called || var.starts_with("tpace_") || ctx.types.macros.contains(var) {
-            continue;
-        }
-        let Some(decl) = lookup(var, ctx.at, ctx.tree, ctx.source, ctx.types) else {
+    for (var, _) in macro_reads::names(node, ctx.source, ctx.types) {
+        let Some(decl) = lookup(&var, ctx.at, ctx.tree, ctx.source, ctx.types) else {
             continue;
         };
         if decl.depth == 0 && ctx.types.arithmetic(&decl.ty).is_some() {
