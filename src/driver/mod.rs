@@ -3,6 +3,7 @@
 
 pub mod compare;
 pub mod dump;
+pub mod heatmap;
 pub mod run;
 pub mod tune;
 pub mod tune_opencl;

@@ -3,6 +3,7 @@
 //! k × b heat map of the best schedule (`heatmap.svg`), and compare the best
 //! measured configuration with the performance model's pick.
 
+use super::heatmap::HeatMap;
 use super::run::{Flavour, Toolchain, build, parse_report};
 use super::{Compiled, Failure, today, translate_for, write_atomically};
 use crate::back::Target;
@@ -396,14 +397,6 @@ pub fn csv(results: &[Measured]) -> String {
     out
 }
 
-/// Escape text for XML.
-fn xml(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
 /// The heat map's cells for one schedule: the best Glup/s over streams of
 /// every (k, b) the program ran, and the (k, b) pairs it refused or failed.
 type Cells = (BTreeMap<(u64, u64), f64>, Vec<(u64, u64)>);
@@ -439,92 +432,30 @@ pub fn heatmap(results: &[Measured], schedule: Schedule, title: &str) -> String 
     ks.dedup();
     bs.sort_unstable();
     bs.dedup();
-    let (cw, ch) = (84.0, 40.0);
-    let (left, top) = (90.0, 70.0);
-    // Wide enough for the grid and for the title (about 8 px a character at 14 px).
-    let width = (left + cw * bs.len() as f64 + 40.0).max(title.chars().count() as f64 * 8.0 + 20.0);
-    let height = top + ch * ks.len() as f64 + 70.0;
-    let lo = cells.values().copied().fold(f64::INFINITY, f64::min);
-    let hi = cells.values().copied().fold(0.0, f64::max);
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width:.0}\" height=\"{height:.0}\" \
-         viewBox=\"0 0 {width:.0} {height:.0}\" font-family=\"sans-serif\" font-size=\"12\">"
-    );
-    let _ = writeln!(
-        s,
-        "<text x=\"{:.0}\" y=\"22\" text-anchor=\"middle\" font-size=\"14\" font-weight=\"bold\">{}</text>",
-        width / 2.0,
-        xml(title)
-    );
-    let _ = writeln!(
-        s,
-        "<text x=\"{:.0}\" y=\"42\" text-anchor=\"middle\">schedule {}: Glup/s, best over streams (darker is faster)</text>",
-        width / 2.0,
+    let at = |(k, b): &(u64, u64)| {
+        let i = ks.binary_search(k).expect("a listed k");
+        (i, bs.binary_search(b).expect("a listed b"))
+    };
+    let subtitle = format!(
+        "schedule {}: Glup/s, best over streams (darker is faster)",
         schedule.name()
     );
-    for (j, b) in bs.iter().enumerate() {
-        let _ = writeln!(
-            s,
-            "<text x=\"{:.0}\" y=\"{:.0}\" text-anchor=\"middle\">{b}</text>",
-            left + cw * (j as f64 + 0.5),
-            top - 8.0
-        );
+    HeatMap {
+        title,
+        subtitle: &subtitle,
+        rows: ks.iter().map(u64::to_string).collect(),
+        columns: bs.iter().map(u64::to_string).collect(),
+        cells: cells.iter().map(|(key, g)| (at(key), *g)).collect(),
+        refused: missing.iter().map(at).collect(),
+        outlined: None,
+        cell_name: &|i, j| format!("k={} b={}", ks[i], bs[j]),
+        column_axis: "chunk width b (planes)",
+        row_axis: Some("time steps per transfer k"),
+        cell: (84.0, 40.0),
+        left: 90.0,
+        bottom: 70.0,
     }
-    for (i, k) in ks.iter().enumerate() {
-        let _ = writeln!(
-            s,
-            "<text x=\"{:.0}\" y=\"{:.0}\" text-anchor=\"end\">{k}</text>",
-            left - 8.0,
-            top + ch * (i as f64 + 0.5) + 4.0
-        );
-    }
-    for (i, k) in ks.iter().enumerate() {
-        for (j, b) in bs.iter().enumerate() {
-            let (x, y) = (left + cw * j as f64, top + ch * i as f64);
-            let (cx, cy) = (x + cw / 2.0, y + ch / 2.0 + 4.0);
-            match cells.get(&(*k, *b)) {
-                Some(&g) => {
-                    let t = if hi > lo { (g - lo) / (hi - lo) } else { 1.0 };
-                    // From pale yellow (slowest) to dark blue (fastest).
-                    let mix = |a: f64, z: f64| (a + (z - a) * t).round() as u8;
-                    let (r, gr, bl) = (mix(255.0, 8.0), mix(247.0, 48.0), mix(188.0, 107.0));
-                    let ink = if t > 0.5 { "white" } else { "black" };
-                    let _ = writeln!(
-                        s,
-                        "<rect x=\"{x:.0}\" y=\"{y:.0}\" width=\"{cw:.0}\" height=\"{ch:.0}\" \
-                         fill=\"#{r:02x}{gr:02x}{bl:02x}\" stroke=\"white\"><title>k={k} b={b}: {g:.3} Glup/s</title></rect>"
-                    );
-                    let _ = writeln!(
-                        s,
-                        "<text x=\"{cx:.0}\" y=\"{cy:.0}\" text-anchor=\"middle\" fill=\"{ink}\">{g:.3}</text>"
-                    );
-                }
-                None if missing.contains(&(*k, *b)) => {
-                    let _ = writeln!(
-                        s,
-                        "<text x=\"{cx:.0}\" y=\"{cy:.0}\" text-anchor=\"middle\" fill=\"gray\">refused</text>"
-                    );
-                }
-                None => {}
-            }
-        }
-    }
-    let _ = writeln!(
-        s,
-        "<text x=\"{:.0}\" y=\"{:.0}\" text-anchor=\"middle\">chunk width b (planes)</text>",
-        left + cw * bs.len() as f64 / 2.0,
-        top + ch * ks.len() as f64 + 28.0
-    );
-    let _ = writeln!(
-        s,
-        "<text x=\"20\" y=\"{:.0}\" text-anchor=\"middle\" transform=\"rotate(-90 20 {:.0})\">time steps per transfer k</text>",
-        top + ch * ks.len() as f64 / 2.0,
-        top + ch * ks.len() as f64 / 2.0
-    );
-    s.push_str("</svg>\n");
-    s
+    .svg()
 }
 
 /// How a build for `target` runs here, in words.

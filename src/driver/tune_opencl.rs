@@ -12,6 +12,7 @@
 //! paper timed kernels with OpenCL's profiling too); the whole time loop's
 //! seconds are in the CSV beside them.
 
+use super::heatmap::HeatMap;
 use super::run::{Flavour, Toolchain, build, opencl_device, parse_report};
 use super::tune::{Point, TuneRequest, default_bs, default_ks, large_static_flags, sweep_points};
 use super::{Compiled, Failure, today, translate_for, write_atomically};
@@ -19,7 +20,7 @@ use crate::model::expr::Macros;
 use crate::model::opencl::{choose, max_steps, wg_text};
 use crate::model::{Profile, workload};
 use crate::plan::Schedule;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -260,118 +261,55 @@ pub fn csv(results: &[ClMeasured]) -> String {
     out
 }
 
-fn xml(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
 /// `heatmap.svg`: work-group shapes (rows) by T (columns), each cell the
 /// point rate of its fastest run (updates per second of kernel time), darker
 /// faster; the model's pick outlined.
 pub fn heatmap(results: &[ClMeasured], points: f64, pick: ([u64; 3], u64), title: &str) -> String {
-    let mut best: BTreeMap<([u64; 3], u64), f64> = BTreeMap::new();
-    let mut refused: Vec<([u64; 3], u64)> = Vec::new();
-    for m in results {
-        let key = (m.point.wg, m.point.t);
-        match m.time() {
-            Some(t) if m.error.is_none() => {
-                let rate = points / t * 1e-9;
-                let e = best.entry(key).or_insert(rate);
-                *e = e.max(rate);
-            }
-            _ => refused.push(key),
-        }
-    }
     let mut wgs: Vec<[u64; 3]> = results.iter().map(|m| m.point.wg).collect();
     wgs.sort_by_key(|w| (w[0] * w[1] * w[2], w[2], w[1], w[0]));
     wgs.dedup();
     let mut ts: Vec<u64> = results.iter().map(|m| m.point.t).collect();
     ts.sort_unstable();
     ts.dedup();
-    let (cw, ch) = (84.0, 22.0);
-    let (left, top) = (110.0, 70.0);
-    let width = (left + cw * ts.len() as f64 + 40.0).max(title.chars().count() as f64 * 8.0 + 20.0);
-    let height = top + ch * wgs.len() as f64 + 60.0;
-    let lo = best.values().copied().fold(f64::INFINITY, f64::min);
-    let hi = best.values().copied().fold(0.0, f64::max);
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width:.0}\" height=\"{height:.0}\" \
-         viewBox=\"0 0 {width:.0} {height:.0}\" font-family=\"sans-serif\" font-size=\"12\">"
-    );
-    let _ = writeln!(
-        s,
-        "<text x=\"{:.0}\" y=\"22\" text-anchor=\"middle\" font-size=\"14\" font-weight=\"bold\">{}</text>",
-        width / 2.0,
-        xml(title)
-    );
-    let _ = writeln!(
-        s,
-        "<text x=\"{:.0}\" y=\"42\" text-anchor=\"middle\">Glup/s of kernel time, best over plans (darker is faster; the model's pick outlined)</text>",
-        width / 2.0
-    );
-    for (j, t) in ts.iter().enumerate() {
-        let _ = writeln!(
-            s,
-            "<text x=\"{:.0}\" y=\"{:.0}\" text-anchor=\"middle\">T = {t}</text>",
-            left + cw * (j as f64 + 0.5),
-            top - 8.0
-        );
-    }
-    for (i, wg) in wgs.iter().enumerate() {
-        let _ = writeln!(
-            s,
-            "<text x=\"{:.0}\" y=\"{:.0}\" text-anchor=\"end\">{}</text>",
-            left - 8.0,
-            top + ch * (i as f64 + 0.5) + 4.0,
-            wg_text(*wg)
-        );
-        for (j, t) in ts.iter().enumerate() {
-            let (x, y) = (left + cw * j as f64, top + ch * i as f64);
-            let (cx, cy) = (x + cw / 2.0, y + ch / 2.0 + 4.0);
-            let outline = if (*wg, *t) == pick {
-                " stroke=\"red\" stroke-width=\"3\""
-            } else {
-                " stroke=\"white\""
-            };
-            match best.get(&(*wg, *t)) {
-                Some(&g) => {
-                    let f = if hi > lo { (g - lo) / (hi - lo) } else { 1.0 };
-                    let mix = |a: f64, z: f64| (a + (z - a) * f).round() as u8;
-                    let (r, gr, bl) = (mix(255.0, 8.0), mix(247.0, 48.0), mix(188.0, 107.0));
-                    let ink = if f > 0.5 { "white" } else { "black" };
-                    let _ = writeln!(
-                        s,
-                        "<rect x=\"{x:.0}\" y=\"{y:.0}\" width=\"{cw:.0}\" height=\"{ch:.0}\" fill=\"#{r:02x}{gr:02x}{bl:02x}\"{outline}>\
-                         <title>{} T={t}: {g:.3} Glup/s</title></rect>",
-                        wg_text(*wg)
-                    );
-                    let _ = writeln!(
-                        s,
-                        "<text x=\"{cx:.0}\" y=\"{cy:.0}\" text-anchor=\"middle\" fill=\"{ink}\">{g:.3}</text>"
-                    );
-                }
-                None if refused.contains(&(*wg, *t)) => {
-                    let _ = writeln!(
-                        s,
-                        "<text x=\"{cx:.0}\" y=\"{cy:.0}\" text-anchor=\"middle\" fill=\"gray\">refused</text>"
-                    );
-                }
-                None => {}
+    let at = |(wg, t): ([u64; 3], u64)| {
+        let i = wgs
+            .iter()
+            .position(|w| *w == wg)
+            .expect("a listed work group");
+        (i, ts.binary_search(&t).expect("a listed T"))
+    };
+    let mut cells: BTreeMap<(usize, usize), f64> = BTreeMap::new();
+    let mut refused = BTreeSet::new();
+    for m in results {
+        let key = at((m.point.wg, m.point.t));
+        match m.time() {
+            Some(t) if m.error.is_none() => {
+                let rate = points / t * 1e-9;
+                let e = cells.entry(key).or_insert(rate);
+                *e = e.max(rate);
+            }
+            _ => {
+                refused.insert(key);
             }
         }
     }
-    let _ = writeln!(
-        s,
-        "<text x=\"{:.0}\" y=\"{:.0}\" text-anchor=\"middle\">on-chip temporal block T (steps per kernel)</text>",
-        left + cw * ts.len() as f64 / 2.0,
-        top + ch * wgs.len() as f64 + 28.0
-    );
-    s.push_str("</svg>\n");
-    s
+    let outlined = (wgs.contains(&pick.0) && ts.contains(&pick.1)).then(|| at(pick));
+    HeatMap {
+        title,
+        subtitle: "Glup/s of kernel time, best over plans (darker is faster; the model's pick outlined)",
+        rows: wgs.iter().map(|w| wg_text(*w)).collect(),
+        columns: ts.iter().map(|t| format!("T = {t}")).collect(),
+        cells,
+        refused,
+        outlined,
+        cell_name: &|i, j| format!("{} T={}", wg_text(wgs[i]), ts[j]),
+        column_axis: "on-chip temporal block T (steps per kernel)",
+        row_axis: None,
+        cell: (84.0, 22.0),
+        left: 110.0,
+        bottom: 60.0,
+    }
+    .svg()
 }
 
 /// What `tune --target opencl` did.
