@@ -402,3 +402,61 @@ fn tpace_run_with_ranks_and_gpus() {
     assert!(stdout.contains("identical"), "{stdout}");
     assert!(stdout.contains("devices=4 ranks=2"), "{stdout}");
 }
+
+/// Fused kernels on a device's slab read their predecessor's strip only within its
+/// rows. With k steps' ghost planes wider than a chunk, the window of a slab's second
+/// chunk starts above the strip; the kernels once read rows past it (the values went
+/// unused, so results matched, but on the H100 the read left the buffer: heat-3D on
+/// 1152x1536x1728 with 2 ranks stopped with an illegal memory access). Built with
+/// AddressSanitizer over the CUDA emulation, whose device buffers are `malloc`ed, so
+/// a read outside them ends the run.
+#[test]
+fn fused_kernels_on_slabs_read_only_their_buffers() {
+    let mut tc = Toolchain::detect();
+    tc.extra_flags = vec!["-fsanitize=address".into(), "-g".into()];
+    let dir = tempfile::tempdir().expect("scratch folder");
+    // (program, steps, k, b, steps per kernel): k's ghost planes wider than b.
+    let cases = [
+        ("examples/heat3d.c", 40, 16, 10, 2),
+        ("examples/heat3d.c", 40, 12, 7, 3),
+        ("examples/jacobi2d.c", 40, 16, 10, 4),
+    ];
+    for (file, steps, k, b, fuse) in cases {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(file);
+        let compiled = compile(&path);
+        let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
+        let reference = build_ok(
+            &tc,
+            &reference_of(&compiled),
+            dir.path(),
+            &format!("{stem}_ref"),
+            Flavour::Reference,
+        );
+        let out = driver::translate_with(&compiled, Target::Cuda, false).expect("translates");
+        let built = build_ok(&tc, &out, dir.path(), &stem, Flavour::CudaEmulation);
+        let seq = run_ok(
+            &reference.binary,
+            steps,
+            &Params::default(),
+            &dir.path().join("r.dump"),
+        );
+        let env = [
+            ("TPACE_EMU_DEVICES".to_string(), "2".to_string()),
+            ("TPACE_FUSE".to_string(), fuse.to_string()),
+            ("ASAN_OPTIONS".to_string(), "detect_leaks=0".to_string()),
+        ];
+        let what = format!("{file}: 2 devices, mmtb k={k} b={b}, {fuse} steps per kernel");
+        let c = case(None, 2, params("mmtb", k, b, 3));
+        let got = run_case(&tc, &built, steps, &c, &env, &dir.path().join("t.dump"));
+        assert!(
+            got.stderr.contains(&format!("fuse={fuse}")),
+            "{what}: the plan did not fuse: {}",
+            got.stderr
+        );
+        assert_eq!(
+            first_difference(&seq.dump, &got.dump),
+            None,
+            "{what}: the translation differs from the sequential program"
+        );
+    }
+}

@@ -234,7 +234,12 @@ pub fn build(
                 objects.push(host_obj);
             }
             let mut c = Command::new(if tc.mpi { &tc.mpicxx } else { &tc.cxx });
-            c.args(&objects).arg("-o").arg(&binary).arg("-lm");
+            // The caller's flags link too (a sanitizer needs its runtime there).
+            c.args(&objects)
+                .arg("-o")
+                .arg(&binary)
+                .arg("-lm")
+                .args(&tc.extra_flags);
             warnings += &compile(c, &main)?;
         }
     }

@@ -228,8 +228,9 @@ fn kernel(lp: &LoweredPipeline<'_>, f: &Fusion, t: u32) -> String {
             let _ = writeln!(
                 w,
                 "{pad}    const int tp_q_box = tp_j0 >= tp_f.box_lo && tp_j0 < tp_f.box_hi;\n\
-                 {pad}    /* Below the step's window, where the predecessor's strip has the row (mmtb). */\n\
-                 {pad}    const int tp_q_strip = tp_lv < tp_T && tp_f.has_sin && tp_j0 < tp_wlo && tp_j0 >= tp_sin_lo;\n\
+                 {pad}    /* Below the step's window, where the predecessor's strip has the row (mmtb); on a\n\
+                 {pad}     * device's slab the window can start above the strip's rows, which are then not read. */\n\
+                 {pad}    const int tp_q_strip = tp_lv < tp_T && tp_f.has_sin && tp_j0 < tp_wlo && tp_j0 >= tp_sin_lo && tp_j0 < tp_sin_lo + tp_f.strip_rows;\n\
                  {pad}    const int tp_q_keep = tp_j0 >= tp_wlo && tp_j0 < tp_whi && tp_j0 >= tp_b0 && tp_j0 < tp_b0 + tp_w0;"
             );
         }
