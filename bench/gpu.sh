@@ -8,7 +8,8 @@
 # and runs `tpace tune` sweeps against the model's pick.
 # Prints a table last; logs go to $OUT (or /tmp/tpace-bench).
 # BENCH_PARTS picks what runs: check, run, jacobi, heat, depth, huge, beyond, himeno, cip, tune,
-# fast, profile, probe, ab, mpi, opencl, managed, openacc-gpu (default: check run himeno cip).
+# fast, profile, probe, ab, mpi, opencl, managed, openacc-gpu, streams (default: check run himeno cip).
+# streams: the model's plan against 2/3/4 streams and narrower chunks, traced (issue 19).
 # depth: the fused kernels at every step count per kernel, in-core, kernels timed by the trace
 # (also at the end of the parts jacobi and heat).
 # probe: `tpace probe --into` a copy of profiles/h100.toml, written to $OUT/h100.toml
@@ -136,8 +137,9 @@ run() {
     # run_timeout (seconds), when a part sets it, stops a run that takes longer.
     line=$(env "$@" "${trace[@]}" ${run_timeout:+timeout "$run_timeout"} "$bin" "$steps" 2>&1 >"$out/$name.stdout" |
         tee "$out/$name.stderr" | grep '^tpace: ' | grep -v ': trace: ' | tail -1)
-    if [[ -z $line ]]; then
-        row "$name" "?" "" "" "" "" "" "$steps" "" "" "FAILED${run_timeout:+ (or stopped after ${run_timeout} s)}: $(tail -1 "$out/$name.stderr")"
+    if [[ $line != *schedule=* ]]; then
+        # No report: a refusal (its words are the last tpace line) or a failure.
+        row "$name" "?" "" "" "" "" "" "$steps" "" "" "FAILED${run_timeout:+ (or stopped after ${run_timeout} s)}: $(tail -1 "$out/$name.stderr" | cut -c1-300)"
         return
     fi
     row "$name" "$(field schedule "$line")" "$(field k "$line")" "$(field b "$line")" "$(field streams "$line")" \
@@ -618,6 +620,34 @@ if [[ $parts == *depth* ]]; then
     wait
     depths "jacobi2d ${jx}x$jy" "$work/jacobi.depth" ${JACOBI_STEPS:-128} ${JACOBI_DEPTHS:-8} 8 $((jx * jy))
     depths "heat3d ${hx}x${hy}x$hz" "$work/heat.depth" ${HEAT_STEPS:-128} ${HEAT_DEPTHS:-4} 8 $((hx * hy * hz))
+fi
+if [[ $parts == *streams* ]]; then
+    # The pipeline's overlap (issue 19 items 1 and 3): Jacobi-2D and heat-3D under the 8G
+    # budget, the model's plan, then its k and fuse depth with 2, 3 and 4 streams and with
+    # half and a quarter of its chunk width, every run traced (TPACE_TRACE, in
+    # $OUT/traces) so the model's pipeline can be checked against what ran.
+    echo "== streams and chunk width, traced: Jacobi-2D 49152 x 61440 and heat-3D 1152 x 1536 x 1728, 8G ==" | tee -a "$table"
+    nvcc $nvflags -DX=49152 -DY=61440 $(cuda_sources bench/gen/jacobi2d) -o "$work/jacobi.big" &
+    nvcc $nvflags -DNX=1152 -DNY=1536 -DNZ=1728 $(cuda_sources bench/gen/heat3d) -o "$work/heat.big" &
+    wait
+    TRACE=1
+    for cfg in "jacobi2d-49152x61440 $work/jacobi.big" "heat3d-1152x1536x1728 $work/heat.big"; do
+        read -r label bin <<<"$cfg"
+        run "$label model" "$bin" 128 TPACE_DEVICE_MEM=8G
+        line=$(grep '^tpace: ' "$out/$label model.stderr" | grep -v ': trace: ' | tail -1)
+        k=$(field k "$line") b=$(field b "$line") f=$(field fuse "$line")
+        [[ -z $b ]] && continue
+        for n in 2 3 4; do
+            run "$label S$n" "$bin" 128 TPACE_DEVICE_MEM=8G TPACE_SCHEDULE=mmtb TPACE_K=$k TPACE_CHUNK=$b TPACE_FUSE=$f TPACE_STREAMS=$n
+        done
+        for part in 2 4; do
+            for n in 2 3; do
+                run "$label b-over-$part S$n" "$bin" 128 TPACE_DEVICE_MEM=8G TPACE_SCHEDULE=mmtb TPACE_K=$k \
+                    TPACE_CHUNK=$((b / part)) TPACE_FUSE=$f TPACE_STREAMS=$n
+            done
+        done
+    done
+    TRACE=0
 fi
 if [[ $parts == *huge* ]]; then
     echo "== Jacobi-2D float, 86016 x 122880 (2 arrays, 84.6 GB > the GPU's 80 GB), no budget set ==" | tee -a "$table"
