@@ -126,3 +126,42 @@ fn jacobi_built_for_nvptx_matches_the_sequential_program_on_the_host_fallback() 
     let runs = check_program(&tc, &path, Target::Openacc, Flavour::Openacc, &env);
     assert!(runs > 20, "{runs}");
 }
+
+/// gcc's nvptx kernels are bit for bit only when the driver compiles their PTX
+/// without contracting multiplies and adds (`GOMP_NVPTX_JIT=-O0`; on the H100 the
+/// default level changed the last bit of heat-3D, FDTD and CIP): the OpenACC output
+/// sets that before libgomp first reads it, keeps a value the user set, and leaves it
+/// alone when built for speed (`tpace run --fast-math`). Checked from inside the
+/// program (a destructor appended to the translation prints what libgomp would read),
+/// with the system's gcc: no GPU or offload compiler needed.
+#[test]
+fn the_openacc_output_asks_libgomp_for_exact_kernels() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/heat1d.c");
+    let mut out = driver::translate(&compile(&path), Target::Openacc).expect("translates");
+    out.main.push_str(
+        "\n__attribute__((destructor)) static void tpace_test_show_jit(void)\n{\n    \
+         const char *v = getenv(\"GOMP_NVPTX_JIT\");\n    \
+         fprintf(stderr, \"GOMP_NVPTX_JIT=[%s]\\n\", v ? v : \"unset\");\n}\n",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let seen = |fast_math: bool, env: Option<&str>| {
+        let mut tc = Toolchain::detect();
+        tc.fast_math = fast_math;
+        let name = if fast_math { "fast" } else { "exact" };
+        let built = build(&tc, &out, dir.path(), name, Flavour::Openacc).expect("builds");
+        let mut run = Command::new(&built.binary);
+        run.arg("3").env("ACC_DEVICE_TYPE", "host");
+        match env {
+            Some(v) => run.env("GOMP_NVPTX_JIT", v),
+            None => run.env_remove("GOMP_NVPTX_JIT"),
+        };
+        let done = run.output().expect("runs");
+        assert!(done.status.success(), "{done:?}");
+        let stderr = String::from_utf8_lossy(&done.stderr).into_owned();
+        let at = stderr.find("GOMP_NVPTX_JIT=[").expect("the destructor ran");
+        stderr[at..].lines().next().unwrap().to_string()
+    };
+    assert_eq!(seen(false, None), "GOMP_NVPTX_JIT=[-O0]");
+    assert_eq!(seen(false, Some("-O4")), "GOMP_NVPTX_JIT=[-O4]");
+    assert_eq!(seen(true, None), "GOMP_NVPTX_JIT=[unset]");
+}

@@ -265,6 +265,8 @@ fn c_compiler(tc: &Toolchain, sequential: bool) -> Command {
             } else {
                 "-ffp-contract=fast"
             });
+            // The OpenACC runtime then leaves the GPU's kernel compiler at its default.
+            c.arg("-DTPACE_FAST_MATH");
         }
     }
     common_flags(tc, &mut c);

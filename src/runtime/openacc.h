@@ -6,6 +6,21 @@
  */
 #include <openacc.h>
 
+#if defined(__GNUC__) && !defined(__clang__) && !defined(__NVCOMPILER) && !defined(__PGI) && !defined(TPACE_FAST_MATH)
+/* gcc's nvptx back end writes multiplies and adds without PTX's .rn modifier, which
+ * lets the driver's PTX compiler contract them into FMAs at its default -O3: results
+ * then differ from the sequential program in the last bit (measured on the H100 with
+ * gcc 12, 2026-11-25), whatever -ffp-contract says. libgomp compiles the kernels when
+ * the program first uses the GPU, with GOMP_NVPTX_JIT's level: -O0 keeps every
+ * operation as written. A value the user set is kept (e.g. GOMP_NVPTX_JIT=-O4 for
+ * speed); -DTPACE_FAST_MATH (tpace run --fast-math) leaves it alone. */
+#include <stdlib.h>
+__attribute__((constructor)) static void tpace_acc_exact_jit(void)
+{
+    (void)setenv("GOMP_NVPTX_JIT", "-O0", 0);
+}
+#endif
+
 TPACE_HOOK void *tpace_dev_alloc(tpace_rt *r, size_t bytes)
 {
     (void)r;
