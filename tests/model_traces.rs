@@ -18,7 +18,10 @@ struct Op {
 }
 
 fn fixture(name: &str) -> String {
-    let path = format!("{}/tests/fixtures/traces/{name}", env!("CARGO_MANIFEST_DIR"));
+    let path = format!(
+        "{}/tests/fixtures/traces/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    );
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
@@ -101,7 +104,11 @@ fn workload(file: &str, defines: &[(&str, u64)], steps: u64, fuse: u64) -> Workl
     let mut w = Workload::from_unit(unit, &extents, steps)
         .unwrap()
         .with_fusion(fusion.as_ref(), &unit.pipeline.arrays);
-    assert!(w.fuse_max >= fuse, "{file} fuses {} steps at most", w.fuse_max);
+    assert!(
+        w.fuse_max >= fuse,
+        "{file} fuses {} steps at most",
+        w.fuse_max
+    );
     w.fuse = fuse;
     w
 }

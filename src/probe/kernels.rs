@@ -166,7 +166,12 @@ pub fn lone_copy_rates(trace: &str) -> (Vec<f64>, Vec<f64>) {
             if f.len() < 8 || !(f[4] == "upload" || f[4] == "download") {
                 return None;
             }
-            Some((f[4], f[5].parse().ok()?, f[6].parse().ok()?, f[7].parse().ok()?))
+            Some((
+                f[4],
+                f[5].parse().ok()?,
+                f[6].parse().ok()?,
+                f[7].parse().ok()?,
+            ))
         })
         .collect();
     let mut up = Vec::new();
@@ -322,7 +327,8 @@ pub fn probe_kernels(
                 ))
             })?;
             // The launch gaps of those chunks' kernels: the model adds them on its own.
-            let launches = chunks * crate::model::predict::kernel_groups(*steps, depth) * w.kernels_per_step;
+            let launches =
+                chunks * crate::model::predict::kernel_groups(*steps, depth) * w.kernels_per_step;
             let busy = (seconds - launches as f64 * launch_s).max(0.0);
             let ps = busy / (chunks as f64 * chunk_points) * 1e12;
             log(&format!(
@@ -423,7 +429,10 @@ mod tests {
         down.extend(d2);
         assert_eq!((up.len(), down.len()), (74, 72));
         let (u, d) = (median(&up).unwrap() / 1e9, median(&down).unwrap() / 1e9);
-        assert!((u - 49.85).abs() < 0.01 && (d - 52.68).abs() < 0.01, "{u} {d}");
+        assert!(
+            (u - 49.85).abs() < 0.01 && (d - 52.68).abs() < 0.01,
+            "{u} {d}"
+        );
         assert_eq!(median(&[3.0, 1.0, 2.0, 10.0]), Some(2.5));
         assert_eq!(median(&[]), None);
     }

@@ -379,11 +379,18 @@ mod tests {
             emulated: false,
             bytes: 1000,
             kernels: Vec::new(),
-            how: [("h2d_gbs".to_string(), "the kernel runs' lone uploads".to_string())].into(),
+            how: [(
+                "h2d_gbs".to_string(),
+                "the kernel runs' lone uploads".to_string(),
+            )]
+            .into(),
         };
         let text = profile_toml("here", &probed, "2026-11-23");
         // A figure measured otherwise says how in its source.
-        assert!(text.contains("2026-11-23: the kernel runs' lone uploads"), "{text}");
+        assert!(
+            text.contains("2026-11-23: the kernel runs' lone uploads"),
+            "{text}"
+        );
         let p = crate::model::Profile::parse("probe", &text).expect("a valid profile");
         assert_eq!(p.memory_gbs.unwrap().value, 2870.5);
         assert_eq!(p.compute_units.unwrap().value, 132.0);

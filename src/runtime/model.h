@@ -360,7 +360,10 @@ static inline double tpace_mc_cycle(const tpace_model *m, tpace_u64 slots, doubl
         double down = t_out + lose * o;
         double around = (up + t_k + down) / s;
         cycle = tpace_mc_max(tpace_mc_max(tpace_mc_max(tpace_mc_max(t_k, up), down), both), around);
-        o = tpace_mc_max(up + down - cycle, 0.0);
+        double next = tpace_mc_max(up + down - cycle, 0.0);
+        if (next == o) /* settled: at once where the copies need not meet */
+            break;
+        o = next;
     }
     return cycle;
 }

@@ -536,7 +536,10 @@ fn a_third_stream_pays_where_copies_outlast_the_kernels() {
     };
     let ps = predict_streams(&w8, &m, cfg(Schedule::Mmtb, 128, 1967, 1), &[2, 3, 4]).unwrap();
     let (two, three) = (ps[0].total_s, ps[1].total_s);
-    assert!(two > three * 1.08 && two < three * 1.16, "S=2 {two} S=3 {three}");
+    assert!(
+        two > three * 1.08 && two < three * 1.16,
+        "S=2 {two} S=3 {three}"
+    );
     assert_eq!(three, ps[2].total_s);
     // One chunk: nothing to overlap, every stream count alike.
     let one = predict_streams(&w, &m, cfg(Schedule::Mmtb, 128, 49152, 1), &[1, 2, 3, 4]).unwrap();
@@ -582,7 +585,10 @@ fn copies_that_must_meet_share_the_link() {
     let sigma = 2.0 * 0.25;
     let o = (2.0 - 3.0 / 2.0) / (1.0 - sigma + sigma / 2.0);
     assert!((st.overlap_s - o).abs() < 1e-3, "{st:?} against {o}");
-    assert!((st.cycle_s - (3.0 + sigma * o) / 2.0).abs() < 1e-3, "{st:?}");
+    assert!(
+        (st.cycle_s - (3.0 + sigma * o) / 2.0).abs() < 1e-3,
+        "{st:?}"
+    );
     assert!((st.upload_s - (1.0 + 0.25 * o)).abs() < 1e-3, "{st:?}");
     // Without a duplex figure, or with copies that fit beside the kernels, nothing stretches.
     m.duplex_bps = None;
@@ -610,7 +616,10 @@ fn the_chunk_width_trades_fill_and_drain_against_launches() {
             .unwrap()
     };
     let (b, p) = best_b(&m);
-    assert!(b > 64 && b < 12288, "the best width is inside the range: {b}");
+    assert!(
+        b > 64 && b < 12288,
+        "the best width is inside the range: {b}"
+    );
     let chain = p.kernel_s + p.launch_s + p.d2d_s;
     let fill = (p.h2d_s + p.d2h_s) / p.chunks as f64;
     assert!(
