@@ -380,10 +380,10 @@ mod tests {
         ] {
             let f = f.as_ref().unwrap();
             assert_eq!(f.kind, Provenance::Measured, "{field}");
-            // The link's one-way figures are the plans' copies in the traces of
-            // 2026-11-25 (the probe's copy test was 10 % faster), as the probe now takes them.
+            // The link's one-way figures are the plans' copies as traced (the traces of
+            // 2026-11-25, or the probe's kernel runs: its copy test was 10 % faster).
             let how = if field == "h2d_gbs" || field == "d2h_gbs" {
-                "TPACE_TRACE of the model's plans"
+                "TPACE_TRACE"
             } else {
                 "tpace probe on NVIDIA H100"
             };
