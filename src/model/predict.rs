@@ -15,17 +15,24 @@
 //! download(c-S) → upload(c) → kernels(c) spans S chunks. A chunk's share of
 //! the steady state (the longest cycle per chunk) is therefore
 //! `max(K, U, D, (U + K + D) / S, both / duplex)`, the last term for uploads
-//! and downloads sharing the link when they run at once. One queue (or one
+//! and downloads sharing the link when they run at once; where a chunk's `U + D`
+//! exceeds that share the copies must meet, and while they do each runs at its
+//! part of the duplex rate, which stretches them ([`steady`]). One queue (or one
 //! chunk) overlaps nothing. A block takes the first chunk's `U + K + D` plus
-//! `C - 1` such cycles; the runtime waits for every queue at the end of a
+//! `C - 1` such cycles (so the pipeline's fill and drain cost one chunk's
+//! `U + D`, proportional to b); the runtime waits for every queue at the end of a
 //! block, so blocks add up. A third stream thus helps where `(U + K + D) / 2`
 //! exceeds `max(K, U, D)` (copies and kernels of similar length), a fourth
-//! where `(U + K + D) / 3` still does, and nothing elsewhere.
+//! where `(U + K + D) / 3` still does, and nothing elsewhere. Checked against the
+//! traces of the model's plans on the H100 (tests/model_traces.rs): a steady
+//! chunk's U, K, D, its share and the whole run within 10 %.
 //!
 //! The cost of a point: a profile's measured `[[kernels]]` entry for the
 //! pipeline's element type, shape class and steps per kernel when it has one
 //! (scaled by the pipeline's bytes per point over the measured program's, and
-//! for fused kernels by the rows a narrower chunk recomputes); otherwise device
+//! for fused kernels by the rows a narrower chunk recomputes; measured on the
+//! steady chunks of a run, launch gaps out, which the model adds per launch as
+//! `launch_overhead_us`: src/probe/kernels.rs); otherwise device
 //! memory traffic at `stencil_gbs`, shared by the fused steps, with
 //! `fused_point_ps` as a floor.
 
