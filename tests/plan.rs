@@ -107,6 +107,61 @@ fn jacobi2d_out_of_core_plan() {
     assert!(took < Duration::from_millis(100), "took {took:?}");
 }
 
+/// Issue 19 item 1 on the grid traced on the H100 (2026-11-25, CUDA, 8G, 128 steps):
+/// two streams ran 0.440 to 0.449 s, three and four 0.404 s. The plan takes more than
+/// two, says S=2 is slower by the queues' round trip, and names the slack tie.
+#[test]
+fn the_traced_jacobi2d_grid_gets_more_than_two_streams() {
+    let (out, _) = tpace(&[
+        "plan",
+        "examples/jacobi2d.c",
+        "--target",
+        "cuda",
+        "--machine",
+        "h100",
+        "--set",
+        "X=49152",
+        "--set",
+        "Y=61440",
+        "--steps",
+        "128",
+        "--mem-cap",
+        "8G",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report = text(&out);
+    check_structure(&report);
+    let best = report
+        .lines()
+        .find(|l| l.starts_with("best plan: "))
+        .unwrap();
+    assert!(best.contains("mmtb k=128"), "{best}");
+    assert!(
+        !best.contains("streams=2") && !best.contains("streams=1"),
+        "{best}"
+    );
+    let streams = report
+        .lines()
+        .find(|l| l.trim_start().starts_with("streams "))
+        .unwrap();
+    let seconds = |s: &str| -> f64 {
+        let at = streams.find(&format!("{s} ")).unwrap() + s.len() + 1;
+        streams[at..]
+            .split_whitespace()
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    assert!(seconds("S=2") > seconds("S=3") * 1.05, "{streams}");
+    assert_eq!(seconds("S=3"), seconds("S=4"), "{streams}");
+    assert!(streams.contains("taken for its slack"), "{streams}");
+}
+
 #[test]
 fn heat3d_plan_with_the_files_defaults() {
     let (out, took) = tpace(&["plan", "examples/heat3d.c", "--steps", "40"]);

@@ -15,17 +15,24 @@
 //! download(c-S) → upload(c) → kernels(c) spans S chunks. A chunk's share of
 //! the steady state (the longest cycle per chunk) is therefore
 //! `max(K, U, D, (U + K + D) / S, both / duplex)`, the last term for uploads
-//! and downloads sharing the link when they run at once. One queue (or one
+//! and downloads sharing the link when they run at once; where a chunk's `U + D`
+//! exceeds that share the copies must meet, and while they do each runs at its
+//! part of the duplex rate, which stretches them ([`steady`]). One queue (or one
 //! chunk) overlaps nothing. A block takes the first chunk's `U + K + D` plus
-//! `C - 1` such cycles; the runtime waits for every queue at the end of a
+//! `C - 1` such cycles (so the pipeline's fill and drain cost one chunk's
+//! `U + D`, proportional to b); the runtime waits for every queue at the end of a
 //! block, so blocks add up. A third stream thus helps where `(U + K + D) / 2`
 //! exceeds `max(K, U, D)` (copies and kernels of similar length), a fourth
-//! where `(U + K + D) / 3` still does, and nothing elsewhere.
+//! where `(U + K + D) / 3` still does, and nothing elsewhere. Checked against the
+//! traces of the model's plans on the H100 (tests/model_traces.rs): a steady
+//! chunk's U, K, D, its share and the whole run within 10 %.
 //!
 //! The cost of a point: a profile's measured `[[kernels]]` entry for the
 //! pipeline's element type, shape class and steps per kernel when it has one
 //! (scaled by the pipeline's bytes per point over the measured program's, and
-//! for fused kernels by the rows a narrower chunk recomputes); otherwise device
+//! for fused kernels by the rows a narrower chunk recomputes; measured on the
+//! steady chunks of a run, launch gaps out, which the model adds per launch as
+//! `launch_overhead_us`: src/probe/kernels.rs); otherwise device
 //! memory traffic at `stencil_gbs`, shared by the fused steps, with
 //! `fused_point_ps` as a floor.
 
@@ -545,7 +552,11 @@ fn copy_s(m: &Machine, bytes: u128) -> f64 {
 fn block(w: &Workload, c: Config, n_chunks: u64, kb: u64, last: bool) -> Block {
     let in_plane = w.plane_bytes(|a| a.moves_in(last));
     let out_plane = w.plane_bytes(|a| a.moves_out(last));
-    let dev_plane = w.plane_bytes(|a| a.movement.on_device());
+    // A plane of every array on the device, the swap's second buffer included: the
+    // hand-over copies both buffers of a swapped array (the runtime's `tpace_mmtb_in`;
+    // heat-3D's hand-overs took 1.52 ms, where one buffer and the strips would be 1.05).
+    let dev_plane =
+        w.plane_bytes(|a| a.movement.on_device()) + u128::from(w.extra_bytes_per_point * w.plane);
     let plane = u128::from(w.plane);
     let n = u128::from(w.n);
     let kb128 = u128::from(kb);
@@ -608,6 +619,10 @@ fn block_time(w: &Workload, m: &Machine, c: Config, n_chunks: u64, slots: u64, b
 
 /// Time of `chunks` chunks through `slots` queues, per chunk: `in_bytes`
 /// up, `t_k` seconds of kernels, `out_bytes` down (see the module comment).
+/// The first chunk runs whole and alone: its upload before any kernel (fill),
+/// its download after them; every further chunk adds its steady share, so the
+/// pipeline's fill and drain cost one chunk's `U + D` beyond the kernels, and a
+/// narrower chunk pays less of it (and more launches, hand-overs and halo rows).
 pub fn pipeline(
     m: &Machine,
     chunks: u64,
@@ -625,14 +640,116 @@ pub fn pipeline(
     first + (chunks - 1) as f64 * cycle(m, slots, in_bytes, t_k, out_bytes)
 }
 
-/// Seconds a chunk adds in the steady state with `slots` queues (at least two):
-/// the longest cycle of the executor's dependences, per chunk.
-pub fn cycle(m: &Machine, slots: u64, in_bytes: f64, t_k: f64, out_bytes: f64) -> f64 {
+/// Most rounds of the fixed point in [`steady`] (each shrinks the error by 2σ(1 - 1/S) ≤
+/// 0.4, so six leave under 0.5 % of the stretch, itself a few per cent of the cycle);
+/// where the copies need not meet, one round settles it.
+const OVERLAP_ROUNDS: usize = 6;
+
+/// A chunk's steady state with `slots` queues: how long its copies take as they
+/// run, how long they overlap, and the chunk's share of the time.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Steady {
+    /// Seconds of the chunk's upload, stretched where it shares the link with a download.
+    pub upload_s: f64,
+    /// Seconds of the chunk's download, stretched likewise.
+    pub download_s: f64,
+    /// Seconds an upload and a download of the pipeline run at once, per chunk.
+    pub overlap_s: f64,
+    /// Seconds a chunk adds: the longest cycle of the executor's dependences, per chunk.
+    pub cycle_s: f64,
+}
+
+/// The steady state of chunks with `in_bytes` up, `t_k` seconds of kernels (the
+/// hand-over included) and `out_bytes` down, through `slots` queues (at least two).
+///
+/// The copies of different chunks go up and down at once when they must: a chunk's
+/// upload and download together take `U + D`, and when that exceeds the cycle `T`
+/// they overlap by at least `o = U + D - T` (with two queues the executor's order
+/// makes exactly that: chunk c + 2's upload follows chunk c's download and meets
+/// chunk c + 1's). While both run, the link carries `duplex_gbs` in all, shared in
+/// proportion to the one-way rates, so each copy loses `σ = 1 - duplex / (h2d +
+/// d2h)` of the overlapped time (H100: 0.20). The traces of 2026-11-25 show it:
+/// Jacobi-2D's uploads took 9.2 ms alone and 10.1 ms where they met a download
+/// (tests/fixtures/traces). `T` depends on the stretched copies and they on `T`: a
+/// few rounds of the fixed point settle it. With copies that fit beside the kernels
+/// (`U + D ≤ K`) nothing changes.
+pub fn steady(m: &Machine, slots: u64, in_bytes: f64, t_k: f64, out_bytes: f64) -> Steady {
     let t_in = in_bytes / m.h2d_bps;
     let t_out = out_bytes / m.d2h_bps;
     let both = m.duplex_bps.map_or(0.0, |d| (in_bytes + out_bytes) / d);
-    let around = (t_in + t_k + t_out) / slots.max(1) as f64;
-    t_k.max(t_in).max(t_out).max(both).max(around)
+    let lose = m
+        .duplex_bps
+        .map_or(0.0, |d| (1.0 - d / (m.h2d_bps + m.d2h_bps)).max(0.0));
+    let s = slots.max(1) as f64;
+    let mut o = 0.0;
+    let mut st = Steady {
+        upload_s: t_in,
+        download_s: t_out,
+        overlap_s: 0.0,
+        cycle_s: 0.0,
+    };
+    for _ in 0..OVERLAP_ROUNDS {
+        let up = t_in + lose * o;
+        let down = t_out + lose * o;
+        let around = (up + t_k + down) / s;
+        let t = t_k.max(up).max(down).max(both).max(around);
+        st = Steady {
+            upload_s: up,
+            download_s: down,
+            overlap_s: o,
+            cycle_s: t,
+        };
+        let next = (up + down - t).max(0.0);
+        // Settled (at once where the copies need not meet): the rounds left change nothing.
+        if next == o {
+            break;
+        }
+        o = next;
+    }
+    st
+}
+
+/// Seconds a chunk adds in the steady state with `slots` queues (at least two):
+/// the longest cycle of the executor's dependences, per chunk (see [`steady`]).
+pub fn cycle(m: &Machine, slots: u64, in_bytes: f64, t_k: f64, out_bytes: f64) -> f64 {
+    steady(m, slots, in_bytes, t_k, out_bytes).cycle_s
+}
+
+/// What the model says one chunk of a full block costs (the parts a trace shows).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ChunkParts {
+    /// Seconds of the chunk's kernels, launch gaps included.
+    pub kernels_s: f64,
+    /// Seconds of its hand-over (device-to-device copies before its kernels).
+    pub handover_s: f64,
+    /// The steady state: copies as they run and the chunk's share of the time.
+    pub steady: Steady,
+}
+
+/// The model's parts of an average chunk of the plan's first block (a full one
+/// where there are several), at the plan's stream count.
+pub fn chunk_parts(w: &Workload, m: &Machine, c: Config) -> Result<ChunkParts, String> {
+    let c = normalise(w, c)?;
+    let n_chunks = chunks::count(w.n, c.b);
+    let kb = c.k.min(w.steps.max(1));
+    let last = w.steps <= c.k;
+    let b = block(w, c, n_chunks, kb, last);
+    let cn = n_chunks as f64;
+    let kernels = b.points as f64 * m.fused_point_cost(w, fuse_for(w, c), c.b)
+        + b.launches as f64 * m.launch_s;
+    let handover = copy_s(m, b.d2d);
+    let slots = slots_for(c, n_chunks).max(2);
+    Ok(ChunkParts {
+        kernels_s: kernels / cn,
+        handover_s: handover / cn,
+        steady: steady(
+            m,
+            slots,
+            b.h2d as f64 / cn,
+            (kernels + handover) / cn,
+            b.d2h as f64 / cn,
+        ),
+    })
 }
 
 #[cfg(test)]

@@ -375,10 +375,18 @@ fn streams_line(w: &Workload, m: &Machine, p: &Prediction, cap: Option<u128>) ->
             )
         })
         .collect();
-    // Per chunk of a block, as the pipeline sees it.
+    // Per chunk of a block, as the pipeline sees it: the copies as they run (stretched
+    // where they must meet on the link, predict::steady).
     let per = (p.chunks * p.blocks.max(1)) as f64;
-    let (u, d) = (p.h2d_s / per, p.d2h_s / per);
     let k = (p.kernel_s + p.launch_s + p.d2d_s) / per;
+    let st = super::predict::steady(
+        m,
+        p.slots.max(2),
+        p.h2d_bytes as f64 / per,
+        k,
+        p.d2h_bytes as f64 / per,
+    );
+    let (u, d) = (st.upload_s, st.download_s);
     let link = m
         .duplex_bps
         .map_or(0.0, |b| (p.h2d_bytes + p.d2h_bytes) as f64 / b / per);
@@ -396,8 +404,31 @@ fn streams_line(w: &Workload, m: &Machine, p: &Prediction, cap: Option<u128>) ->
     .into_iter()
     .fold((0.0, "kernels"), |a, b| if b.0 > a.0 { b } else { a })
     .1;
+    // Fewer streams that fit, predicted as fast or faster but within the slack tie, gave
+    // way to this plan's slack.
+    let gave_way: Vec<String> = all
+        .iter()
+        .filter(|q| {
+            q.config.streams < p.config.streams
+                && q.total_s <= p.total_s
+                && !(two_at_least && q.config.streams == 1)
+                && cap.is_none_or(|c| q.device_bytes <= c)
+                && super::search::outslacked(q, std::slice::from_ref(p))
+        })
+        .map(|q| format!("S={}", q.config.streams))
+        .collect();
+    let bound = if gave_way.is_empty() {
+        bound.to_string()
+    } else {
+        format!(
+            "{bound}; {} predicted as fast or within {:.0} %, S={} taken for its slack (copies that run long)",
+            gave_way.join(", "),
+            super::search::SLACK_TIE * 100.0,
+            p.config.streams
+        )
+    };
     let bound = if p.slots <= 1 {
-        "one queue: nothing overlaps"
+        "one queue: nothing overlaps".to_string()
     } else {
         bound
     };

@@ -7,8 +7,10 @@
 //! 1 to 16 blocks (so that 64 is tried for 128 steps); b is n / C for C = 1..16
 //! and then chunk counts growing by about a quarter up to n; streams are 1
 //! to 4 (mmtb with two chunks or more: 2 to 4, since the runtime keeps two
-//! queues at one stream). Ties go to the plan with less device memory, so a
-//! stream that the model says buys nothing is not asked for.
+//! queues at one stream). Between stream counts of the same schedule, k and b,
+//! more streams win unless fewer are predicted faster by more than
+//! [`SLACK_TIE`] ([`outslacked`]); other ties go to the plan with less device
+//! memory.
 
 use super::predict::{
     Config, Machine, Prediction, Schedule, device_bytes, normalise, predict_streams,
@@ -34,6 +36,32 @@ pub struct Choice {
 
 /// Streams tried.
 const STREAMS: [u64; 4] = [1, 2, 3, 4];
+
+/// How much faster (relatively) a plan must be predicted than the same schedule, k
+/// and b with more streams to be kept over it: 1 %.
+///
+/// More streams are slack: a chunk's copies may grow by `K - (U + K + D) / S` before
+/// they, rather than the kernels, set the pace. Copies vary from chunk to chunk
+/// (Jacobi-2D's uploads took 9.2 to 11.4 ms around 10.0 in the trace of
+/// 2026-11-25, tests/fixtures/traces), kernels much less (15.0 to 15.4 ms), so a plan
+/// whose copies the model puts just within the kernels' time loses, when they run
+/// long, what one with another queue does not; and a stream that buys nothing costs
+/// only device memory, which the plan has (it fits). Within 1 % the model cannot tell
+/// the two apart (its totals are a few per cent off), so the slack decides.
+pub const SLACK_TIE: f64 = 0.01;
+
+/// Whether `p` gives way to a plan of the same schedule, k and b among `all` with
+/// more streams predicted at most [`SLACK_TIE`] slower (the runtime's
+/// `tpace_model_choose` does the same).
+pub fn outslacked(p: &Prediction, all: &[Prediction]) -> bool {
+    all.iter().any(|q| {
+        q.config.schedule == p.config.schedule
+            && q.config.k == p.config.k
+            && q.config.b == p.config.b
+            && q.config.streams > p.config.streams
+            && q.total_s <= p.total_s * (1.0 + SLACK_TIE)
+    })
+}
 
 /// Candidate k values for a run of `steps` steps.
 pub fn k_candidates(steps: u64) -> Vec<u64> {
@@ -196,8 +224,11 @@ fn choose_among(
                 if !fitting.is_empty() {
                     considered += fitting.len();
                     let top = &mut tops[schedule as usize];
-                    for p in predict_streams(w, m, base, &fitting)? {
-                        keep_best(top, p, 4);
+                    let all = predict_streams(w, m, base, &fitting)?;
+                    for p in &all {
+                        if !outslacked(p, &all) {
+                            keep_best(top, p.clone(), 4);
+                        }
                     }
                 }
             }

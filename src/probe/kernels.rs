@@ -6,11 +6,22 @@
 //! Rather than hand-written kernels, which would drift from what tpace emits, the
 //! probe translates small bundled stencil programs (`kernels/*.c`) with tpace itself
 //! to CUDA, builds them, and runs each out-of-core the way plans run (mmtb, one block,
-//! a few chunks, three streams) with `TPACE_FUSE` forcing the steps per kernel and
-//! `TPACE_TRACE` recording the timeline: the kernels' busy time over the grid's point
-//! updates is the figure. The copies run meanwhile, as they do in a plan. Every depth
-//! the translation has kernels for is timed (2-D rows fuse deeper than 3-D tiles); a
-//! depth the device refuses ends the list for that program.
+//! chunks as wide as the model's plans take, three streams) with `TPACE_FUSE` forcing
+//! the steps per kernel and `TPACE_TRACE` recording the timeline. The copies run
+//! meanwhile, as they do in a plan. Every depth the translation has kernels for is
+//! timed (2-D rows fuse deeper than 3-D tiles); a depth the device refuses ends the
+//! list for that program.
+//!
+//! The figure comes from the *steady* chunks alone ([`steady_kernel_seconds`]): not
+//! the first ones, whose windows the grid's start clips (mmtb's hand-over reaches k
+//! planes below a chunk), nor the last, which computes the planes above it too. A
+//! plan over a large grid is nearly all steady chunks (23 of Jacobi-2D's 25), and the
+//! first probe, which divided all chunks' busy time by the grid's updates on 4 chunks
+//! of 1024 planes, said 1.18 ps per point and step at 8 steps per kernel where the
+//! steady chunks of the 49152 x 61440 run (2026-11-25 10:13 UTC, b = 1967) took 0.98:
+//! short runs of few, narrow chunks do not stand for long runs of wide ones. The
+//! launch gaps (`launch_overhead_us` per launch, which the model adds on its own) are
+//! taken out of the figure.
 
 use crate::back::Target;
 use crate::driver::Failure;
@@ -73,18 +84,54 @@ pub struct KernelRun {
 }
 
 /// A probe program's grid: extents (outermost first), chunk width, steps. On a GPU
-/// about 1 GB an array, with planes as wide as the benchmarks' (61440 columns in
-/// 2-D, 1536 x 1728 in 3-D) and 3 to 4 chunks; tiny on the emulation.
+/// about 2 GB an array, with planes as wide as the benchmarks' (61440 columns in
+/// 2-D, 1536 x 1728 in 3-D), chunks about as wide as the model's plans for those
+/// grids under an 8 GB budget (Jacobi-2D float b = 1967, heat-3D float b = 38 to 47;
+/// half the planes for double), and at least two steady chunks ([`steady_chunks`]:
+/// 2-D at 128 steps has chunks 1 and 2 of 4, 3-D float at 64 steps chunks 2 and 3 of
+/// 5, 3-D double chunk 3 of 5); small on the emulation.
 fn grid(shape: &str, elem: &str, emulate: bool) -> (Vec<u64>, u64, u64) {
     let double = elem == "double";
     match (shape.starts_with("3d"), emulate) {
-        (false, true) => (vec![48, 40], 16, 8),
-        (true, true) => (vec![16, 12, 10], 6, 4),
-        (false, false) if double => (vec![2048, 61440], 512, 128),
-        (false, false) => (vec![4096, 61440], 1024, 128),
-        (true, false) if double => (vec![48, 1536, 1728], 16, 64),
-        (true, false) => (vec![96, 1536, 1728], 32, 64),
+        (false, true) => (vec![64, 40], 16, 8),
+        (true, true) => (vec![30, 12, 10], 6, 4),
+        (false, false) if double => (vec![4096, 61440], 1024, 128),
+        (false, false) => (vec![8192, 61440], 2048, 128),
+        (true, false) if double => (vec![120, 1536, 1728], 24, 64),
+        (true, false) => (vec![200, 1536, 1728], 40, 64),
     }
+}
+
+/// The steady chunks of an mmtb block of `steps` steps over `n` planes in chunks of
+/// `b` (0-based, `[first, end)`): from the first whose windows the grid's start does
+/// not clip (its lowest window, `handover` planes below it, is on the grid) to the
+/// last but one.
+pub fn steady_chunks(n: u64, b: u64, handover: u64) -> (u64, u64) {
+    let count = n.div_ceil(b.max(1));
+    let first = handover.div_ceil(b.max(1)).max(1);
+    (first, count.saturating_sub(1).max(first))
+}
+
+/// Kernel seconds and chunks of the steady chunks `[first, end)` from a
+/// `TPACE_TRACE` file's text (columns chunk, first_step, steps, queue, op,
+/// start_ms, end_ms, bytes), over every block the trace has.
+pub fn steady_kernel_seconds(trace: &str, first: u64, end: u64) -> Option<(f64, u64)> {
+    let mut seconds = 0.0;
+    let mut chunks = 0;
+    for line in trace.lines().skip(1) {
+        let f: Vec<&str> = line.split('\t').collect();
+        if f.len() < 7 || f[4] != "kernels" {
+            continue;
+        }
+        let chunk: u64 = f[0].parse().ok()?;
+        if chunk < first || chunk >= end {
+            continue;
+        }
+        let (start, stop): (f64, f64) = (f[5].parse().ok()?, f[6].parse().ok()?);
+        seconds += (stop - start) * 1e-3;
+        chunks += 1;
+    }
+    (chunks > 0).then_some((seconds, chunks))
 }
 
 /// The source of one probe program for `elem` on `extents`.
@@ -103,6 +150,76 @@ pub fn kernel_seconds(stderr: &str) -> Option<f64> {
     rest.split_whitespace().next()?.parse().ok()
 }
 
+/// Rates (bytes per second) of the copies in a `TPACE_TRACE` file's text that ran
+/// while no copy went the other way: `(uploads, downloads)`. These are the copies as a
+/// plan makes them (chunks of the user's page-locked arrays, kernels running), which
+/// the model's `h2d_gbs` and `d2h_gbs` stand for; the copy test's best of five 1 GiB
+/// copies ran 10 % faster on the H100 than the traced plans' uploads (54.9 against
+/// 49.9 GB/s, 2026-11-25).
+pub fn lone_copy_rates(trace: &str) -> (Vec<f64>, Vec<f64>) {
+    // (op, start, end, bytes) of every copy.
+    let copies: Vec<(&str, f64, f64, f64)> = trace
+        .lines()
+        .skip(1)
+        .filter_map(|line| {
+            let f: Vec<&str> = line.split('\t').collect();
+            if f.len() < 8 || !(f[4] == "upload" || f[4] == "download") {
+                return None;
+            }
+            Some((
+                f[4],
+                f[5].parse().ok()?,
+                f[6].parse().ok()?,
+                f[7].parse().ok()?,
+            ))
+        })
+        .collect();
+    let mut up = Vec::new();
+    let mut down = Vec::new();
+    for &(op, start, end, bytes) in &copies {
+        let met = copies
+            .iter()
+            .any(|&(o, s, e, _)| o != op && s.max(start) < e.min(end));
+        if met || end <= start || bytes <= 0.0 {
+            continue;
+        }
+        let rate = bytes / ((end - start) * 1e-3);
+        if op == "upload" {
+            up.push(rate);
+        } else {
+            down.push(rate);
+        }
+    }
+    (up, down)
+}
+
+/// The median of `v` (None when empty).
+pub fn median(v: &[f64]) -> Option<f64> {
+    let mut v: Vec<f64> = v.iter().copied().filter(|x| x.is_finite()).collect();
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    Some(if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    })
+}
+
+/// What the kernel runs measured: the kernels' figures and the rates of the copies
+/// that ran alone in their traces ([`lone_copy_rates`], every run together).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct KernelProbe {
+    /// One entry per element type, shape class and depth.
+    pub runs: Vec<KernelRun>,
+    /// Uploads that met no download: bytes per second of each.
+    pub lone_uploads: Vec<f64>,
+    /// Downloads that met no upload: bytes per second of each.
+    pub lone_downloads: Vec<f64>,
+}
+
 /// Translate, build and time every shape class and element type; `emulate`: on
 /// the CPU emulation (tiny grids; the figures are the CPU's). `log` gets a line
 /// per run.
@@ -110,8 +227,9 @@ pub fn probe_kernels(
     tc: &Toolchain,
     flavour: Flavour,
     emulate: bool,
+    launch_s: f64,
     log: &mut dyn FnMut(&str),
-) -> Result<Vec<KernelRun>, Failure> {
+) -> Result<KernelProbe, Failure> {
     let dir = tempfile::tempdir()
         .map_err(|e| Failure(format!("error: cannot make a scratch folder: {e}\n")))?;
     // Everything to build: (program, elem, extents, rows, steps, workload, deepest).
@@ -155,10 +273,13 @@ pub fn probe_kernels(
             .collect()
     });
     let mut runs = Vec::new();
+    let (mut lone_uploads, mut lone_downloads) = (Vec::new(), Vec::new());
     for (job, built) in jobs.iter().zip(built) {
         let (p, elem, extents, rows, steps, w, deepest, _) = job;
         let binary = built?.binary;
-        let points = w.points() as f64 * *steps as f64;
+        let (first, end) = steady_chunks(w.n, *rows, crate::model::predict::handover(w, *steps));
+        // Point updates of one steady chunk: its own planes at every step.
+        let chunk_points = (*rows * w.plane * *steps) as f64;
         let grid = extents
             .iter()
             .map(u64::to_string)
@@ -194,16 +315,28 @@ pub fn probe_kernels(
                 ));
                 continue;
             }
-            let seconds = kernel_seconds(&stderr).ok_or_else(|| {
+            let trace = std::fs::read_to_string(dir.path().join("trace.tsv")).unwrap_or_default();
+            let (up, down) = lone_copy_rates(&trace);
+            lone_uploads.extend(up);
+            lone_downloads.extend(down);
+            let (seconds, chunks) = steady_kernel_seconds(&trace, first, end).ok_or_else(|| {
                 Failure(format!(
-                    "error: the probe program {} printed no trace line:\n{stderr}",
-                    p.file
+                    "error: the probe program {} wrote no kernels of chunks {first} to {} in its trace:\n{stderr}",
+                    p.file,
+                    end - 1
                 ))
             })?;
-            let ps = seconds / points * 1e12;
+            // The launch gaps of those chunks' kernels: the model adds them on its own.
+            let launches =
+                chunks * crate::model::predict::kernel_groups(*steps, depth) * w.kernels_per_step;
+            let busy = (seconds - launches as f64 * launch_s).max(0.0);
+            let ps = busy / (chunks as f64 * chunk_points) * 1e12;
             log(&format!(
-                "{} {elem} fuse {depth}: kernels {seconds:.6} s, {ps:.4} ps per point and step",
-                p.shape
+                "{} {elem} fuse {depth}: steady chunks {first}..{} kernels {seconds:.6} s ({launches} launches), \
+                 {ps:.4} ps per point and step (all chunks: {:.6} s)",
+                p.shape,
+                end - 1,
+                kernel_seconds(&stderr).unwrap_or(0.0)
             ));
             if ps.is_finite() && ps > 0.0 {
                 runs.push(KernelRun {
@@ -215,14 +348,22 @@ pub fn probe_kernels(
                     rows: *rows,
                     what: format!(
                         "src/probe/kernels/{} ({elem}, {grid}, {steps} steps, mmtb k={steps} b={rows} 3 streams, \
-                         TPACE_FUSE={depth}): kernel busy time from TPACE_TRACE over {points:.0} point updates",
-                        p.file
+                         TPACE_FUSE={depth}): kernel busy time of the steady chunks {first} to {} from TPACE_TRACE, \
+                         less {launches} launches at {:.2} us, over {:.0} point updates",
+                        p.file,
+                        end - 1,
+                        launch_s * 1e6,
+                        chunks as f64 * chunk_points
                     ),
                 });
             }
         }
     }
-    Ok(runs)
+    Ok(KernelProbe {
+        runs,
+        lone_uploads,
+        lone_downloads,
+    })
 }
 
 /// One timed run with `depth` steps per kernel: its standard error and whether it succeeded.
@@ -263,6 +404,37 @@ mod tests {
                     0.461000 s and none ran 0.039000 s (0.01 s before the first, ...)";
         assert_eq!(kernel_seconds(&format!("noise\n{line}\n")), Some(0.461));
         assert_eq!(kernel_seconds("no trace here"), None);
+    }
+
+    /// The steady chunks and the lone copies of the traces of 2026-11-25 (the model's
+    /// plans for Jacobi-2D and heat-3D on the H100, tests/fixtures/traces).
+    #[test]
+    fn the_traces_give_the_steady_kernels_and_the_lone_copies() {
+        let jacobi = include_str!("../../tests/fixtures/traces/1-jacobi2d-49152x61440-model.tsv");
+        let heat = include_str!("../../tests/fixtures/traces/9-heat3d-1152x1536x1728-model.tsv");
+        // Jacobi-2D: 25 chunks of 1967 planes, a hand-over of 128 planes: chunks 1 to 23.
+        assert_eq!(steady_chunks(49152, 1967, 128), (1, 24));
+        let (s, n) = steady_kernel_seconds(jacobi, 1, 24).unwrap();
+        assert_eq!(n, 23);
+        assert!((s / n as f64 - 0.0152095).abs() < 1e-6, "{}", s / n as f64);
+        // Heat-3D: 31 chunks of 38 planes, a hand-over of 64: chunks 2 to 29, of two blocks.
+        assert_eq!(steady_chunks(1152, 38, 64), (2, 30));
+        let (s, n) = steady_kernel_seconds(heat, 2, 30).unwrap();
+        assert_eq!(n, 56);
+        assert!((s / n as f64 - 0.0179275).abs() < 1e-6, "{}", s / n as f64);
+        // A chunk's upload alone ran at about 50 GB/s, its download at about 53.
+        let (mut up, mut down) = lone_copy_rates(jacobi);
+        let (u2, d2) = lone_copy_rates(heat);
+        up.extend(u2);
+        down.extend(d2);
+        assert_eq!((up.len(), down.len()), (74, 72));
+        let (u, d) = (median(&up).unwrap() / 1e9, median(&down).unwrap() / 1e9);
+        assert!(
+            (u - 49.85).abs() < 0.01 && (d - 52.68).abs() < 0.01,
+            "{u} {d}"
+        );
+        assert_eq!(median(&[3.0, 1.0, 2.0, 10.0]), Some(2.5));
+        assert_eq!(median(&[]), None);
     }
 
     /// Every probe program compiles for both types, with the class it stands for.

@@ -119,6 +119,8 @@ pub struct Probed {
     pub bytes: u64,
     /// The kernels' measured times (empty where not probed).
     pub kernels: Vec<kernels::KernelRun>,
+    /// Figures measured otherwise than [`FIGURES`] says, and how (the profile's source).
+    pub how: BTreeMap<String, String>,
 }
 
 /// Build and run the probe with copies of `bytes` bytes, and with `with_kernels`
@@ -168,8 +170,41 @@ pub fn probe(
     } else {
         device_name()
     };
+    let mut values = values;
+    let mut how = BTreeMap::new();
     let kernels = if with_kernels {
-        kernels::probe_kernels(tc, flavour, emulate, log)?
+        // The launch gaps come out of the kernel figures (the model adds them itself).
+        let launch_s = values.get("launch_overhead_us").map_or(0.0, |us| us * 1e-6);
+        let k = kernels::probe_kernels(tc, flavour, emulate, launch_s, log)?;
+        // The model's copy rates are those plans see: the kernel runs' copies that ran
+        // alone (kernels::lone_copy_rates), where there are some; the copy test's figure
+        // goes into the source beside it.
+        for (field, rates, what) in [
+            ("h2d_gbs", &k.lone_uploads, "uploads"),
+            ("d2h_gbs", &k.lone_downloads, "downloads"),
+        ] {
+            let Some(rate) = kernels::median(rates) else {
+                continue;
+            };
+            let test = values.get(field).copied().unwrap_or(0.0);
+            log(&format!(
+                "{field}: {:.2} GB/s, the median of {} {what} of the kernel runs that met no copy the other way \
+                 (the copy test: {test:.2})",
+                rate / 1e9,
+                rates.len()
+            ));
+            values.insert(field.to_string(), (rate / 1e7).round() / 100.0);
+            how.insert(
+                field.to_string(),
+                format!(
+                    "the median of {} {what} of its kernel runs (chunks of page-locked arrays, kernels running) that \
+                     met no copy the other way, from TPACE_TRACE; its copy test ({}) gave {test:.2}",
+                    rates.len(),
+                    FIGURES.iter().find(|(f, _)| *f == field).map_or("", |(_, w)| w)
+                ),
+            );
+        }
+        k.runs
     } else {
         Vec::new()
     };
@@ -179,6 +214,7 @@ pub fn probe(
         emulated: flavour == Flavour::CudaEmulation,
         bytes,
         kernels,
+        how,
     })
 }
 
@@ -227,6 +263,7 @@ pub fn profile_toml(name: &str, probed: &Probed, date: &str) -> String {
 /// `[field]` with its value, kind and source, if the run measured it.
 fn figure_table(field: &str, probed: &Probed, date: &str) -> Option<String> {
     let what = FIGURES.iter().find(|(f, _)| *f == field)?.1;
+    let what = probed.how.get(field).map_or(what, String::as_str);
     let v = probed.values.get(field).filter(|v| **v > 0.0)?;
     // Whole numbers (counts, bytes) as TOML integers, which load as the same number.
     let value = if v.fract() == 0.0 && v.abs() < 1e15 {
@@ -342,8 +379,18 @@ mod tests {
             emulated: false,
             bytes: 1000,
             kernels: Vec::new(),
+            how: [(
+                "h2d_gbs".to_string(),
+                "the kernel runs' lone uploads".to_string(),
+            )]
+            .into(),
         };
         let text = profile_toml("here", &probed, "2026-11-23");
+        // A figure measured otherwise says how in its source.
+        assert!(
+            text.contains("2026-11-23: the kernel runs' lone uploads"),
+            "{text}"
+        );
         let p = crate::model::Profile::parse("probe", &text).expect("a valid profile");
         assert_eq!(p.memory_gbs.unwrap().value, 2870.5);
         assert_eq!(p.compute_units.unwrap().value, 132.0);
@@ -376,6 +423,7 @@ mod tests {
             emulated: false,
             bytes: 1000,
             kernels: if kernels { vec![run(ps)] } else { Vec::new() },
+            how: BTreeMap::new(),
         };
         let once = update_profile(old, &probed(3.5, true), "2026-11-25");
         let twice = update_profile(&once, &probed(2.5, true), "2026-11-26");

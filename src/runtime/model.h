@@ -272,7 +272,8 @@ static inline tpace_mc_block tpace_mc_block_of(const tpace_model *m, const tpace
 {
     tpace_u128 in_plane = (tpace_u128)m->in_bytes[last] * w->plane;
     tpace_u128 out_plane = (tpace_u128)m->out_bytes[last] * w->plane;
-    tpace_u128 dev_plane = (tpace_u128)m->dev_bytes * w->plane;
+    /* The swap's second buffer goes over with the hand-over too (predict.rs block). */
+    tpace_u128 dev_plane = (tpace_u128)m->dev_bytes * w->plane + (tpace_u128)(m->extra_bytes_per_point * w->plane);
     tpace_u128 n = w->n, kb128 = kb;
     tpace_mc_block r;
     tpace_u64 fuse = tpace_mc_fuse_for(m, c, n_chunks);
@@ -338,8 +339,37 @@ static inline double tpace_mc_point_cost(const tpace_model *m, tpace_u64 fuse, t
 
 static inline double tpace_mc_max(double a, double b) { return a > b ? a : b; }
 
-/* Time of `chunks` chunks through `slots` queues (predict.rs `pipeline` and `cycle`): the
- * first chunk whole, then per chunk the longest cycle of the executor's dependences. */
+/* Rounds of the fixed point of tpace_mc_cycle (predict.rs OVERLAP_ROUNDS). */
+#define TPACE_MC_OVERLAP_ROUNDS 6
+
+/* Seconds a chunk adds in the steady state with `slots` queues (predict.rs `steady`): the
+ * longest cycle of the executor's dependences, per chunk, where an upload and a download
+ * that must overlap (by U + D - T) share the link at duplex_bps and each loses
+ * 1 - duplex / (h2d + d2h) of the overlapped time; a few rounds of the fixed point. */
+static inline double tpace_mc_cycle(const tpace_model *m, tpace_u64 slots, double in_bytes, double t_k,
+                                    double out_bytes)
+{
+    double t_in = in_bytes / m->h2d_bps;
+    double t_out = out_bytes / m->d2h_bps;
+    double both = m->duplex_bps > 0 ? (in_bytes + out_bytes) / m->duplex_bps : 0.0;
+    double lose = m->duplex_bps > 0 ? tpace_mc_max(1.0 - m->duplex_bps / (m->h2d_bps + m->d2h_bps), 0.0) : 0.0;
+    double s = (double)(slots < 1 ? 1 : slots);
+    double o = 0.0, cycle = 0.0;
+    for (int round = 0; round < TPACE_MC_OVERLAP_ROUNDS; round++) {
+        double up = t_in + lose * o;
+        double down = t_out + lose * o;
+        double around = (up + t_k + down) / s;
+        cycle = tpace_mc_max(tpace_mc_max(tpace_mc_max(tpace_mc_max(t_k, up), down), both), around);
+        double next = tpace_mc_max(up + down - cycle, 0.0);
+        if (next == o) /* settled: at once where the copies need not meet */
+            break;
+        o = next;
+    }
+    return cycle;
+}
+
+/* Time of `chunks` chunks through `slots` queues (predict.rs `pipeline`): the first chunk
+ * whole (the pipeline's fill and drain), then per chunk its steady share. */
 static inline double tpace_mc_pipeline(const tpace_model *m, tpace_u64 chunks, tpace_u64 slots, double in_bytes,
                                        double t_k, double out_bytes)
 {
@@ -348,10 +378,7 @@ static inline double tpace_mc_pipeline(const tpace_model *m, tpace_u64 chunks, t
     double first = t_in + t_k + t_out;
     if (slots <= 1 || chunks <= 1)
         return (double)chunks * first;
-    double both = m->duplex_bps > 0 ? (in_bytes + out_bytes) / m->duplex_bps : 0.0;
-    double around = (t_in + t_k + t_out) / (double)slots;
-    double cycle = tpace_mc_max(tpace_mc_max(tpace_mc_max(tpace_mc_max(t_k, t_in), t_out), both), around);
-    return first + (double)(chunks - 1) * cycle;
+    return first + (double)(chunks - 1) * tpace_mc_cycle(m, slots, in_bytes, t_k, out_bytes);
 }
 
 /* Chunk buffers (queues) in flight, as tpace_slots_for counts them (predict.rs slots_for). */
@@ -425,6 +452,9 @@ static inline double tpace_model_predict(const tpace_model *m, const tpace_model
 /* ---- search.rs ---- */
 
 #define TPACE_MC_MAX_CANDIDATES 1024
+
+/* How much faster a plan must be than the same k and b with more streams (search.rs SLACK_TIE). */
+#define TPACE_MC_SLACK_TIE 0.01
 
 /* Round half away from zero without libm (x >= 0): f64::round. */
 static inline tpace_u64 tpace_mc_round(double x)
@@ -562,6 +592,14 @@ static inline tpace_model_choice tpace_model_choose(const tpace_model *m, const 
                 double seconds[4];
                 tpace_mc_predict_streams(m, w, base, fitting, nfit, seconds);
                 for (int i = 0; i < nfit; i++) {
+                    /* More streams at the same k and b win unless fewer are predicted faster by
+                     * more than TPACE_MC_SLACK_TIE (search.rs `outslacked`: their slack). */
+                    int outslacked = 0;
+                    for (int j = 0; j < nfit; j++)
+                        if (fitting[j] > fitting[i] && seconds[j] <= seconds[i] * (1.0 + TPACE_MC_SLACK_TIE))
+                            outslacked = 1;
+                    if (outslacked)
+                        continue;
                     if (best.found && !(seconds[i] < best.seconds ||
                                         (seconds[i] == best.seconds && need_of[i] < best.device_bytes)))
                         continue;

@@ -57,7 +57,8 @@ int main(int argc, char **argv)
     }
 
     double s = 0.0;
-    for (i = 0; i < NX; i++)
+    /* Every 16th plane: the checksum only shows that the run computed (the probe's time is the GPU's). */
+    for (i = 0; i < NX; i += 16)
         for (j = 0; j < NY; j++)
             for (k = 0; k < NZ; k++)
                 s += a[i][j][k] * (double)((i + 2 * j + 3 * k) % 7 + 1);

@@ -48,7 +48,8 @@ int main(int argc, char **argv)
     }
 
     double s = 0.0;
-    for (x = 0; x < X; x++)
+    /* Every 16th row: the checksum only shows that the run computed (the probe's time is the GPU's). */
+    for (x = 0; x < X; x += 16)
         for (y = 0; y < Y; y++)
             s += a[x][y] * (double)((x + 2 * y) % 7 + 1);
     printf("probe 2d-r2 %dx%d, %d steps: checksum %.9e\n", X, Y, steps, s);
