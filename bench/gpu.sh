@@ -631,6 +631,7 @@ if [[ $parts == *depth* ]]; then
     depths "heat3d ${hx}x${hy}x$hz" "$work/heat.depth" ${HEAT_STEPS:-128} ${HEAT_DEPTHS:-4} 8 $((hx * hy * hz))
 fi
 if [[ $parts == *streams* ]]; then
+    STREAMS_JACOBI=${STREAMS_JACOBI:-"128:1967:8:3"} STREAMS_HEAT=${STREAMS_HEAT:-"64:38:3:2"}
     # The pipeline's overlap (issue 19 items 1 and 3): Jacobi-2D and heat-3D under the 8G
     # budget, the model's plan, then its k and fuse depth with 2, 3 and 4 streams and with
     # half and a quarter of its chunk width, every run traced (TPACE_TRACE, in
@@ -649,11 +650,19 @@ if [[ $parts == *streams* ]]; then
         for n in 2 3 4; do
             run "$label S$n" "$bin" 128 TPACE_DEVICE_MEM=8G TPACE_SCHEDULE=mmtb TPACE_K=$k TPACE_CHUNK=$b TPACE_FUSE=$f TPACE_STREAMS=$n
         done
-        for part in 2 4; do
-            for n in 2 3; do
+        for part in ${STREAMS_NARROWER:-2 4}; do
+            for n in ${STREAMS_NARROWER_S:-2 3}; do
                 run "$label b-over-$part S$n" "$bin" 128 TPACE_DEVICE_MEM=8G TPACE_SCHEDULE=mmtb TPACE_K=$k \
                     TPACE_CHUNK=$((b / part)) TPACE_FUSE=$f TPACE_STREAMS=$n
             done
+        done
+        # Plans to hold the model's against (STREAMS_JACOBI / STREAMS_HEAT: "k:b:fuse:S ...").
+        extra_plans=$STREAMS_JACOBI
+        [[ $label == heat3d* ]] && extra_plans=$STREAMS_HEAT
+        for spec in $extra_plans; do
+            IFS=: read -r ek eb ef en <<<"$spec"
+            run "$label k$ek b$eb fuse$ef S$en" "$bin" 128 TPACE_DEVICE_MEM=8G TPACE_SCHEDULE=mmtb TPACE_K=$ek \
+                TPACE_CHUNK=$eb TPACE_FUSE=$ef TPACE_STREAMS=$en
         done
     done
     TRACE=0
