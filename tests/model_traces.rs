@@ -7,15 +7,7 @@
 
 use tpace::model::predict::{self, Config, Machine, Schedule};
 use tpace::model::{Profile, Workload};
-
-/// One traced operation.
-struct Op {
-    chunk: u64,
-    first_step: u64,
-    op: String,
-    start_ms: f64,
-    end_ms: f64,
-}
+use tpace::probe::kernels::{TraceOp, trace_ops};
 
 fn fixture(name: &str) -> String {
     let path = format!(
@@ -25,20 +17,9 @@ fn fixture(name: &str) -> String {
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
-fn ops(name: &str) -> Vec<Op> {
-    fixture(name)
-        .lines()
-        .skip(1)
-        .map(|l| {
-            let f: Vec<&str> = l.split('\t').collect();
-            Op {
-                chunk: f[0].parse().unwrap(),
-                first_step: f[1].parse().unwrap(),
-                op: f[4].to_string(),
-                start_ms: f[5].parse().unwrap(),
-                end_ms: f[6].parse().unwrap(),
-            }
-        })
+fn ops(name: &str) -> Vec<TraceOp> {
+    trace_ops(&fixture(name))
+        .map(|o| o.unwrap_or_else(|| panic!("{name}: a line that does not read")))
         .collect()
 }
 
@@ -64,7 +45,7 @@ struct Measured {
     cycle: f64,
 }
 
-fn measure(ops: &[Op], first: u64, end: u64) -> Measured {
+fn measure(ops: &[TraceOp], first: u64, end: u64) -> Measured {
     let mean = |what: &str| {
         let d: Vec<f64> = ops
             .iter()

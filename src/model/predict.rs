@@ -598,10 +598,13 @@ fn block(w: &Workload, c: Config, n_chunks: u64, kb: u64, last: bool) -> Block {
 }
 
 /// Wall time of one block with `slots` chunk buffers in flight.
+/// Seconds of a block's kernels, their launches included (not the hand-over).
+fn kernels_s(w: &Workload, m: &Machine, c: Config, b: &Block) -> f64 {
+    b.points as f64 * m.fused_point_cost(w, fuse_for(w, c), c.b) + b.launches as f64 * m.launch_s
+}
+
 fn block_time(w: &Workload, m: &Machine, c: Config, n_chunks: u64, slots: u64, b: &Block) -> f64 {
-    let kernel = b.points as f64 * m.fused_point_cost(w, fuse_for(w, c), c.b)
-        + b.launches as f64 * m.launch_s
-        + copy_s(m, b.d2d);
+    let kernel = kernels_s(w, m, c, b) + copy_s(m, b.d2d);
     if c.schedule == Schedule::Incore {
         b.h2d as f64 / m.h2d_bps + kernel + b.d2h as f64 / m.d2h_bps
     } else {
@@ -735,8 +738,7 @@ pub fn chunk_parts(w: &Workload, m: &Machine, c: Config) -> Result<ChunkParts, S
     let last = w.steps <= c.k;
     let b = block(w, c, n_chunks, kb, last);
     let cn = n_chunks as f64;
-    let kernels = b.points as f64 * m.fused_point_cost(w, fuse_for(w, c), c.b)
-        + b.launches as f64 * m.launch_s;
+    let kernels = kernels_s(w, m, c, &b);
     let handover = copy_s(m, b.d2d);
     let slots = slots_for(c, n_chunks).max(2);
     Ok(ChunkParts {

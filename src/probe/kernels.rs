@@ -112,23 +112,55 @@ pub fn steady_chunks(n: u64, b: u64, handover: u64) -> (u64, u64) {
     (first, count.saturating_sub(1).max(first))
 }
 
+/// One operation of a `TPACE_TRACE` file (columns chunk, first_step, steps, queue,
+/// op, start_ms, end_ms, bytes).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TraceOp {
+    /// The chunk the operation belongs to.
+    pub chunk: u64,
+    /// The first step of its block.
+    pub first_step: u64,
+    /// `upload`, `handover`, `kernels` or `download`.
+    pub op: String,
+    /// Start, in milliseconds from the pipeline's start.
+    pub start_ms: f64,
+    /// End, likewise.
+    pub end_ms: f64,
+    /// Bytes it moved (0 for kernels).
+    pub bytes: f64,
+}
+
+/// The operations of a `TPACE_TRACE` file's text, one per line after the header:
+/// `None` for a line that does not read as one.
+pub fn trace_ops(trace: &str) -> impl Iterator<Item = Option<TraceOp>> + '_ {
+    trace.lines().skip(1).map(|line| {
+        let f: Vec<&str> = line.split('\t').collect();
+        if f.len() < 8 {
+            return None;
+        }
+        Some(TraceOp {
+            chunk: f[0].parse().ok()?,
+            first_step: f[1].parse().ok()?,
+            op: f[4].to_string(),
+            start_ms: f[5].parse().ok()?,
+            end_ms: f[6].parse().ok()?,
+            bytes: f[7].parse().ok()?,
+        })
+    })
+}
+
 /// Kernel seconds and chunks of the steady chunks `[first, end)` from a
-/// `TPACE_TRACE` file's text (columns chunk, first_step, steps, queue, op,
-/// start_ms, end_ms, bytes), over every block the trace has.
+/// `TPACE_TRACE` file's text, over every block the trace has (`None` for a trace
+/// with a line that does not read, or no such kernels).
 pub fn steady_kernel_seconds(trace: &str, first: u64, end: u64) -> Option<(f64, u64)> {
     let mut seconds = 0.0;
     let mut chunks = 0;
-    for line in trace.lines().skip(1) {
-        let f: Vec<&str> = line.split('\t').collect();
-        if f.len() < 7 || f[4] != "kernels" {
+    for op in trace_ops(trace) {
+        let op = op?;
+        if op.op != "kernels" || op.chunk < first || op.chunk >= end {
             continue;
         }
-        let chunk: u64 = f[0].parse().ok()?;
-        if chunk < first || chunk >= end {
-            continue;
-        }
-        let (start, stop): (f64, f64) = (f[5].parse().ok()?, f[6].parse().ok()?);
-        seconds += (stop - start) * 1e-3;
+        seconds += (op.end_ms - op.start_ms) * 1e-3;
         chunks += 1;
     }
     (chunks > 0).then_some((seconds, chunks))
@@ -158,28 +190,18 @@ pub fn kernel_seconds(stderr: &str) -> Option<f64> {
 /// 49.9 GB/s, 2026-11-25).
 pub fn lone_copy_rates(trace: &str) -> (Vec<f64>, Vec<f64>) {
     // (op, start, end, bytes) of every copy.
-    let copies: Vec<(&str, f64, f64, f64)> = trace
-        .lines()
-        .skip(1)
-        .filter_map(|line| {
-            let f: Vec<&str> = line.split('\t').collect();
-            if f.len() < 8 || !(f[4] == "upload" || f[4] == "download") {
-                return None;
-            }
-            Some((
-                f[4],
-                f[5].parse().ok()?,
-                f[6].parse().ok()?,
-                f[7].parse().ok()?,
-            ))
-        })
+    let copies: Vec<(String, f64, f64, f64)> = trace_ops(trace)
+        .flatten()
+        .filter(|o| o.op == "upload" || o.op == "download")
+        .map(|o| (o.op, o.start_ms, o.end_ms, o.bytes))
         .collect();
     let mut up = Vec::new();
     let mut down = Vec::new();
-    for &(op, start, end, bytes) in &copies {
+    for (op, start, end, bytes) in &copies {
+        let (start, end, bytes) = (*start, *end, *bytes);
         let met = copies
             .iter()
-            .any(|&(o, s, e, _)| o != op && s.max(start) < e.min(end));
+            .any(|(o, s, e, _)| o != op && s.max(start) < e.min(end));
         if met || end <= start || bytes <= 0.0 {
             continue;
         }
