@@ -529,8 +529,10 @@ fn level_indices(pad: &str) -> String {
          {pad}const bool tp_q_box = tp_steady || (tp_q >= tp_f.tp_box_lo && tp_q < tp_f.tp_box_hi);\n\
          {pad}const long tp_strip_in = tp_f.tp_edge_in - (tp_m - 1) * tp_f.tp_skew - tp_f.tp_strip_rows;\n\
          {pad}/* The strip holds tp_strip_rows rows; on a device's slab the window can start above them\n\
-         {pad} * (ghost rows the block no longer needs), and those rows are not read from it. */\n\
-         {pad}const bool tp_q_strip_in = !tp_steady && tp_l < TP_T && tp_sin != NULL && tp_q < tp_f.tp_wlo[tp_l - 1] && tp_q >= tp_strip_in && tp_q < tp_strip_in + tp_f.tp_strip_rows;\n\
+         {pad} * (ghost rows the block no longer needs), and those rows are not read from it. One\n\
+         {pad} * unsigned compare for both ends: two kept ptxas from fitting the double heat2d_asym\n\
+         {pad} * fixture's four steps in 64 registers (272 bytes spilled). */\n\
+         {pad}const bool tp_q_strip_in = !tp_steady && tp_l < TP_T && tp_sin != NULL && tp_q < tp_f.tp_wlo[tp_l - 1] && (unsigned long)(tp_q - tp_strip_in) < (unsigned long)tp_f.tp_strip_rows;\n\
          {pad}const bool tp_q_keep = tp_steady ? tp_l == TP_T : tp_q_box && tp_q >= tp_xs && tp_q < tp_xe && tp_q >= tp_f.tp_wlo[tp_l - 1] && tp_q < tp_f.tp_whi[tp_l - 1];\n\
          {pad}/* A row below what the segment's rows of the later steps read is not computed (the same for the\n\
          {pad} * whole block, barrier included): the ring then starts with the first row that is. */\n\
