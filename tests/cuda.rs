@@ -891,6 +891,67 @@ fn fused_kernels_match_at_every_depth() {
     );
 }
 
+/// `TPACE_FUSE_BLOCKS` (how many blocks a fused launch aims at, so how long each
+/// block's segment of rows is) changes where segments start and how many rows each
+/// recomputes below it, never a value: one block per tile (segments as long as the
+/// cap), the default, a few, and so many that every segment is the shortest allowed,
+/// in-core and in mmtb chunks, 2-D and 3-D. A value out of range is refused in words.
+#[test]
+fn fused_segments_of_any_length_give_the_same_answer() {
+    let tc = Toolchain::detect();
+    let steps = 11;
+    for (name, rows) in [("examples/jacobi2d.c", 1000), ("examples/heat3d.c", 96)] {
+        let dir = tempfile::tempdir().expect("scratch folder");
+        let compiled = compile(&program_path(name));
+        let seq = example_reference(name, &tc, dir.path(), steps);
+        let translation = driver::translate(&compiled, Target::Cuda).expect("translates");
+        let built = build_ok(
+            &tc,
+            &translation,
+            dir.path(),
+            "segs",
+            Flavour::CudaEmulation,
+        );
+        for blocks in ["1", "7", "2048", "16777216"] {
+            for p in [
+                params("incore", steps, rows, 1),
+                params("mmtb", 8, non_divisor(rows, rows / 3 + 1), 3),
+            ] {
+                let got = run_with(
+                    &built.binary,
+                    steps,
+                    &p,
+                    &[("TPACE_FUSE_BLOCKS".into(), blocks.into())],
+                    &dir.path().join("d.dump"),
+                );
+                assert_eq!(
+                    first_difference(&seq.dump, &got.dump),
+                    None,
+                    "{name}: TPACE_FUSE_BLOCKS={blocks} {p:?}"
+                );
+                assert_ne!(
+                    got.report.get("fuse").map(String::as_str),
+                    Some("1"),
+                    "{name}: {p:?} did not fuse"
+                );
+            }
+        }
+        let e = driver::run::execute(
+            &built.binary,
+            &[steps.to_string()],
+            &[("TPACE_FUSE_BLOCKS".into(), "0".into())],
+            &dir.path().join("f.dump"),
+        )
+        .map(|e| e.stderr)
+        .expect_err("TPACE_FUSE_BLOCKS=0 must be refused")
+        .0;
+        assert!(
+            e.contains("TPACE_FUSE_BLOCKS=0 is not a whole number from 1 to 16777216"),
+            "{name}: {e}"
+        );
+    }
+}
+
 /// Eight steps of Jacobi-2D (the deepest 2-D kernel) need 16512 bytes of shared
 /// memory a block: on a device that gives a block 12000, `TPACE_FUSE=8` is
 /// refused in words naming the most that fits (five steps), and without

@@ -223,16 +223,22 @@ static inline tpace_u64 tpace_mc_kernel_groups(tpace_u64 kb, tpace_u64 fuse)
 
 /* Fused kernels: rows of the cut axis each block streams over when `tiles` blocks
  * cover the other axes and a launch has `rows` rows (predict.rs fuse_segment): enough
- * segments for about TPACE_MC_FUSE_BLOCKS blocks, but each at least 4 times the rows
- * a block streams in vain (steps x reach) and at most 1024. */
+ * segments for about `blocks` blocks (TPACE_MC_FUSE_BLOCKS unless the run sets
+ * TPACE_FUSE_BLOCKS), but each at least 4 times the rows a block streams in vain
+ * (steps x reach) and at most 1024. */
 #define TPACE_MC_FUSE_BLOCKS 2048ULL
-static inline tpace_u64 tpace_mc_fuse_segment(tpace_u64 rows, tpace_u64 tiles, tpace_u64 fuse, tpace_u64 reach)
+static inline tpace_u64 tpace_mc_fuse_segment_of(tpace_u64 rows, tpace_u64 tiles, tpace_u64 fuse, tpace_u64 reach,
+                                                 tpace_u64 blocks)
 {
-    tpace_u64 want = (TPACE_MC_FUSE_BLOCKS + tiles - 1) / tiles;
+    tpace_u64 want = (blocks + tiles - 1) / tiles;
     tpace_u64 seg = (rows + want - 1) / want;
     tpace_u64 least = 4 * fuse * reach;
     seg = seg < least ? least : seg;
     return seg > 1024 ? 1024 : seg;
+}
+static inline tpace_u64 tpace_mc_fuse_segment(tpace_u64 rows, tpace_u64 tiles, tpace_u64 fuse, tpace_u64 reach)
+{
+    return tpace_mc_fuse_segment_of(rows, tiles, fuse, reach, TPACE_MC_FUSE_BLOCKS);
 }
 
 /* Device memory a normalised plan allocates, as tpace_bytes_for counts it. */

@@ -363,6 +363,8 @@ static inline void tpace_plan_init(tpace_rt *r, const tpace_shape *shape)
     }
     p->schedule = schedule;
     p->fuse_wanted = fuse_wanted;
+    /* An experiment's knob: how finely a fused launch cuts its rows into segments. */
+    p->fuse_blocks = tpace_env_long("TPACE_FUSE_BLOCKS", (long)TPACE_MC_FUSE_BLOCKS, 1, 1L << 24);
     long k = env_k ? env_k : shape->default_k;
     p->streams = (int)(env_streams ? env_streams : shape->default_streams);
     if (schedule == TPACE_NAIVE)
@@ -478,8 +480,8 @@ static inline long tpace_fuse_setup(tpace_rt *r, const tpace_chunk *ch, int i, i
     }
     f->tp_seg_lo = lo;
     f->tp_seg_hi = hi;
-    f->tp_seg = (long)tpace_mc_fuse_segment((tpace_u64)TPACE_MAX(hi - lo, 0L), (tpace_u64)TPACE_MAX(tiles, 1L),
-                                         (tpace_u64)len, (tpace_u64)reach);
+    f->tp_seg = (long)tpace_mc_fuse_segment_of((tpace_u64)TPACE_MAX(hi - lo, 0L), (tpace_u64)TPACE_MAX(tiles, 1L),
+                                            (tpace_u64)len, (tpace_u64)reach, (tpace_u64)TPACE_MAX(p->fuse_blocks, 1L));
     const long seg = f->tp_seg;
     f->tp_level0 = i;
     f->tp_skew = p->s.skew;

@@ -161,6 +161,7 @@ typedef struct tpace_plan {
     size_t reduction_bytes; /* device bytes of the reductions' per-step slots */
     int fuse_wanted;     /* steps per kernel asked for (TPACE_FUSE or the program's default) */
     int fuse;            /* steps per kernel in use (1: one step per kernel) */
+    long fuse_blocks;    /* blocks a fused launch aims at (TPACE_FUSE_BLOCKS; the model assumes its default) */
     long strip_planes;   /* fused mmtb: planes of each hand-over strip (0: none) */
     double predicted;    /* the model's prediction of that time (0: no model) */
     char chosen_by[160]; /* who chose the parameters, for the report */
