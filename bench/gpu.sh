@@ -8,7 +8,8 @@
 # and runs `tpace tune` sweeps against the model's pick.
 # Prints a table last; logs go to $OUT (or /tmp/tpace-bench).
 # BENCH_PARTS picks what runs: check, run, jacobi, heat, depth, huge, beyond, himeno, cip, tune,
-# fast, profile, probe, ab, mpi, opencl, managed, openacc-gpu, streams (default: check run himeno cip).
+# fast, profile, probe, ab, mpi, opencl, managed, openacc-gpu, streams, close (default: check run himeno cip).
+# close: issue 19's remaining ratios (heat-3D against naive, Himeno and CIP plans) and heat-3D's fused kernel under ncu.
 # streams: the model's plan against 2/3/4 streams and narrower chunks, traced (issue 19).
 # depth: the fused kernels at every step count per kernel, in-core, kernels timed by the trace
 # (also at the end of the parts jacobi and heat).
@@ -137,7 +138,7 @@ run() {
     # run_timeout (seconds), when a part sets it, stops a run that takes longer.
     line=$(env "$@" "${trace[@]}" ${run_timeout:+timeout "$run_timeout"} "$bin" "$steps" 2>&1 >"$out/$name.stdout" |
         tee "$out/$name.stderr" | grep '^tpace: ' | grep -v ': trace: ' | tail -1)
-    if [[ $line != *schedule=* ]]; then
+    if [[ $line != *": schedule="* ]]; then
         # No report: a refusal (its words are the last tpace line) or a failure.
         row "$name" "?" "" "" "" "" "" "$steps" "" "" "FAILED${run_timeout:+ (or stopped after ${run_timeout} s)}: $(tail -1 "$out/$name.stderr" | cut -c1-300)"
         return
@@ -663,6 +664,74 @@ if [[ $parts == *streams* ]]; then
             IFS=: read -r ek eb ef en <<<"$spec"
             run "$label k$ek b$eb fuse$ef S$en" "$bin" 128 TPACE_DEVICE_MEM=8G TPACE_SCHEDULE=mmtb TPACE_K=$ek \
                 TPACE_CHUNK=$eb TPACE_FUSE=$ef TPACE_STREAMS=$en
+        done
+    done
+    TRACE=0
+fi
+if [[ $parts == *close* ]]; then
+    # Issue 19's remaining ratios in one short call (BENCH_PARTS="check close", CHECK_ONLY=...):
+    # heat-3D's model plan against mmtb at other k and against naive (item 5; naive over
+    # CLOSE_NAIVE_STEPS steps, rated per step as the others); Himeno ELARGE (4G) and CIP-2D
+    # 16384^2 (3G): the model's plan against mmtb at several k (item 1); and one fused
+    # heat-3D kernel, in-core and inside an mmtb chunk, under ncu: what bounds it (item 4).
+    echo "== issue 19 ratios: heat-3D 1152 x 1536 x 1728 (8G), Himeno ELARGE (4G), CIP-2D 16384^2 (3G); heat-3D fused kernels under ncu ==" | tee -a "$table"
+    # CLOSE_SIZES=tiny: small grids and budgets (bench/dry-run.sh).
+    if [[ ${CLOSE_SIZES:-} == tiny ]]; then
+        heat="-DNX=40 -DNY=24 -DNZ=16" mid="-DNX=24 -DNY=20 -DNZ=16" him="-DMIMAX=17 -DMJMAX=17 -DMKMAX=33" cip="-DNX=300 -DNY=200"
+        hmem=2M himem=8M cmem=6M hx=$((34 * 14 * 14 * 30)) cf=$((97 * 298 * 198)) heatname=heat3d-40x24x16
+    else
+        heat="-DNX=1152 -DNY=1536 -DNZ=1728" mid="-DNX=512 -DNY=768 -DNZ=1024" him=-DELARGE cip="-DNX=16384 -DNY=16384"
+        hmem=8G himem=4G cmem=3G hx=$((34 * 510 * 510 * 1022)) cf=$((97 * 16382 * 16382)) heatname=heat3d-1152x1536x1728
+    fi
+    nvcc $nvflags $heat $(cuda_sources bench/gen/heat3d) -o "$work/heat.close" &
+    nvcc $nvflags $mid $(cuda_sources bench/gen/heat3d) -o "$work/heat.mid" &
+    nvcc $nvflags $him $(cuda_sources bench/gen/himeno) -o "$work/himeno.close" &
+    nvcc $nvflags $cip $(cuda_sources bench/gen/cip2d) -o "$work/cip.close" &
+    wait
+    # alts LABEL BINARY STEPS BUDGET FLOPS_PER_STEP "schedule:k:b:S ...": the model's plan, then
+    # each plan given (b "-": the model's width for that k and S), GFLOP/s rows where FLOPS_PER_STEP
+    # is not 0; the plans by default: the model's runner-ups (tpace plan) and the best of before.
+    alts() {
+        local label=$1 bin=$2 steps=$3 mem=$4 flops=$5 spec s k b n
+        if [[ $flops != 0 ]]; then gflops "$label model" "$bin" "$steps" "$flops" TPACE_DEVICE_MEM=$mem; else run "$label model" "$bin" "$steps" TPACE_DEVICE_MEM=$mem; fi
+        for spec in $6; do
+            IFS=: read -r s k b n <<<"$spec"
+            local env=(TPACE_DEVICE_MEM=$mem TPACE_SCHEDULE=$s TPACE_K=$k TPACE_STREAMS=$n)
+            [[ $b != - ]] && env+=(TPACE_CHUNK=$b)
+            if [[ $flops != 0 ]]; then
+                gflops "$label $s k$k b$b S$n" "$bin" "$steps" "$flops" "${env[@]}"
+            else
+                run "$label $s k$k b$b S$n" "$bin" "$steps" "${env[@]}"
+            fi
+        done
+    }
+    alts "$heatname" "$work/heat.close" 128 $hmem 0 "${CLOSE_HEAT_PLANS:-mmtb:64:47:2 mmtb:43:38:3 mmtb:32:-:3}"
+    run "$heatname naive" "$work/heat.close" "${CLOSE_NAIVE_STEPS:-16}" TPACE_DEVICE_MEM=$hmem TPACE_SCHEDULE=naive TPACE_STREAMS=3
+    ratio "heat-3D, the model's plan over naive (item 5)" "$heatname model" "$heatname naive"
+    alts himeno "$work/himeno.close" 64 $himem $hx "${CLOSE_HIMENO_PLANS:-mmtb:32:-:3 mmtb:16:-:3 mmtb:32:21:2}"
+    alts cip2d "$work/cip.close" 64 $cmem $cf "${CLOSE_CIP_PLANS:-mmtb:64:820:4 mmtb:32:-:3 mmtb:64:-:2 mm:64:2048:2}"
+    # One fused launch each (2 steps, the 3-D default), full sections: the speed-of-light
+    # figures, memory tables, occupancy and warp stalls say what the kernel waits on.
+    for where in "incore TPACE_SCHEDULE=incore" "chunk TPACE_SCHEDULE=mmtb TPACE_K=16 TPACE_DEVICE_MEM=${CLOSE_NCU_MEM:-1G}"; do
+        read -r name env <<<"$where"
+        env $env ncu --clock-control none --section SpeedOfLight --section MemoryWorkloadAnalysis \
+            --section Occupancy --section WarpStateStats --section LaunchStats --section ComputeWorkloadAnalysis \
+            -k regex:_fused --launch-skip 6 --launch-count 1 "$work/heat.mid" 16 >"$res/ncu-heat3d-$name.txt" 2>&1
+        echo "  heat-3D ($mid) fused kernel, $name (ncu, full report in \$OUT/ncu-heat3d-$name.txt):" | tee -a "$table"
+        grep -E "^ +(Duration|DRAM Throughput|Memory Throughput|L1/TEX Hit Rate|L2 Hit Rate|Compute \(SM\) Throughput|L1/TEX Cache Throughput|L2 Cache Throughput|Registers Per Thread|Achieved Occupancy|Theoretical Occupancy|Executed Ipc Active|Issue Slots Busy|Block Size|Grid Size|Dynamic Shared Memory Per Block|Warp Cycles Per Issued Instruction)" \
+            "$res/ncu-heat3d-$name.txt" | sed 's/^ */    /' | tee -a "$table"
+    done
+    # Segments of the fused 2-D kernels (TPACE_FUSE_BLOCKS): Jacobi-2D's chunks of the 8G
+    # plan (61440 columns, k=128, 8 steps per kernel) on a grid of fewer chunks, traced:
+    # does a chunk's kernel time carry a fixed part per segment (2.5 ms a chunk at b=1586
+    # in call 5, read off two widths), and do fewer, longer segments shed it?
+    if [[ ${CLOSE_SIZES:-} == tiny ]]; then jac="-DX=300 -DY=200" jb="40 20"; else jac="-DX=16384 -DY=61440" jb="1586 793"; fi
+    nvcc $nvflags $jac $(cuda_sources bench/gen/jacobi2d) -o "$work/jacobi.segs"
+    TRACE=1
+    for b in $jb; do
+        for fb in ${CLOSE_FUSE_BLOCKS:-512 1024 2048 4096}; do
+            run "jacobi2d ${jac//-D/} b$b blocks$fb" "$work/jacobi.segs" 128 TPACE_SCHEDULE=mmtb TPACE_K=128 TPACE_CHUNK=$b \
+                TPACE_STREAMS=3 TPACE_FUSE=8 TPACE_FUSE_BLOCKS=$fb
         done
     done
     TRACE=0
