@@ -244,15 +244,29 @@ fn run(unit: Unit<'_>, names: &Names, fusion: Option<&Fusion>, steps_hook: bool)
                 .join(", ")
         };
         let tile: Vec<i64> = f.tile().iter().map(|t| i64::from(*t)).collect();
+        let per_sm: Vec<i64> = (0..=f.max_steps)
+            .map(|t| {
+                if t < 2 {
+                    0
+                } else {
+                    i64::from(f.blocks_per_multiprocessor(t))
+                }
+            })
+            .collect();
         let _ = writeln!(
             w,
-            "    /* Sweep {s} fuses steps: blocks of {tile} columns across the other axes. */\n    \
+            "    /* Sweep {s} fuses steps: blocks of {tile} columns across the other axes; per step count, the\n    \
+             \x20* blocks that share a multiprocessor (a launch aims at one wave of them). */\n    \
              static const long tile[{m}] = {{{tile}}}, inner_reach[{m}] = {{{reach}}};\n    \
-             const tpace_fused fused = {{{launch}, {sw}, {array}, {r}, tile, inner_reach}};",
+             static const long blocks_per_sm[{counts}] = {{{per_sm}}};\n    \
+             const tpace_fused fused = {{{launch}, {sw}, {array}, {r}, tile, inner_reach, blocks_per_sm, {most}}};",
             s = f.sweep + 1,
             m = rank - 1,
             tile = list(&tile),
             reach = list(&f.inner_reach),
+            counts = per_sm.len(),
+            per_sm = list(&per_sm),
+            most = f.max_steps,
             launch = names.fused_launcher(),
             sw = f.sweep,
             array = f.array,

@@ -127,6 +127,13 @@ pub fn initializer(w: &Workload, m: &Machine) -> String {
         "    {{{}}}, /* fused kernels: elements of a row a block keeps, per step count */\n",
         keep.join(", ")
     ));
+    let wave: Vec<String> = (0..w.fuse_keep.len() as u64)
+        .map(|t| format!("{}ULL", if t < 2 { 0 } else { m.fuse_wave(w, t) }))
+        .collect();
+    out.push_str(&format!(
+        "    {{{}}}, /* fused kernels: blocks a launch aims at (one wave), per step count */\n",
+        wave.join(", ")
+    ));
     out.push_str(&format!(
         "    {}, /* fused kernels: seconds per point and step computed (0: no floor) */\n",
         c_double(m.fused_point_s)
@@ -155,8 +162,32 @@ pub fn initializer(w: &Workload, m: &Machine) -> String {
         seconds.join(", ")
     ));
     out.push_str(&format!(
-        "    {{{}}} /* ... and the chunk width each was measured on */\n}}",
+        "    {{{}}}, /* ... and the chunk width each was measured on */\n",
         rows.join(", ")
+    ));
+    let blocks: Vec<String> = (0..depths)
+        .map(|d| {
+            let b = figure(d).map_or(0, |f| f.blocks.unwrap_or(super::predict::FUSE_BLOCKS));
+            format!("{b}ULL")
+        })
+        .collect();
+    out.push_str(&format!(
+        "    {{{}}}, /* ... the blocks its launches aimed at */\n",
+        blocks.join(", ")
+    ));
+    let segment: Vec<String> = (0..depths)
+        .map(|d| c_double(figure(d).and_then(|f| f.segment_rows).unwrap_or(-1.0)))
+        .collect();
+    out.push_str(&format!(
+        "    {{{}}}, /* ... rows a segment cost beyond its own (< 0: not measured) */\n",
+        segment.join(", ")
+    ));
+    let launch: Vec<String> = (0..depths)
+        .map(|d| c_double(figure(d).and_then(|f| f.launch_rows).unwrap_or(0.0)))
+        .collect();
+    out.push_str(&format!(
+        "    {{{}}} /* ... rows a launch cost beyond its segments' */\n}}",
+        launch.join(", ")
     ));
     out
 }

@@ -153,6 +153,18 @@ pub struct KernelFigure {
     /// Chunk width (planes along the cut axis) of the measured launches: fused
     /// kernels on narrower chunks recompute more rows, which the model adds.
     pub rows: u64,
+    /// Blocks the measured fused launches aimed at (how many segments they cut their
+    /// rows into). Absent: 2048, what tpace's launches aimed at before they aimed at
+    /// one wave (2026-11-25).
+    #[serde(default)]
+    pub blocks: Option<u64>,
+    /// Rows a segment of a fused launch costs beyond its own, as measured. Absent: the
+    /// rows it computes in vain, `reach · (fuse - 1) / 2` ([`crate::model::predict::fuse_row_overhead`]).
+    #[serde(default)]
+    pub segment_rows: Option<f64>,
+    /// Rows a fused launch costs once, beyond its segments', as measured. Absent: 0.
+    #[serde(default)]
+    pub launch_rows: Option<f64>,
     /// What kind of source it has (the probe writes `measured`).
     pub kind: Provenance,
     /// The source: which probe, device, date and program.

@@ -332,7 +332,7 @@ fn kernel_cost(w: &Workload, m: &Machine, p: &Prediction) -> String {
         Some(f) => format!(
             "measured ([[kernels]]): {class}, {:.3} ps per point and step ({:.3} on {}-plane chunks, \
              scaled to {} of {} bytes per point and to b = {})",
-            Machine::measured_point_cost(w, f, fuse, p.config.b) * 1e12,
+            m.measured_point_cost(w, f, fuse, p.config.b) * 1e12,
             f.ps,
             f.rows,
             w.bytes_per_point,

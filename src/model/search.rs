@@ -409,6 +409,9 @@ mod tests {
             ps,
             bytes: w.bytes_per_point,
             rows: 1536,
+            blocks: None,
+            segment_rows: None,
+            launch_rows: None,
             kind: crate::model::profile::Provenance::Measured,
             source: "test".into(),
         };

@@ -118,6 +118,9 @@ pub struct Workload {
     /// Per fused step count F (index F): elements of a row (plane) one block of a
     /// fused kernel keeps (1 where there is no fusion).
     pub fuse_keep: Vec<u64>,
+    /// Per fused step count F (index F): blocks of the fused kernel that share a
+    /// multiprocessor ([`Fusion::blocks_per_multiprocessor`]; 0 where there is no fusion).
+    pub fuse_blocks_per_sm: Vec<u64>,
     /// Element type of the arrays, as a profile's `[[kernels]]` names it: `double`
     /// when any array on the device is, else `float`.
     pub elem: String,
@@ -189,6 +192,7 @@ impl Workload {
             fuse_overhead: vec![1.0; MAX_FUSED_STEPS as usize + 1],
             strip_elem_bytes: 0,
             fuse_keep: vec![1; MAX_FUSED_STEPS as usize + 1],
+            fuse_blocks_per_sm: vec![0; MAX_FUSED_STEPS as usize + 1],
             elem: elem_class(p),
             shape: shape_class(
                 p.grid.rank(),
@@ -210,12 +214,14 @@ impl Workload {
         self.fuse_overhead = vec![1.0; MAX_FUSED_STEPS as usize + 1];
         self.strip_elem_bytes = 0;
         self.fuse_keep = vec![1; MAX_FUSED_STEPS as usize + 1];
+        self.fuse_blocks_per_sm = vec![0; MAX_FUSED_STEPS as usize + 1];
         if let Some(f) = fusion {
             self.fuse = u64::from(f.default_steps);
             self.fuse_max = u64::from(f.max_steps);
             for t in 2..=f.max_steps {
                 self.fuse_overhead[t as usize] = f.overhead(t);
                 self.fuse_keep[t as usize] = f.keep(t);
+                self.fuse_blocks_per_sm[t as usize] = u64::from(f.blocks_per_multiprocessor(t));
             }
             self.strip_elem_bytes = arrays[f.array].elem.bytes();
         }

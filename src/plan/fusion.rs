@@ -130,6 +130,59 @@ impl Fusion {
         })
     }
 
+    /// 32-bit words one value of the fused array takes in a thread's registers, times
+    /// the rows of a step a thread keeps along the cut axis (its ring).
+    fn ring_words(&self) -> u64 {
+        (self.reach_lo + self.reach_hi + 1).unsigned_abs() * (self.elem_bytes / 4).max(1)
+    }
+
+    /// Blocks of the fused kernel with `steps` steps that share a multiprocessor: what
+    /// its launch bounds ask ptxas for (the CUDA writer prints them from here), so the
+    /// blocks one wave of a launch runs at once is this times the multiprocessors.
+    ///
+    /// 2-D rows: a thread keeps its rings, `(steps + 1)` rings of `ring_words`, and
+    /// about 17 registers more (ptxas, sm_90: Jacobi-2D fits four steps in 32
+    /// without spilling, the double heat2d_asym fixture's wider rings in 64); past four
+    /// steps the unrolled levels keep more alive than the rings (ptxas 13.5, Jacobi-2D
+    /// uncapped: 66 registers at four steps, 100 at five, 155 at eight), and 32 or 40
+    /// spill several hundred bytes: at least 64 registers there (five steps spill 60
+    /// bytes, eight 296). As many blocks as those registers allow, at most the 2048
+    /// threads of a multiprocessor.
+    ///
+    /// 3-D tiles: a thread keeps `(steps + 1) · ring_words · per_thread[0]` words. Up
+    /// to two steps, as many blocks (at most four) as the registers a thread needs
+    /// allow: its rings and about 28 more (ptxas 13.5, sm_90, the least cap without
+    /// spills: heat-3D 64 in float, 96 in double; a 19-point star in float 112; the
+    /// 13-point star in double 144), so that the default step count never spills.
+    /// Past two steps, two blocks of 128 registers while the rings take at most 128
+    /// of them, even though they spill a little, else one block (255 registers):
+    /// measured on the H100 (512³ heat-3D, 384³ 19-point star, in-core, 64 steps),
+    /// two blocks ran heat-3D's four steps in float at 177 Glup/s against 146 for one
+    /// block without spills, in double three steps at 98 against 84 and four at 93
+    /// against 86, the star's three steps at 62 against 57, and its four (rings of 140
+    /// words, 980 bytes spilled) at 19 against 24 for one block.
+    pub fn blocks_per_multiprocessor(&self, steps: u32) -> u32 {
+        let threads = u64::from(self.threads());
+        let t = u64::from(steps);
+        let blocks = if self.block.len() == 1 {
+            let mut regs = (t + 1) * self.ring_words() + 17;
+            if steps > 4 {
+                regs = regs.max(64);
+            }
+            (65536 / (threads * regs)).min(2048 / threads).max(1)
+        } else {
+            let rings = (t + 1) * self.ring_words() * u64::from(self.per_thread[0]);
+            if steps <= 2 {
+                (65536 / (threads * (rings + 28))).clamp(1, 4)
+            } else if rings <= 128 {
+                2
+            } else {
+                1
+            }
+        };
+        blocks as u32
+    }
+
     /// How many times more points a block computes than it keeps when it fuses
     /// `steps` steps: the tile's halo columns, `steps · reach` on each side of
     /// every inner axis, are computed again by the neighbouring block.

@@ -79,6 +79,9 @@ pub struct KernelRun {
     pub bytes: f64,
     /// Chunk width of the run.
     pub rows: u64,
+    /// Blocks its fused launches aimed at (one wave: the device's multiprocessors
+    /// times the blocks that share one; 0: one step per kernel, or unknown).
+    pub blocks: u64,
     /// What ran: program, grid, plan.
     pub what: String,
 }
@@ -250,6 +253,7 @@ pub fn probe_kernels(
     flavour: Flavour,
     emulate: bool,
     launch_s: f64,
+    units: u64,
     log: &mut dyn FnMut(&str),
 ) -> Result<KernelProbe, Failure> {
     let dir = tempfile::tempdir()
@@ -368,6 +372,11 @@ pub fn probe_kernels(
                     ps,
                     bytes: w.bytes_per_point,
                     rows: *rows,
+                    blocks: if depth > 1 {
+                        units * w.fuse_blocks_per_sm.get(depth as usize).copied().unwrap_or(0)
+                    } else {
+                        0
+                    },
                     what: format!(
                         "src/probe/kernels/{} ({elem}, {grid}, {steps} steps, mmtb k={steps} b={rows} 3 streams, \
                          TPACE_FUSE={depth}): kernel busy time of the steady chunks {first} to {} from TPACE_TRACE, \

@@ -175,7 +175,9 @@ pub fn probe(
     let kernels = if with_kernels {
         // The launch gaps come out of the kernel figures (the model adds them itself).
         let launch_s = values.get("launch_overhead_us").map_or(0.0, |us| us * 1e-6);
-        let k = kernels::probe_kernels(tc, flavour, emulate, launch_s, log)?;
+        // Fused launches aim at one wave of the device's multiprocessors: the figures say how many.
+        let units = values.get("compute_units").map_or(0, |u| *u as u64);
+        let k = kernels::probe_kernels(tc, flavour, emulate, launch_s, units, log)?;
         // The model's copy rates are those plans see: the kernel runs' copies that ran
         // alone (kernels::lone_copy_rates), where there are some; the copy test's figure
         // goes into the source beside it.
@@ -295,8 +297,13 @@ fn kernels_toml(probed: &Probed, date: &str) -> String {
          # point and step, scaled by its bytes per point over `bytes`, measured on chunks of `rows` planes.\n"
     );
     for k in &probed.kernels {
+        let blocks = if k.blocks > 0 {
+            format!("blocks = {}\n", k.blocks)
+        } else {
+            String::new()
+        };
         out.push_str(&format!(
-            "\n[[kernels]]\nelem = \"{}\"\nshape = \"{}\"\nfuse = {}\nps = {:.4}\nbytes = {:.1}\nrows = {}\n\
+            "\n[[kernels]]\nelem = \"{}\"\nshape = \"{}\"\nfuse = {}\nps = {:.4}\nbytes = {:.1}\nrows = {}\n{blocks}\
              kind = \"measured\"\nsource = \"tpace probe on {}, {date}: {}\"\n",
             k.elem, k.shape, k.fuse, k.ps, k.bytes, k.rows, probed.device, k.what
         ));
@@ -407,6 +414,7 @@ mod tests {
             ps,
             bytes: 8.0,
             rows: 1536,
+            blocks: 528,
             what: "the test's program".into(),
         }
     }
@@ -451,6 +459,13 @@ mod tests {
         assert!(twice.starts_with(&format!("{REFRESHED_MARK} on 2026-11-26")));
         let p = crate::model::Profile::parse("twice", &twice).unwrap();
         assert_eq!(p.kernels[0].ps, 2.5);
+        // The blocks its fused launches aimed at go with the figure; the fitted costs
+        // of segments and launches are not the probe's.
+        assert_eq!(p.kernels[0].blocks, Some(528));
+        assert_eq!(
+            (p.kernels[0].segment_rows, p.kernels[0].launch_rows),
+            (None, None)
+        );
         // A run without kernels (--no-kernels) keeps the table that is there.
         let kept = update_profile(&twice, &probed(9.0, false), "2026-11-27");
         let p = crate::model::Profile::parse("kept", &kept).unwrap();

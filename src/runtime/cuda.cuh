@@ -152,6 +152,7 @@ TPACE_HOOK void tpace_dev_begin(tpace_rt *r)
     int sms = 0;
     TPACE_CUDA(r, cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, r->device));
     state.max_blocks = 32L * TPACE_MAX(sms, 1);
+    r->units = sms;
     for (int q = 0; q <= p->slots; q++) {
         TPACE_CUDA(r, cudaStreamCreate(&state.stream[q]));
         TPACE_CUDA(r, cudaEventCreateWithFlags(&state.scratch[q], cudaEventDisableTiming));
@@ -343,13 +344,12 @@ template <int OP, typename T> static inline void tpace_block_reduce(T v, T ident
 #define TPACE_FUSED_BOUNDS(threads, blocks) __launch_bounds__(threads, blocks)
 #endif
 
-/* Launch bounds of a 2-D fused kernel of `threads` threads a block, each needing about
- * `regs` registers: as many blocks a multiprocessor as those registers allow, and at
- * most its 2048 threads. Here the minimum block count is the better cap: ptxas fits
- * Jacobi-2D's four steps in 32 registers without spilling under
- * __launch_bounds__(256, 8), and spills 636 bytes under __maxnreg__(32). */
-#define TPACE_ROW_BOUNDS(threads, regs) \
-    __launch_bounds__(threads, TPACE_MAX(TPACE_MIN(65536 / ((threads) * (regs)), 2048 / (threads)), 1))
+/* Launch bounds of a 2-D fused kernel of `threads` threads a block, `blocks` of them a
+ * multiprocessor (the translation's count for the registers its rings need). Here the
+ * minimum block count is the better cap: ptxas fits Jacobi-2D's four steps in 32
+ * registers without spilling under __launch_bounds__(256, 8), and spills 636 bytes
+ * under __maxnreg__(32). */
+#define TPACE_ROW_BOUNDS(threads, blocks) __launch_bounds__(threads, blocks)
 
 /* Launch shape for a sweep: x over the innermost dimension (coalesced; the grid
  * covers it whole), y over the next, z over the third. Along the outermost

@@ -45,11 +45,15 @@ typedef struct tpace_model {
     double fuse_overhead[TPACE_MC_FUSE_MAX + 1]; /* per fused step count: points a block computes per point it keeps */
     tpace_u64 strip_elem_bytes;  /* bytes per element of the fused array (its mmtb strips) */
     tpace_u64 fuse_keep[TPACE_MC_FUSE_MAX + 1]; /* per fused step count: elements of a row a block keeps */
+    tpace_u64 fuse_wave[TPACE_MC_FUSE_MAX + 1]; /* ... blocks a launch aims at: one wave (predict.rs fuse_wave) */
     double fused_point_s;        /* fused kernels: seconds per point and step computed (0: no floor) */
     double exchange_bps;         /* several devices: a block's ghost planes between neighbours (0: free) */
     double exchange_latency_s;   /* ... and the fixed cost of one exchange */
     double kernel_s[TPACE_MC_FUSE_MAX + 1]; /* per steps per kernel: measured seconds per point and step (0: none) */
     tpace_u64 kernel_rows[TPACE_MC_FUSE_MAX + 1]; /* ... and the chunk width it was measured on */
+    tpace_u64 kernel_blocks[TPACE_MC_FUSE_MAX + 1]; /* ... the blocks its launches aimed at */
+    double kernel_segment_rows[TPACE_MC_FUSE_MAX + 1]; /* ... rows a segment cost beyond its own (< 0: not measured) */
+    double kernel_launch_rows[TPACE_MC_FUSE_MAX + 1]; /* ... rows a launch cost beyond its segments' */
 } tpace_model;
 
 /* A run: extents, steps. */
@@ -223,22 +227,20 @@ static inline tpace_u64 tpace_mc_kernel_groups(tpace_u64 kb, tpace_u64 fuse)
 
 /* Fused kernels: rows of the cut axis each block streams over when `tiles` blocks
  * cover the other axes and a launch has `rows` rows (predict.rs fuse_segment): enough
- * segments for about `blocks` blocks (TPACE_MC_FUSE_BLOCKS unless the run sets
- * TPACE_FUSE_BLOCKS), but each at least 4 times the rows a block streams in vain
- * (steps x reach) and at most 1024. */
+ * segments for about `blocks` blocks (one wave, or TPACE_FUSE_BLOCKS where the run sets
+ * it; TPACE_MC_FUSE_BLOCKS where the multiprocessors are unknown), but each at least 4
+ * times the rows a block streams in vain (steps x reach) and at most 1024. */
 #define TPACE_MC_FUSE_BLOCKS 2048ULL
 static inline tpace_u64 tpace_mc_fuse_segment_of(tpace_u64 rows, tpace_u64 tiles, tpace_u64 fuse, tpace_u64 reach,
                                                  tpace_u64 blocks)
 {
-    tpace_u64 want = (blocks + tiles - 1) / tiles;
+    /* At most `blocks` (where the tiles alone are fewer): a wave and no partial one. */
+    tpace_u64 want = blocks / (tiles > 0 ? tiles : 1);
+    want = want > 0 ? want : 1;
     tpace_u64 seg = (rows + want - 1) / want;
     tpace_u64 least = 4 * fuse * reach;
     seg = seg < least ? least : seg;
     return seg > 1024 ? 1024 : seg;
-}
-static inline tpace_u64 tpace_mc_fuse_segment(tpace_u64 rows, tpace_u64 tiles, tpace_u64 fuse, tpace_u64 reach)
-{
-    return tpace_mc_fuse_segment_of(rows, tiles, fuse, reach, TPACE_MC_FUSE_BLOCKS);
 }
 
 /* Device memory a normalised plan allocates, as tpace_bytes_for counts it. */
@@ -308,15 +310,29 @@ static inline tpace_mc_block tpace_mc_block_of(const tpace_model *m, const tpace
     return r;
 }
 
-/* Points a fused kernel computes per point it keeps along the cut axis: each segment of
- * rows computes reach x steps (steps - 1) / 2 rows more than steps x its rows (predict.rs
- * fuse_row_overhead). */
-static inline double tpace_mc_fuse_row_overhead(const tpace_model *m, tpace_u64 plane, tpace_u64 rows, tpace_u64 fuse)
+/* What a fused kernel's launches over chunks of `rows` planes cost per row they keep,
+ * aiming at `blocks` blocks: each segment its rows and `segment` more, each launch
+ * `launch` more; with `measured`, the kernel's measured figures where it has them,
+ * else a segment costs the reach x steps (steps - 1) / 2 rows it computes in vain
+ * (predict.rs fuse_row_overhead). */
+static inline double tpace_mc_fuse_row_overhead(const tpace_model *m, tpace_u64 plane, tpace_u64 rows, tpace_u64 fuse,
+                                                tpace_u64 blocks, int measured)
 {
     tpace_u64 keep = m->fuse_keep[fuse] < 1 ? 1 : m->fuse_keep[fuse];
     tpace_u64 reach = m->h_lo + m->h_hi;
-    tpace_u64 seg = tpace_mc_fuse_segment(rows, (plane + keep - 1) / keep, fuse, reach);
-    return (double)(2 * seg + reach * (fuse - 1)) / (double)(2 * seg);
+    tpace_u64 seg = tpace_mc_fuse_segment_of(rows, (plane + keep - 1) / keep, fuse, reach, blocks);
+    double segment = (double)(reach * (fuse - 1)) / 2.0, launch = 0.0;
+    if (measured && m->kernel_segment_rows[fuse] >= 0)
+        segment = m->kernel_segment_rows[fuse];
+    if (measured)
+        launch = m->kernel_launch_rows[fuse];
+    return 1.0 + segment / (double)seg + launch / (double)(rows > 0 ? rows : 1);
+}
+
+/* Blocks a launch of the fused kernel with `fuse` steps aims at (predict.rs fuse_wave). */
+static inline tpace_u64 tpace_mc_wave(const tpace_model *m, tpace_u64 fuse)
+{
+    return m->fuse_wave[fuse] > 0 ? m->fuse_wave[fuse] : TPACE_MC_FUSE_BLOCKS;
 }
 
 static inline double tpace_mc_point_cost(const tpace_model *m, tpace_u64 fuse, tpace_u64 plane, tpace_u64 rows)
@@ -326,16 +342,19 @@ static inline double tpace_mc_point_cost(const tpace_model *m, tpace_u64 fuse, t
         /* Measured (predict.rs measured_point_cost): narrower chunks recompute more rows. */
         double overhead = 1.0, ratio = 1.0;
         if (fuse > 1) {
-            overhead = m->fuse_overhead[fuse] * tpace_mc_fuse_row_overhead(m, plane, rows, fuse);
-            ratio = tpace_mc_fuse_row_overhead(m, plane, rows, fuse) /
-                    tpace_mc_fuse_row_overhead(m, plane, m->kernel_rows[fuse], fuse);
+            const tpace_u64 wave = tpace_mc_wave(m, fuse);
+            overhead = m->fuse_overhead[fuse] * tpace_mc_fuse_row_overhead(m, plane, rows, fuse, wave, 1);
+            ratio = tpace_mc_fuse_row_overhead(m, plane, rows, fuse, wave, 1) /
+                    tpace_mc_fuse_row_overhead(m, plane, m->kernel_rows[fuse], fuse, m->kernel_blocks[fuse], 1);
         }
         double measured = m->kernel_s[fuse > 1 ? fuse : 1] * ratio;
         double flops_m = flops_only * overhead;
         return measured > flops_m ? measured : flops_m;
     }
     double steps = fuse > 1 ? (double)fuse : 1.0;
-    double overhead = fuse > 1 ? m->fuse_overhead[fuse] * tpace_mc_fuse_row_overhead(m, plane, rows, fuse) : 1.0;
+    double overhead =
+        fuse > 1 ? m->fuse_overhead[fuse] * tpace_mc_fuse_row_overhead(m, plane, rows, fuse, tpace_mc_wave(m, fuse), 0)
+                 : 1.0;
     double mem = m->bytes_per_point / m->kernel_bps * overhead / steps;
     double flops = flops_only * overhead;
     double floor = fuse > 1 ? m->fused_point_s * overhead : 0.0;

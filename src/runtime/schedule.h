@@ -363,8 +363,9 @@ static inline void tpace_plan_init(tpace_rt *r, const tpace_shape *shape)
     }
     p->schedule = schedule;
     p->fuse_wanted = fuse_wanted;
-    /* An experiment's knob: how finely a fused launch cuts its rows into segments. */
-    p->fuse_blocks = tpace_env_long("TPACE_FUSE_BLOCKS", (long)TPACE_MC_FUSE_BLOCKS, 1, 1L << 24);
+    /* An experiment's knob: how finely a fused launch cuts its rows into segments (unset: into
+     * as many as one wave of blocks, tpace_launch_fused). */
+    p->fuse_blocks = tpace_env_long("TPACE_FUSE_BLOCKS", 0, 1, 1L << 24);
     long k = env_k ? env_k : shape->default_k;
     p->streams = (int)(env_streams ? env_streams : shape->default_streams);
     if (schedule == TPACE_NAIVE)
@@ -457,12 +458,13 @@ static inline void tpace_window_in_slab(const tpace_rt *r, const tpace_chunk *ch
 
 /* Fill the arguments of a fused kernel that runs steps [i, i + len) of chunk ch's block
  * for a sweep whose windows trail by tau and whose rows along the cut axis are
- * [box_lo, box_hi); `tiles` blocks cover the other axes, and a step reads `reach` rows
- * along the cut axis (below plus above). Returns the number of segments of rows (0:
- * no row of any step's window is in the box, nothing to launch). */
+ * [box_lo, box_hi); `tiles` blocks cover the other axes, a step reads `reach` rows
+ * along the cut axis (below plus above), and the launch aims at `blocks` blocks
+ * (tpace_mc_fuse_segment_of). Returns the number of segments of rows (0: no row of
+ * any step's window is in the box, nothing to launch). */
 static inline long tpace_fuse_setup(tpace_rt *r, const tpace_chunk *ch, int i, int len, long tau,
-                                                       long box_lo, long box_hi, long tiles, long reach, int array,
-                                                       tpace_fuse_args *f)
+                                                       long box_lo, long box_hi, long tiles, long reach, long blocks,
+                                                       int array, tpace_fuse_args *f)
 {
     const tpace_plan *p = &r->plan;
     const tpace_array *arr = &r->arrays[array];
@@ -481,7 +483,7 @@ static inline long tpace_fuse_setup(tpace_rt *r, const tpace_chunk *ch, int i, i
     f->tp_seg_lo = lo;
     f->tp_seg_hi = hi;
     f->tp_seg = (long)tpace_mc_fuse_segment_of((tpace_u64)TPACE_MAX(hi - lo, 0L), (tpace_u64)TPACE_MAX(tiles, 1L),
-                                            (tpace_u64)len, (tpace_u64)reach, (tpace_u64)TPACE_MAX(p->fuse_blocks, 1L));
+                                            (tpace_u64)len, (tpace_u64)reach, (tpace_u64)TPACE_MAX(blocks, 1L));
     const long seg = f->tp_seg;
     f->tp_level0 = i;
     f->tp_skew = p->s.skew;
@@ -1311,9 +1313,19 @@ static inline void tpace_launch_fused(tpace_rt *r, const tpace_chunk *ch, int i,
         const long keep = fused->tile[d - 1] - 2L * len * fused->inner_reach[d - 1]; /* columns a block keeps */
         tiles *= (TPACE_MAX(l->tp_hi[d] - l->tp_lo[d], 1L) + keep - 1) / keep;
     }
+    /* Segments for one wave: every block of the launch runs at once. Measured on the H100
+     * (Jacobi-2D, 61440 columns, mmtb k=128, 8 steps a kernel, 4 blocks a multiprocessor,
+     * 2026-11-25): the chunks' kernels took 0.1312 / 0.1344 / 0.1416 / 0.1565 s aiming at
+     * 512 / 1024 / 2048 / 4096 blocks (b = 1586), 0.1433 / 0.1514 / 0.1678 / 0.1847 s
+     * (b = 793): a segment recomputes rows below its own, so the fewer the better, down
+     * to a wave (528 there). Where the multiprocessors are unknown, the model's count. */
+    const long per_sm = len <= fused->most_steps ? fused->blocks_per_sm[len] : 0;
+    long blocks = r->plan.fuse_blocks;
+    if (blocks == 0)
+        blocks = r->units > 0 && per_sm > 0 ? r->units * per_sm : (long)TPACE_MC_FUSE_BLOCKS;
     tpace_fuse_args f;
-    if (tpace_fuse_setup(r, ch, i, len, sw->tau, sw->box_lo[0], sw->box_hi[0], tiles, fused->reach, fused->array,
-                         &f) == 0)
+    if (tpace_fuse_setup(r, ch, i, len, sw->tau, sw->box_lo[0], sw->box_hi[0], tiles, fused->reach, blocks,
+                         fused->array, &f) == 0)
         return;
     l->tp_lo[0] = f.tp_seg_lo;
     l->tp_hi[0] = f.tp_seg_hi;

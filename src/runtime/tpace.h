@@ -161,7 +161,7 @@ typedef struct tpace_plan {
     size_t reduction_bytes; /* device bytes of the reductions' per-step slots */
     int fuse_wanted;     /* steps per kernel asked for (TPACE_FUSE or the program's default) */
     int fuse;            /* steps per kernel in use (1: one step per kernel) */
-    long fuse_blocks;    /* blocks a fused launch aims at (TPACE_FUSE_BLOCKS; the model assumes its default) */
+    long fuse_blocks;    /* blocks a fused launch aims at when TPACE_FUSE_BLOCKS sets it (0: one wave) */
     long strip_planes;   /* fused mmtb: planes of each hand-over strip (0: none) */
     double predicted;    /* the model's prediction of that time (0: no model) */
     char chosen_by[160]; /* who chose the parameters, for the report */
@@ -217,6 +217,7 @@ typedef struct tpace_rt {
     /* Several devices (the scale-out part): each runs an executor like this one on its slab
      * of the cut axis plus the ghost planes below and above it that k steps read. */
     int device;                      /* the local device it drives */
+    long units;                      /* its multiprocessors (0: unknown), set by the target */
     long own_lo, own_hi;             /* its slab: the planes it downloads and counts (all with one device) */
     int blockwise;                   /* 1: tpace_next stops after each block (the caller exchanges, goes on) */
     char **ghost[2];                 /* per array, host copies of the ghost planes below and above the slab */
@@ -311,6 +312,8 @@ typedef struct tpace_fused {
     long reach;             /* rows a step reads along the cut axis, below plus above */
     const long *tile;       /* per inner axis (dimensions 1..), columns of a block's tile */
     const long *inner_reach; /* per inner axis, the largest offset a read moves */
+    const long *blocks_per_sm; /* per step count (up to most_steps), blocks that share a multiprocessor */
+    int most_steps;
 } tpace_fused;
 
 /* Say what failed and end the program; under MPI every rank ends, and the message names

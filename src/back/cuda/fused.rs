@@ -60,28 +60,15 @@ pub fn kernel(lp: &LoweredPipeline<'_>, f: &Fusion) -> String {
         args.push(format!("long tp_box_lo{pos}, long tp_box_hi{pos}"));
     }
     args.extend(scalar_params(lp, f.sweep));
-    // A 2-D row kernel needs its rings, (TP_T + 1) * TP_RING values, and about 17
-    // registers more (ptxas, sm_90: Jacobi-2D fits four steps in 32 without spilling,
-    // the double heat2d_asym fixture's wider rings in 64): as many blocks as that allows
-    // share a multiprocessor, eight for Jacobi-2D as for the probe's 2-D kernel.
-    // Uncapped, nvcc gives the three runs of rows 66 registers.
-    let ring_words = (f.reach_lo + f.reach_hi + 1) * (f.elem_bytes / 4) as i64;
-    // Past four steps the unrolled levels keep more alive than the rings (ptxas 13.5,
-    // sm_90, Jacobi-2D uncapped: 66 registers at four steps, 100 at five, 155 at eight),
-    // and 32 or 40 spill several hundred bytes: at least 64 registers there (four
-    // blocks a multiprocessor; five steps spill 60 bytes, eight 296). Whether two
-    // blocks of 128 registers without spills run faster is for the GPU to say.
+    // Launch bounds: as many blocks a multiprocessor as the plan says the registers allow
+    // (Fusion::blocks_per_multiprocessor, per step count): the minimum block count for a
+    // 2-D row (ptxas then fits Jacobi-2D's four steps in 32 registers), a register cap for
+    // a 3-D tile (see TPACE_FUSED_BOUNDS).
+    let blocks = per_step_count(f, |t| f.blocks_per_multiprocessor(t));
     let bounds = if rank == 2 {
-        format!(
-            "TPACE_ROW_BOUNDS({}, TP_T <= 4 ? (TP_T + 1) * {ring_words} + 17 : TPACE_MAX((TP_T + 1) * {ring_words} + 17, 64))",
-            f.threads()
-        )
+        format!("TPACE_ROW_BOUNDS({}, {blocks})", f.threads())
     } else {
-        format!(
-            "TPACE_FUSED_BOUNDS({}, {})",
-            f.threads(),
-            tile_blocks(f, ring_words)
-        )
+        format!("TPACE_FUSED_BOUNDS({}, {blocks})", f.threads())
     };
     writeln!(
         w,
@@ -105,39 +92,16 @@ pub fn kernel(lp: &LoweredPipeline<'_>, f: &Fusion) -> String {
     w
 }
 
-/// Blocks of a 3-D tile kernel that share a multiprocessor, per step count, as
-/// a constant expression of `TP_T`. A thread keeps its rings, `(TP_T + 1) ·
-/// TP_RING · TP_C1` values of `ring_words` 32-bit words each. Up to two steps, as
-/// many blocks (at most four) as the registers a thread needs allow: its rings
-/// and about 28 more (ptxas 13.5, sm_90, the least cap without spills: heat-3D
-/// 64 in float, 96 in double; a 19-point star in float 112; the 13-point star in
-/// double 144), so that the default step count never spills. Past two steps,
-/// two blocks of 128 registers while the rings take at most 128 of them, even
-/// though they spill a little, else one block (255 registers): measured on the
-/// H100 (512³ heat-3D, 384³ 19-point star, in-core, 64 steps), two blocks ran
-/// heat-3D's four steps in float at 177 Glup/s against 146 for one block
-/// without spills, in double three steps at 98 against 84 and four at 93 against
-/// 86, the star's three steps at 62 against 57, and its four (rings of 140
-/// words, 980 bytes spilled) at 19 against 24 for one block.
-fn tile_blocks(f: &Fusion, ring_words: i64) -> String {
-    let rings = |t: u32| i64::from(t + 1) * ring_words * i64::from(f.per_thread[0]);
-    let blocks = |t: u32| {
-        if t <= 2 {
-            (65536 / (i64::from(f.threads()) * (rings(t) + 28))).clamp(1, 4)
-        } else if rings(t) <= 128 {
-            2
-        } else {
-            1
-        }
-    };
-    // From the most steps down: a new branch where the count changes.
-    let mut last = blocks(f.max_steps);
+/// `value` per step count of `f`'s kernels as a constant expression of `TP_T`
+/// (a branch where the value changes, from the most steps down).
+fn per_step_count(f: &Fusion, value: impl Fn(u32) -> u32) -> String {
+    let mut last = value(f.max_steps);
     let mut expr = last.to_string();
     for t in (2..f.max_steps).rev() {
-        let b = blocks(t);
-        if b != last {
-            expr = format!("TP_T <= {t} ? {b} : {expr}");
-            last = b;
+        let v = value(t);
+        if v != last {
+            expr = format!("TP_T <= {t} ? {v} : {expr}");
+            last = v;
         }
     }
     expr
@@ -774,9 +738,9 @@ pub fn launcher(lp: &LoweredPipeline<'_>, f: &Fusion) -> String {
 mod tests {
     use crate::plan::compile_source;
 
-    /// The launch bounds' block counts per step count of the 3-D fixtures.
+    /// The launch bounds' block counts per step count of the 3-D fixtures and two 2-D ones.
     #[test]
-    fn tile_blocks_follow_the_rings() {
+    fn launch_bounds_follow_the_rings() {
         for (name, src, want) in [
             (
                 "heat3d.c",
@@ -798,11 +762,21 @@ mod tests {
                 include_str!("../../../tests/fixtures/layouts/heat3d_star19.c"),
                 "TP_T <= 3 ? 2 : 1",
             ),
+            (
+                "jacobi2d.c",
+                include_str!("../../../examples/jacobi2d.c"),
+                "TP_T <= 4 ? 8 : 4",
+            ),
+            (
+                "heat2d_asym.c",
+                include_str!("../../../tests/fixtures/layouts/heat2d_asym.c"),
+                "TP_T <= 2 ? 6 : TP_T <= 3 ? 5 : TP_T <= 4 ? 4 : TP_T <= 7 ? 3 : 2",
+            ),
         ] {
             let c = compile_source(name, src).expect("compiles");
             let f = c.stages[0].plan.fusion.clone().expect("fuses");
-            let words = (f.reach_lo + f.reach_hi + 1) * (f.elem_bytes / 4) as i64;
-            assert_eq!(super::tile_blocks(&f, words), want, "{name}");
+            let blocks = super::per_step_count(&f, |t| f.blocks_per_multiprocessor(t));
+            assert_eq!(blocks, want, "{name}");
         }
     }
 }
