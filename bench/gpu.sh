@@ -8,7 +8,8 @@
 # and runs `tpace tune` sweeps against the model's pick.
 # Prints a table last; logs go to $OUT (or /tmp/tpace-bench).
 # BENCH_PARTS picks what runs: check, run, jacobi, heat, depth, huge, beyond, himeno, cip, tune,
-# fast, profile, probe, ab, mpi, opencl, managed, openacc-gpu, streams, close (default: check run himeno cip).
+# fast, profile, probe, ab, mpi, opencl, managed, openacc-gpu, streams, close, plans (default: check run himeno cip).
+# plans: the model's plans against their runner-ups on the 8G grids and beyond the GPU's memory.
 # close: issue 19's remaining ratios (heat-3D against naive, Himeno and CIP plans) and heat-3D's fused kernel under ncu.
 # streams: the model's plan against 2/3/4 streams and narrower chunks, traced (issue 19).
 # depth: the fused kernels at every step count per kernel, in-core, kernels timed by the trace
@@ -178,6 +179,27 @@ extra() { # label binary steps budget "schedule:k:chunk[:fuse[:streams]] ...": r
         IFS=: read -r s k b f n <<<"$spec"
         run "$label $s" "$bin" "$steps" TPACE_SCHEDULE=$s TPACE_K=$k TPACE_CHUNK=$b TPACE_STREAMS=${n:-3} \
             TPACE_DEVICE_MEM=$budget ${f:+TPACE_FUSE=$f}
+    done
+}
+
+# alts LABEL BINARY STEPS BUDGET FLOPS_PER_STEP "schedule:k:b:S[:fuse] ...": the model's plan, then
+# each plan given (b "-": the model's width for that k and S; fuse absent: the model's), GFLOP/s
+# rows where FLOPS_PER_STEP is not 0; BUDGET "-": none set (the device's free memory).
+alts() {
+    local label=$1 bin=$2 steps=$3 mem=$4 flops=$5 spec s k b n f
+    local base=()
+    [[ $mem != - ]] && base=(TPACE_DEVICE_MEM=$mem)
+    if [[ $flops != 0 ]]; then gflops "$label model" "$bin" "$steps" "$flops" "${base[@]}"; else run "$label model" "$bin" "$steps" "${base[@]}"; fi
+    for spec in $6; do
+        IFS=: read -r s k b n f <<<"$spec"
+        local env=("${base[@]}" TPACE_SCHEDULE=$s TPACE_K=$k TPACE_STREAMS=$n)
+        [[ $b != - ]] && env+=(TPACE_CHUNK=$b)
+        [[ -n $f ]] && env+=(TPACE_FUSE=$f)
+        if [[ $flops != 0 ]]; then
+            gflops "$label $s k$k b$b S$n${f:+ fuse$f}" "$bin" "$steps" "$flops" "${env[@]}"
+        else
+            run "$label $s k$k b$b S$n${f:+ fuse$f}" "$bin" "$steps" "${env[@]}"
+        fi
     done
 }
 
@@ -688,23 +710,6 @@ if [[ $parts == *close* ]]; then
     nvcc $nvflags $him $(cuda_sources bench/gen/himeno) -o "$work/himeno.close" &
     nvcc $nvflags $cip $(cuda_sources bench/gen/cip2d) -o "$work/cip.close" &
     wait
-    # alts LABEL BINARY STEPS BUDGET FLOPS_PER_STEP "schedule:k:b:S ...": the model's plan, then
-    # each plan given (b "-": the model's width for that k and S), GFLOP/s rows where FLOPS_PER_STEP
-    # is not 0; the plans by default: the model's runner-ups (tpace plan) and the best of before.
-    alts() {
-        local label=$1 bin=$2 steps=$3 mem=$4 flops=$5 spec s k b n
-        if [[ $flops != 0 ]]; then gflops "$label model" "$bin" "$steps" "$flops" TPACE_DEVICE_MEM=$mem; else run "$label model" "$bin" "$steps" TPACE_DEVICE_MEM=$mem; fi
-        for spec in $6; do
-            IFS=: read -r s k b n <<<"$spec"
-            local env=(TPACE_DEVICE_MEM=$mem TPACE_SCHEDULE=$s TPACE_K=$k TPACE_STREAMS=$n)
-            [[ $b != - ]] && env+=(TPACE_CHUNK=$b)
-            if [[ $flops != 0 ]]; then
-                gflops "$label $s k$k b$b S$n" "$bin" "$steps" "$flops" "${env[@]}"
-            else
-                run "$label $s k$k b$b S$n" "$bin" "$steps" "${env[@]}"
-            fi
-        done
-    }
     alts "$heatname" "$work/heat.close" 128 $hmem 0 "${CLOSE_HEAT_PLANS:-mmtb:64:47:2 mmtb:43:38:3 mmtb:32:-:3}"
     run "$heatname naive" "$work/heat.close" "${CLOSE_NAIVE_STEPS:-16}" TPACE_DEVICE_MEM=$hmem TPACE_SCHEDULE=naive TPACE_STREAMS=3
     ratio "heat-3D, the model's plan over naive (item 5)" "$heatname model" "$heatname naive"
@@ -735,6 +740,31 @@ if [[ $parts == *close* ]]; then
         done
     done
     TRACE=0
+fi
+if [[ $parts == *plans* ]]; then
+    # The model's plans against their runner-ups (tpace plan's next best, and the best measured
+    # before) where issue 19 has no ratio yet: Jacobi-2D and heat-3D on the 8G grids since fused
+    # launches aim at one wave, and on the grids larger than the GPU (no budget). Each grid is
+    # one binary; PLANS_GRIDS picks them ("jacobi heat jacobi-huge heat-huge"; tiny: bench/dry-run.sh).
+    echo "== the model's plans against their runner-ups: Jacobi-2D and heat-3D, 8G and beyond the GPU ==" | tee -a "$table"
+    if [[ ${PLANS_SIZES:-} == tiny ]]; then
+        jb="-DX=300 -DY=200" hb="-DNX=40 -DNY=24 -DNZ=16" jh="-DX=400 -DY=300" hh="-DNX=48 -DNY=24 -DNZ=16" mem=2M
+    else
+        jb="-DX=49152 -DY=61440" hb="-DNX=1152 -DNY=1536 -DNZ=1728" jh="-DX=86016 -DY=122880" hh="-DNX=2304 -DNY=2048 -DNZ=2304" mem=8G
+    fi
+    grids=${PLANS_GRIDS:-jacobi heat jacobi-huge heat-huge}
+    [[ " $grids " == *" jacobi "* ]] && nvcc $nvflags $jb $(cuda_sources bench/gen/jacobi2d) -o "$work/jacobi.plans" &
+    [[ " $grids " == *" heat "* ]] && nvcc $nvflags $hb $(cuda_sources bench/gen/heat3d) -o "$work/heat.plans" &
+    [[ " $grids " == *" jacobi-huge "* ]] && nvcc $nvflags $jh $(cuda_sources bench/gen/jacobi2d) -o "$work/jacobi.huge" &
+    [[ " $grids " == *" heat-huge "* ]] && nvcc $nvflags $hh $(cuda_sources bench/gen/heat3d) -o "$work/heat.huge" &
+    wait
+    [[ " $grids " == *" jacobi "* ]] && alts "jacobi2d ${jb//-D/}" "$work/jacobi.plans" 128 $mem 0 \
+        "${PLANS_JACOBI:-mmtb:128:1967:3:8 mmtb:128:1586:4:8 mmtb:128:3072:4:8}"
+    [[ " $grids " == *" heat "* ]] && alts "heat3d ${hb//-D/}" "$work/heat.plans" 128 $mem 0 "${PLANS_HEAT:-mmtb:64:47:2 mmtb:64:38:2:3}"
+    [[ " $grids " == *" jacobi-huge "* ]] && alts "jacobi2d ${jh//-D/}" "$work/jacobi.huge" 128 - 0 \
+        "${PLANS_JACOBI_HUGE:-mmtb:128:3441:4:8 mmtb:128:1586:3:8 mmtb:64:152:3}"
+    [[ " $grids " == *" heat-huge "* ]] && alts "heat3d ${hh//-D/}" "$work/heat.huge" 128 - 0 \
+        "${PLANS_HEAT_HUGE:-mmtb:128:165:4 mmtb:64:-:3 mmtb:128:-:2:2}"
 fi
 if [[ $parts == *huge* ]]; then
     echo "== Jacobi-2D float, 86016 x 122880 (2 arrays, 84.6 GB > the GPU's 80 GB), no budget set ==" | tee -a "$table"
