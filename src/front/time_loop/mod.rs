@@ -568,7 +568,8 @@ fn halo_of_reads(body: &[Sweep], arrays: &[Array], rank: usize) -> DiagResult<Ve
             continue;
         }
         for (pos, &off) in acc.offsets.iter().enumerate() {
-            if off.abs() > MAX_HALO {
+            // unsigned_abs: an offset of i64::MIN has no i64 magnitude.
+            if off.unsigned_abs() > MAX_HALO.unsigned_abs() {
                 errors.push(Diagnostic::new(
                     acc.span.clone(),
                     format!(
@@ -579,6 +580,7 @@ fn halo_of_reads(body: &[Sweep], arrays: &[Array], rank: usize) -> DiagResult<Ve
                     "too far from the point updated",
                     "split the step into sweeps that each read a nearer neighbourhood",
                 ));
+                continue;
             }
             halo[pos].minus = halo[pos].minus.max(-off);
             halo[pos].plus = halo[pos].plus.max(off);
