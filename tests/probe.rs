@@ -12,6 +12,19 @@ fn tpace(args: &[&str]) -> std::process::Output {
         .expect("run tpace")
 }
 
+/// `tpace plan PROGRAM ARGS... --machine MACHINE`, which must succeed: its report.
+fn plan_on(machine: &std::path::Path, program: &str, args: &[&str]) -> String {
+    let path = machine.to_str().expect("a UTF-8 path");
+    let all = [&["plan", program][..], args, &["--machine", path]].concat();
+    let plan = tpace(&all);
+    assert!(
+        plan.status.success(),
+        "{}",
+        String::from_utf8_lossy(&plan.stderr)
+    );
+    String::from_utf8_lossy(&plan.stdout).into_owned()
+}
+
 #[test]
 fn the_probe_writes_a_profile_that_loads() {
     let dir = tempfile::tempdir().expect("scratch folder");
@@ -65,21 +78,10 @@ fn the_probe_writes_a_profile_that_loads() {
     let fused_slower =
         p.kernel("float", "2d-r1", 4).unwrap().ps > p.kernel("float", "2d-r1", 1).unwrap().ps;
     for target in ["cuda", "openacc"] {
-        let plan = tpace(&[
-            "plan",
+        let out = plan_on(
+            &path,
             "examples/jacobi2d.c",
-            "--target",
-            target,
-            "--steps",
-            "100",
-            "--machine",
-            path.to_str().unwrap(),
-        ]);
-        let out = String::from_utf8_lossy(&plan.stdout);
-        assert!(
-            plan.status.success(),
-            "{}",
-            String::from_utf8_lossy(&plan.stderr)
+            &["--target", target, "--steps", "100"],
         );
         assert!(
             out.contains("kernel cost        measured ([[kernels]]): float 2d-r1, "),
@@ -113,21 +115,10 @@ fn the_probe_refreshes_a_profile_in_place() {
     std::fs::write(&path, &bare).unwrap();
     let before = tpace::model::Profile::load(path.to_str().unwrap()).expect("loads");
     assert!(before.kernels.is_empty());
-    let plan = tpace(&[
-        "plan",
+    let out = plan_on(
+        &path,
         "examples/heat3d.c",
-        "--target",
-        "cuda",
-        "--steps",
-        "64",
-        "--machine",
-        path.to_str().unwrap(),
-    ]);
-    let out = String::from_utf8_lossy(&plan.stdout);
-    assert!(
-        plan.status.success(),
-        "{}",
-        String::from_utf8_lossy(&plan.stderr)
+        &["--target", "cuda", "--steps", "64"],
     );
     assert!(
         out.contains("kernel cost        from the bandwidth figures"),
@@ -229,21 +220,10 @@ fn the_probe_measures_the_exchange_between_two_ranks() {
         "{gbs:?} {latency:?}"
     );
     assert!(gbs.source.contains("MPI"), "{}", gbs.source);
-    let plan = tpace(&[
-        "plan",
+    let text = plan_on(
+        &path,
         "examples/jacobi2d.c",
-        "--steps",
-        "100",
-        "--devices",
-        "2",
-        "--machine",
-        path.to_str().unwrap(),
-    ]);
-    let text = String::from_utf8_lossy(&plan.stdout);
-    assert!(
-        plan.status.success(),
-        "{}",
-        String::from_utf8_lossy(&plan.stderr)
+        &["--steps", "100", "--devices", "2"],
     );
     assert!(text.contains("2 devices (2 rank(s))"), "{text}");
 }
