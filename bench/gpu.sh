@@ -15,7 +15,7 @@
 # depth: the fused kernels at every step count per kernel, in-core, kernels timed by the trace
 # (also at the end of the parts jacobi and heat).
 # probe: `tpace probe --into` a copy of profiles/h100.toml, written to $OUT/h100.toml
-# (the device's figures and the [[kernels]] table refreshed, the rest kept; about 2
+# (the device's figures and the [[kernels]] table refreshed, the rest kept; about 3
 # minutes): copy it over profiles/h100.toml to refresh the bundled profile.
 # TRACE=1 records every timed run's timeline (TPACE_TRACE) under $OUT/traces.
 # opencl (issue 16): every example's OpenCL translation on NVIDIA's OpenCL, and the

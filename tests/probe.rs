@@ -69,6 +69,13 @@ fn the_probe_writes_a_profile_that_loads() {
                 assert!(k.ps > 0.0 && k.bytes > 0.0 && k.rows > 0, "{k:?}");
                 assert!(k.source.contains("CPU emulation"), "{}", k.source);
                 assert!(k.source.contains("TPACE_TRACE"), "{}", k.source);
+                // Fused launches aimed at one wave of the emulation's 4 "multiprocessors".
+                let units = p.compute_units.as_ref().unwrap().value as u64;
+                match (fuse, k.blocks) {
+                    (1, b) => assert_eq!(b, None, "{k:?}"),
+                    (_, Some(b)) => assert!(b >= units && b % units == 0, "{k:?}"),
+                    (_, None) => panic!("a fused entry without its blocks: {k:?}"),
+                }
             }
         }
     }

@@ -82,6 +82,11 @@ pub struct KernelRun {
     /// Blocks its fused launches aimed at (one wave: the device's multiprocessors
     /// times the blocks that share one; 0: one step per kernel, or unknown).
     pub blocks: u64,
+    /// Rows a segment of its launches costs beyond its own, where the probe fitted it
+    /// ([`super::segments`]; the depth of each program's fastest fused kernel).
+    pub segment_rows: Option<f64>,
+    /// Rows a launch costs beyond its segments', likewise.
+    pub launch_rows: Option<f64>,
     /// What ran: program, grid, plan.
     pub what: String,
 }
@@ -298,11 +303,12 @@ pub fn probe_kernels(
             .map(|h| h.join().expect("a build thread panicked"))
             .collect()
     });
-    let mut runs = Vec::new();
+    let mut runs: Vec<KernelRun> = Vec::new();
     let (mut lone_uploads, mut lone_downloads) = (Vec::new(), Vec::new());
     for (job, built) in jobs.iter().zip(built) {
         let (p, elem, extents, rows, steps, w, deepest, _) = job;
         let binary = built?.binary;
+        let job_start = runs.len();
         let (first, end) = steady_chunks(w.n, *rows, crate::model::predict::handover(w, *steps));
         // Point updates of one steady chunk: its own planes at every step.
         let chunk_points = (*rows * w.plane * *steps) as f64;
@@ -377,6 +383,8 @@ pub fn probe_kernels(
                     } else {
                         0
                     },
+                    segment_rows: None,
+                    launch_rows: None,
                     what: format!(
                         "src/probe/kernels/{} ({elem}, {grid}, {steps} steps, mmtb k={steps} b={rows} 3 streams, \
                          TPACE_FUSE={depth}): kernel busy time of the steady chunks {first} to {} from TPACE_TRACE, \
@@ -389,12 +397,112 @@ pub fn probe_kernels(
                 });
             }
         }
+        // The fastest fused depth of this program: what its segments and launches cost.
+        let fastest = runs[job_start..]
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.fuse > 1 && r.blocks > 0)
+            .min_by(|a, b| a.1.ps.total_cmp(&b.1.ps))
+            .map(|(i, _)| job_start + i);
+        if let Some(i) = fastest {
+            let costs = segment_costs(
+                &binary,
+                dir.path(),
+                w,
+                *steps,
+                *rows,
+                &runs[i],
+                launch_s,
+                log,
+            )?;
+            (runs[i].segment_rows, runs[i].launch_rows) = costs;
+            if costs.1.is_some() {
+                let more = format!(
+                    "; segment and launch costs fitted with two runs more, b={rows} aiming at {} blocks and b={}",
+                    4 * runs[i].blocks,
+                    (*rows / 2).max(1)
+                );
+                runs[i].what.push_str(&more);
+            }
+        }
     }
     Ok(KernelProbe {
         runs,
         lone_uploads,
         lone_downloads,
     })
+}
+
+/// What a segment and a launch of `base`'s kernel cost, in rows ([`super::segments::fit`]):
+/// `base` and two runs more, its width aiming at four waves, and half its width.
+/// `(None, None)` where a run fails or the fit finds no such cost (logged).
+#[allow(clippy::too_many_arguments)]
+fn segment_costs(
+    binary: &Path,
+    dir: &Path,
+    w: &Workload,
+    steps: u64,
+    rows: u64,
+    base: &KernelRun,
+    launch_s: f64,
+    log: &mut dyn FnMut(&str),
+) -> Result<(Option<f64>, Option<f64>), Failure> {
+    use super::segments::{SegmentRun, fit};
+    let depth = base.fuse;
+    let tiles = w.plane.div_ceil(w.fuse_keep[depth as usize].max(1));
+    let reach = w.h_lo + w.h_hi;
+    let seg =
+        |b: u64, blocks: u64| crate::model::predict::fuse_segment(b, tiles, depth, reach, blocks);
+    let mut fitted = vec![SegmentRun {
+        seconds: base.ps * 1e-12,
+        seg: seg(rows, base.blocks),
+        rows,
+    }];
+    for (b, blocks) in [(rows, 4 * base.blocks), ((rows / 2).max(1), base.blocks)] {
+        let (stderr, ok) = time_aiming(binary, dir, steps, b, depth, Some(blocks))?;
+        let trace = std::fs::read_to_string(dir.join("trace.tsv")).unwrap_or_default();
+        let (first, end) = steady_chunks(w.n, b, crate::model::predict::handover(w, steps));
+        let Some((seconds, chunks)) = steady_kernel_seconds(&trace, first, end).filter(|_| ok)
+        else {
+            log(&format!(
+                "{} fuse {depth} b={b} aiming at {blocks} blocks: no steady kernels ({}); segment costs not fitted",
+                base.shape,
+                stderr.lines().last().unwrap_or("")
+            ));
+            return Ok((None, None));
+        };
+        let launches =
+            chunks * crate::model::predict::kernel_groups(steps, depth) * w.kernels_per_step;
+        let busy = (seconds - launches as f64 * launch_s).max(0.0);
+        fitted.push(SegmentRun {
+            seconds: busy / (chunks * b * w.plane * steps) as f64,
+            seg: seg(b, blocks),
+            rows: b,
+        });
+    }
+    let in_vain = (reach * (depth - 1)) as f64 / 2.0;
+    let runs: [SegmentRun; 3] = fitted.try_into().expect("three runs");
+    let costs = fit(&runs, in_vain);
+    log(&format!(
+        "{} {} fuse {depth}: {:.4} / {:.4} / {:.4} ps per point and step (segments of {} / {} / {} rows, chunks of {} / {} / {}): {}",
+        base.shape,
+        base.elem,
+        runs[0].seconds * 1e12,
+        runs[1].seconds * 1e12,
+        runs[2].seconds * 1e12,
+        runs[0].seg,
+        runs[1].seg,
+        runs[2].seg,
+        runs[0].rows,
+        runs[1].rows,
+        runs[2].rows,
+        match costs {
+            Some((Some(s), l)) => format!("{s:.1} rows a segment, {l:.1} a launch"),
+            Some((None, l)) => format!("{l:.1} rows a launch (one segment a launch)"),
+            None => "no segment or launch cost fits (not written)".into(),
+        }
+    ));
+    Ok(costs.map_or((None, None), |(s, l)| (s, Some(l))))
 }
 
 /// One timed run with `depth` steps per kernel: its standard error and whether it succeeded.
@@ -405,8 +513,26 @@ fn time_one(
     rows: u64,
     depth: u64,
 ) -> Result<(String, bool), Failure> {
+    time_aiming(binary, dir, steps, rows, depth, None)
+}
+
+/// [`time_one`], its fused launches aiming at `blocks` blocks where given (`TPACE_FUSE_BLOCKS`).
+fn time_aiming(
+    binary: &Path,
+    dir: &Path,
+    steps: u64,
+    rows: u64,
+    depth: u64,
+    blocks: Option<u64>,
+) -> Result<(String, bool), Failure> {
     let trace = dir.join("trace.tsv");
-    let out = Command::new(binary)
+    let mut command = Command::new(binary);
+    if let Some(b) = blocks {
+        command.env("TPACE_FUSE_BLOCKS", b.to_string());
+    } else {
+        command.env_remove("TPACE_FUSE_BLOCKS");
+    }
+    let out = command
         .arg(steps.to_string())
         .env("TPACE_SCHEDULE", "mmtb")
         .env("TPACE_K", steps.to_string())

@@ -10,6 +10,7 @@
 //! [`update_profile`].
 
 pub mod kernels;
+pub mod segments;
 
 use crate::back::Output;
 use crate::back::cuda::EMULATION;
@@ -297,13 +298,20 @@ fn kernels_toml(probed: &Probed, date: &str) -> String {
          # point and step, scaled by its bytes per point over `bytes`, measured on chunks of `rows` planes.\n"
     );
     for k in &probed.kernels {
-        let blocks = if k.blocks > 0 {
+        // What fused launches aimed at and what their segments and launches cost, where known.
+        let mut launches = if k.blocks > 0 {
             format!("blocks = {}\n", k.blocks)
         } else {
             String::new()
         };
+        if let Some(s) = k.segment_rows {
+            launches.push_str(&format!("segment_rows = {s:.1}\n"));
+        }
+        if let Some(l) = k.launch_rows {
+            launches.push_str(&format!("launch_rows = {l:.1}\n"));
+        }
         out.push_str(&format!(
-            "\n[[kernels]]\nelem = \"{}\"\nshape = \"{}\"\nfuse = {}\nps = {:.4}\nbytes = {:.1}\nrows = {}\n{blocks}\
+            "\n[[kernels]]\nelem = \"{}\"\nshape = \"{}\"\nfuse = {}\nps = {:.4}\nbytes = {:.1}\nrows = {}\n{launches}\
              kind = \"measured\"\nsource = \"tpace probe on {}, {date}: {}\"\n",
             k.elem, k.shape, k.fuse, k.ps, k.bytes, k.rows, probed.device, k.what
         ));
@@ -415,6 +423,8 @@ mod tests {
             bytes: 8.0,
             rows: 1536,
             blocks: 528,
+            segment_rows: Some(26.5),
+            launch_rows: None,
             what: "the test's program".into(),
         }
     }
@@ -459,12 +469,11 @@ mod tests {
         assert!(twice.starts_with(&format!("{REFRESHED_MARK} on 2026-11-26")));
         let p = crate::model::Profile::parse("twice", &twice).unwrap();
         assert_eq!(p.kernels[0].ps, 2.5);
-        // The blocks its fused launches aimed at go with the figure; the fitted costs
-        // of segments and launches are not the probe's.
+        // The blocks its fused launches aimed at and the costs it fitted go with the figure.
         assert_eq!(p.kernels[0].blocks, Some(528));
         assert_eq!(
             (p.kernels[0].segment_rows, p.kernels[0].launch_rows),
-            (None, None)
+            (Some(26.5), None)
         );
         // A run without kernels (--no-kernels) keeps the table that is there.
         let kept = update_profile(&twice, &probed(9.0, false), "2026-11-27");

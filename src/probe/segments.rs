@@ -1,0 +1,123 @@
+//! What a fused launch costs beyond its points, from three timed runs of one
+//! kernel: the chunk width and segments of the probe's own run, the same width
+//! cut into more segments (`TPACE_FUSE_BLOCKS` at four waves), and half the width.
+//! The model prices a launch over chunks of `b` rows cut into segments of `seg`
+//! rows at `1 + segment_rows / seg + launch_rows / b` times a row's cost
+//! ([`crate::model::predict::fuse_row_overhead`]); three runs fit the three unknowns.
+
+/// One timed run: seconds per point and step, the segment length and chunk width
+/// its launches had.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SegmentRun {
+    /// Kernel seconds per point and step of its steady chunks.
+    pub seconds: f64,
+    /// Rows of each segment (the model's `fuse_segment` for its launches).
+    pub seg: u64,
+    /// Chunk width.
+    pub rows: u64,
+}
+
+/// What the runs say a segment and a launch cost, in rows: `(segment_rows,
+/// launch_rows)`. `runs`: the probe's run, the same width aiming at more blocks,
+/// and a narrower width. Where aiming at more blocks made no more segments (a 3-D
+/// kernel, whose tiles alone fill a wave, has one segment a launch), the
+/// segments' part cannot be told from the launch's and `segment_rows` is `None`
+/// (the model then uses the rows a segment computes in vain, `in_vain`). `None` when the runs do not fit such a
+/// cost (a negative or non-finite figure: noise larger than the effect).
+pub fn fit(runs: &[SegmentRun; 3], in_vain: f64) -> Option<(Option<f64>, f64)> {
+    let row = |r: &SegmentRun| [1.0, 1.0 / r.seg as f64, 1.0 / r.rows as f64];
+    let segments_differ = runs[1].seg != runs[0].seg;
+    let (segment, launch) = if segments_differ {
+        // seconds = X + X·segment / seg + X·launch / rows, linear in (X, X·segment, X·launch).
+        let m = [row(&runs[0]), row(&runs[1]), row(&runs[2])];
+        let v = [runs[0].seconds, runs[1].seconds, runs[2].seconds];
+        let [x, xs, xl] = solve3(m, v)?;
+        (Some(xs / x), xl / x)
+    } else {
+        // seconds = X (1 + in_vain / seg) + X·launch / rows: two widths give X and X·launch.
+        let (a, b) = (&runs[0], &runs[2]);
+        let (ra, rb) = (row(a), row(b));
+        let (ca, cb) = (1.0 + in_vain * ra[1], 1.0 + in_vain * rb[1]);
+        let det = ca * rb[2] - cb * ra[2];
+        let x = (a.seconds * rb[2] - b.seconds * ra[2]) / det;
+        let xl = (ca * b.seconds - cb * a.seconds) / det;
+        (None, xl / x)
+    };
+    let fine = |v: f64| v.is_finite() && v >= 0.0;
+    (fine(launch) && segment.is_none_or(fine)).then_some((segment, launch))
+}
+
+/// The solution of three linear equations (Cramer's rule); `None` when singular.
+fn solve3(m: [[f64; 3]; 3], v: [f64; 3]) -> Option<[f64; 3]> {
+    let det = |m: &[[f64; 3]; 3]| {
+        m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1])
+            - m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0])
+            + m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0])
+    };
+    let d = det(&m);
+    if d.abs() < 1e-300 || !d.is_finite() {
+        return None;
+    }
+    let mut out = [0.0; 3];
+    for (col, slot) in out.iter_mut().enumerate() {
+        let mut mc = m;
+        for (r, row) in mc.iter_mut().enumerate() {
+            row[col] = v[r];
+        }
+        *slot = det(&mc) / d;
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(x: f64, segment: f64, launch: f64, seg: u64, rows: u64) -> SegmentRun {
+        let seconds = x * (1.0 + segment / seg as f64 + launch / rows as f64);
+        SegmentRun { seconds, seg, rows }
+    }
+
+    /// The costs of the model's formula come back from runs it would predict: the
+    /// H100's Jacobi-2D figures (26.5 rows a segment, 133 a launch) at its probe
+    /// width, at four times the segments, and at half the width.
+    #[test]
+    fn three_runs_give_back_the_segment_and_launch_costs() {
+        let x = 0.93e-12;
+        let runs = [
+            run(x, 26.5, 133.0, 1024, 2048),
+            run(x, 26.5, 133.0, 256, 2048),
+            run(x, 26.5, 133.0, 512, 1024),
+        ];
+        let (segment, launch) = fit(&runs, 7.0).expect("fits");
+        assert!((segment.unwrap() - 26.5).abs() < 1e-6, "{segment:?}");
+        assert!((launch - 133.0).abs() < 1e-6, "{launch}");
+    }
+
+    /// One segment a launch whatever the blocks (3-D tiles): the launch's cost from
+    /// the two widths, the segment's left to the rows computed in vain.
+    #[test]
+    fn alike_segments_give_the_launch_cost_alone() {
+        let x = 2.6e-12;
+        let runs = [
+            run(x, 1.0, 40.0, 40, 40),
+            run(x, 1.0, 40.0, 40, 40),
+            run(x, 1.0, 40.0, 20, 20),
+        ];
+        let (segment, launch) = fit(&runs, 1.0).expect("fits");
+        assert_eq!(segment, None);
+        assert!((launch - 40.0).abs() < 1e-6, "{launch}");
+    }
+
+    /// Noise that makes more segments cheaper is no cost to fit.
+    #[test]
+    fn runs_that_contradict_the_formula_fit_nothing() {
+        let x = 1e-12;
+        let runs = [
+            run(x, 26.5, 133.0, 1024, 2048),
+            run(x, -80.0, 133.0, 256, 2048),
+            run(x, 26.5, 133.0, 512, 1024),
+        ];
+        assert_eq!(fit(&runs, 7.0), None);
+    }
+}
