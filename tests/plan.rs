@@ -28,6 +28,16 @@ fn text(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// The report of a `tpace plan` run that must succeed.
+fn report_of(out: &Output) -> String {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    text(out)
+}
+
 /// The report's sections, in order, and the numbers a reader looks for.
 fn check_structure(report: &str) {
     let sections = [
@@ -93,12 +103,7 @@ fn jacobi2d_out_of_core_plan() {
         "--mem-cap",
         "8GB",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report = text(&out);
+    let report = report_of(&out);
     check_structure(&report);
     assert!(report.contains("grid 48000 x 48000"), "{report}");
     assert!(report.contains("2048 steps"), "{report}");
@@ -128,12 +133,7 @@ fn the_traced_jacobi2d_grid_gets_more_than_two_streams() {
         "--mem-cap",
         "8G",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report = text(&out);
+    let report = report_of(&out);
     check_structure(&report);
     let best = report
         .lines()
@@ -165,12 +165,7 @@ fn the_traced_jacobi2d_grid_gets_more_than_two_streams() {
 #[test]
 fn heat3d_plan_with_the_files_defaults() {
     let (out, took) = tpace(&["plan", "examples/heat3d.c", "--steps", "40"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report = text(&out);
+    let report = report_of(&out);
     check_structure(&report);
     assert!(report.contains("grid 96 x 64 x 80"), "{report}");
     // A small grid fits the device whole.
@@ -192,12 +187,7 @@ fn heat3d_large_grid_is_still_fast() {
         "--steps",
         "10000",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    check_structure(&text(&out));
+    check_structure(&report_of(&out));
     assert!(took < Duration::from_millis(100), "took {took:?}");
 }
 
@@ -337,12 +327,7 @@ fn a_user_profile_file_is_accepted() {
         "--machine",
         path.to_str().unwrap(),
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report = text(&out);
+    let report = report_of(&out);
     assert!(report.contains("plan for slow-link"), "{report}");
     assert!(report.contains("device memory cap 10.00 MB"), "{report}");
 }

@@ -167,7 +167,7 @@ pub fn initializer(w: &Workload, m: &Machine) -> String {
     ));
     let blocks: Vec<String> = (0..depths)
         .map(|d| {
-            let b = figure(d).map_or(0, |f| f.blocks.unwrap_or(super::predict::FUSE_BLOCKS));
+            let b = figure(d).map_or(0, super::predict::measured_blocks);
             format!("{b}ULL")
         })
         .collect();

@@ -178,7 +178,7 @@ impl Machine {
     pub fn measured_point_cost(&self, w: &Workload, f: &KernelFigure, fuse: u64, rows: u64) -> f64 {
         let rows_ratio = if fuse > 1 {
             let wave = self.fuse_wave(w, fuse);
-            let measured_at = f.blocks.unwrap_or(FUSE_BLOCKS);
+            let measured_at = measured_blocks(f);
             fuse_row_overhead(w, rows, fuse, wave, Some(f))
                 / fuse_row_overhead(w, f.rows, fuse, measured_at, Some(f))
         } else {
@@ -432,13 +432,31 @@ pub fn fuse_row_overhead(
     blocks: u64,
     figure: Option<&KernelFigure>,
 ) -> f64 {
-    let keep = w.fuse_keep[fuse as usize].max(1);
-    let reach = w.h_lo + w.h_hi;
-    let seg = fuse_segment(rows, w.plane.div_ceil(keep), fuse, reach, blocks);
-    let in_vain = (reach * (fuse - 1)) as f64 / 2.0;
-    let segment = figure.and_then(|f| f.segment_rows).unwrap_or(in_vain);
+    let seg = segment_of(w, rows, fuse, blocks);
+    let segment = figure
+        .and_then(|f| f.segment_rows)
+        .unwrap_or_else(|| rows_in_vain(w, fuse));
     let launch = figure.and_then(|f| f.launch_rows).unwrap_or(0.0);
     1.0 + segment / seg as f64 + launch / rows.max(1) as f64
+}
+
+/// Rows of each segment of `w`'s fused launches with `fuse` steps over chunks of
+/// `rows` planes aiming at `blocks` blocks ([`fuse_segment`] with `w`'s tiles and reach).
+pub fn segment_of(w: &Workload, rows: u64, fuse: u64, blocks: u64) -> u64 {
+    let keep = w.fuse_keep[fuse as usize].max(1);
+    fuse_segment(rows, w.plane.div_ceil(keep), fuse, w.h_lo + w.h_hi, blocks)
+}
+
+/// Rows a segment of `w`'s fused launches with `fuse` steps computes in vain for the
+/// later steps, beyond its own ([`fuse_row_overhead`]): `reach · (fuse - 1) / 2`.
+pub fn rows_in_vain(w: &Workload, fuse: u64) -> f64 {
+    ((w.h_lo + w.h_hi) * fuse.saturating_sub(1)) as f64 / 2.0
+}
+
+/// The blocks the launches of a measured figure aimed at: its `blocks`, or
+/// [`FUSE_BLOCKS`] for a figure measured before launches aimed at one wave.
+pub fn measured_blocks(f: &KernelFigure) -> u64 {
+    f.blocks.unwrap_or(FUSE_BLOCKS)
 }
 
 /// Planes of each fused-mmtb hand-over strip (the runtime's `tpace_strip_planes_for`).

@@ -174,6 +174,47 @@ pub fn steady_kernel_seconds(trace: &str, first: u64, end: u64) -> Option<(f64, 
     (chunks > 0).then_some((seconds, chunks))
 }
 
+/// A run's steady chunks as a `[[kernels]]` figure takes them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct SteadyCost {
+    /// The steady chunks, `[first, end)` ([`steady_chunks`]).
+    first: u64,
+    end: u64,
+    /// Their kernels' seconds, as the trace has them.
+    seconds: f64,
+    /// Their launches (whose gaps the model adds on its own, `launch_overhead_us`).
+    launches: u64,
+    /// Their point updates: their own planes at every step.
+    points: f64,
+    /// Kernel seconds per point and step, the launch gaps taken out.
+    per_point_s: f64,
+}
+
+/// The steady cost of a run of `w`'s program over `steps` steps in chunks of `b`
+/// planes with `depth` steps per kernel, from its trace (`None`: no steady kernels).
+fn steady_cost(
+    trace: &str,
+    w: &Workload,
+    steps: u64,
+    b: u64,
+    depth: u64,
+    launch_s: f64,
+) -> Option<SteadyCost> {
+    let (first, end) = steady_chunks(w.n, b, crate::model::predict::handover(w, steps));
+    let (seconds, chunks) = steady_kernel_seconds(trace, first, end)?;
+    let launches = chunks * crate::model::predict::kernel_groups(steps, depth) * w.kernels_per_step;
+    let points = (chunks * b * w.plane * steps) as f64;
+    let busy = (seconds - launches as f64 * launch_s).max(0.0);
+    Some(SteadyCost {
+        first,
+        end,
+        seconds,
+        launches,
+        points,
+        per_point_s: busy / points,
+    })
+}
+
 /// The source of one probe program for `elem` on `extents`.
 fn source(p: &Program, elem: &str, extents: &[u64]) -> String {
     let mut text = p.text.replace("REAL", elem);
@@ -309,9 +350,6 @@ pub fn probe_kernels(
         let (p, elem, extents, rows, steps, w, deepest, _) = job;
         let binary = built?.binary;
         let job_start = runs.len();
-        let (first, end) = steady_chunks(w.n, *rows, crate::model::predict::handover(w, *steps));
-        // Point updates of one steady chunk: its own planes at every step.
-        let chunk_points = (*rows * w.plane * *steps) as f64;
         let grid = extents
             .iter()
             .map(u64::to_string)
@@ -351,18 +389,23 @@ pub fn probe_kernels(
             let (up, down) = lone_copy_rates(&trace);
             lone_uploads.extend(up);
             lone_downloads.extend(down);
-            let (seconds, chunks) = steady_kernel_seconds(&trace, first, end).ok_or_else(|| {
+            let cost = steady_cost(&trace, w, *steps, *rows, depth, launch_s).ok_or_else(|| {
+                let (first, end) = steady_chunks(w.n, *rows, crate::model::predict::handover(w, *steps));
                 Failure(format!(
                     "error: the probe program {} wrote no kernels of chunks {first} to {} in its trace:\n{stderr}",
                     p.file,
                     end - 1
                 ))
             })?;
-            // The launch gaps of those chunks' kernels: the model adds them on its own.
-            let launches =
-                chunks * crate::model::predict::kernel_groups(*steps, depth) * w.kernels_per_step;
-            let busy = (seconds - launches as f64 * launch_s).max(0.0);
-            let ps = busy / (chunks as f64 * chunk_points) * 1e12;
+            let SteadyCost {
+                first,
+                end,
+                seconds,
+                launches,
+                points,
+                ..
+            } = cost;
+            let ps = cost.per_point_s * 1e12;
             log(&format!(
                 "{} {elem} fuse {depth}: steady chunks {first}..{} kernels {seconds:.6} s ({launches} launches), \
                  {ps:.4} ps per point and step (all chunks: {:.6} s)",
@@ -392,7 +435,7 @@ pub fn probe_kernels(
                         p.file,
                         end - 1,
                         launch_s * 1e6,
-                        chunks as f64 * chunk_points
+                        points
                     ),
                 });
             }
@@ -448,11 +491,9 @@ fn segment_costs(
     log: &mut dyn FnMut(&str),
 ) -> Result<(Option<f64>, Option<f64>), Failure> {
     use super::segments::{SegmentRun, fit};
+    use crate::model::predict::{rows_in_vain, segment_of};
     let depth = base.fuse;
-    let tiles = w.plane.div_ceil(w.fuse_keep[depth as usize].max(1));
-    let reach = w.h_lo + w.h_hi;
-    let seg =
-        |b: u64, blocks: u64| crate::model::predict::fuse_segment(b, tiles, depth, reach, blocks);
+    let seg = |b: u64, blocks: u64| segment_of(w, b, depth, blocks);
     let mut fitted = vec![SegmentRun {
         seconds: base.ps * 1e-12,
         seg: seg(rows, base.blocks),
@@ -461,9 +502,7 @@ fn segment_costs(
     for (b, blocks) in [(rows, 4 * base.blocks), ((rows / 2).max(1), base.blocks)] {
         let (stderr, ok) = time_aiming(binary, dir, steps, b, depth, Some(blocks))?;
         let trace = std::fs::read_to_string(dir.join("trace.tsv")).unwrap_or_default();
-        let (first, end) = steady_chunks(w.n, b, crate::model::predict::handover(w, steps));
-        let Some((seconds, chunks)) = steady_kernel_seconds(&trace, first, end).filter(|_| ok)
-        else {
+        let Some(cost) = steady_cost(&trace, w, steps, b, depth, launch_s).filter(|_| ok) else {
             log(&format!(
                 "{} fuse {depth} b={b} aiming at {blocks} blocks: no steady kernels ({}); segment costs not fitted",
                 base.shape,
@@ -471,18 +510,14 @@ fn segment_costs(
             ));
             return Ok((None, None));
         };
-        let launches =
-            chunks * crate::model::predict::kernel_groups(steps, depth) * w.kernels_per_step;
-        let busy = (seconds - launches as f64 * launch_s).max(0.0);
         fitted.push(SegmentRun {
-            seconds: busy / (chunks * b * w.plane * steps) as f64,
+            seconds: cost.per_point_s,
             seg: seg(b, blocks),
             rows: b,
         });
     }
-    let in_vain = (reach * (depth - 1)) as f64 / 2.0;
     let runs: [SegmentRun; 3] = fitted.try_into().expect("three runs");
-    let costs = fit(&runs, in_vain);
+    let costs = fit(&runs, rows_in_vain(w, depth));
     log(&format!(
         "{} {} fuse {depth}: {:.4} / {:.4} / {:.4} ps per point and step (segments of {} / {} / {} rows, chunks of {} / {} / {}): {}",
         base.shape,

@@ -73,9 +73,14 @@ fn solve3(m: [[f64; 3]; 3], v: [f64; 3]) -> Option<[f64; 3]> {
 mod tests {
     use super::*;
 
-    fn run(x: f64, segment: f64, launch: f64, seg: u64, rows: u64) -> SegmentRun {
-        let seconds = x * (1.0 + segment / seg as f64 + launch / rows as f64);
-        SegmentRun { seconds, seg, rows }
+    /// Three runs as the model's formula prices them: `x` a row, `segment` and
+    /// `launch` rows more, at the given (segment, chunk width) pairs.
+    fn runs(x: f64, segment: f64, launch: f64, shapes: [(u64, u64); 3]) -> [SegmentRun; 3] {
+        shapes.map(|(seg, rows)| SegmentRun {
+            seconds: x * (1.0 + segment / seg as f64 + launch / rows as f64),
+            seg,
+            rows,
+        })
     }
 
     /// The costs of the model's formula come back from runs it would predict: the
@@ -83,13 +88,13 @@ mod tests {
     /// width, at four times the segments, and at half the width.
     #[test]
     fn three_runs_give_back_the_segment_and_launch_costs() {
-        let x = 0.93e-12;
-        let runs = [
-            run(x, 26.5, 133.0, 1024, 2048),
-            run(x, 26.5, 133.0, 256, 2048),
-            run(x, 26.5, 133.0, 512, 1024),
-        ];
-        let (segment, launch) = fit(&runs, 7.0).expect("fits");
+        let three = runs(
+            0.93e-12,
+            26.5,
+            133.0,
+            [(1024, 2048), (256, 2048), (512, 1024)],
+        );
+        let (segment, launch) = fit(&three, 7.0).expect("fits");
         assert!((segment.unwrap() - 26.5).abs() < 1e-6, "{segment:?}");
         assert!((launch - 133.0).abs() < 1e-6, "{launch}");
     }
@@ -98,13 +103,8 @@ mod tests {
     /// the two widths, the segment's left to the rows computed in vain.
     #[test]
     fn alike_segments_give_the_launch_cost_alone() {
-        let x = 2.6e-12;
-        let runs = [
-            run(x, 1.0, 40.0, 40, 40),
-            run(x, 1.0, 40.0, 40, 40),
-            run(x, 1.0, 40.0, 20, 20),
-        ];
-        let (segment, launch) = fit(&runs, 1.0).expect("fits");
+        let three = runs(2.6e-12, 1.0, 40.0, [(40, 40), (40, 40), (20, 20)]);
+        let (segment, launch) = fit(&three, 1.0).expect("fits");
         assert_eq!(segment, None);
         assert!((launch - 40.0).abs() < 1e-6, "{launch}");
     }
@@ -112,12 +112,8 @@ mod tests {
     /// Noise that makes more segments cheaper is no cost to fit.
     #[test]
     fn runs_that_contradict_the_formula_fit_nothing() {
-        let x = 1e-12;
-        let runs = [
-            run(x, 26.5, 133.0, 1024, 2048),
-            run(x, -80.0, 133.0, 256, 2048),
-            run(x, 26.5, 133.0, 512, 1024),
-        ];
-        assert_eq!(fit(&runs, 7.0), None);
+        let mut three = runs(1e-12, 26.5, 133.0, [(1024, 2048), (256, 2048), (512, 1024)]);
+        three[1] = runs(1e-12, -80.0, 133.0, [(256, 2048); 3])[0];
+        assert_eq!(fit(&three, 7.0), None);
     }
 }
