@@ -760,11 +760,11 @@ if [[ $parts == *plans* ]]; then
     wait
     [[ " $grids " == *" jacobi "* ]] && alts "jacobi2d ${jb//-D/}" "$work/jacobi.plans" 128 $mem 0 \
         "${PLANS_JACOBI:-mmtb:128:1967:3:8 mmtb:128:1586:4:8 mmtb:128:3072:4:8}"
-    [[ " $grids " == *" heat "* ]] && alts "heat3d ${hb//-D/}" "$work/heat.plans" 128 $mem 0 "${PLANS_HEAT:-mmtb:64:47:2 mmtb:64:38:2:3}"
+    [[ " $grids " == *" heat "* ]] && alts "heat3d ${hb//-D/}" "$work/heat.plans" 128 $mem 0 "${PLANS_HEAT:-mmtb:64:58:2 mmtb:64:47:2 mmtb:64:38:2:3}"
     [[ " $grids " == *" jacobi-huge "* ]] && alts "jacobi2d ${jh//-D/}" "$work/jacobi.huge" 128 - 0 \
         "${PLANS_JACOBI_HUGE:-mmtb:128:3441:4:8 mmtb:128:1586:3:8 mmtb:64:152:3}"
     [[ " $grids " == *" heat-huge "* ]] && alts "heat3d ${hh//-D/}" "$work/heat.huge" 128 - 0 \
-        "${PLANS_HEAT_HUGE:-mmtb:128:165:4 mmtb:64:-:3 mmtb:128:-:2:2}"
+        "${PLANS_HEAT_HUGE:-mmtb:128:165:4 mmtb:128:178:4:2 mmtb:64:-:3 mmtb:128:-:2:2}"
 fi
 if [[ $parts == *huge* ]]; then
     echo "== Jacobi-2D float, 86016 x 122880 (2 arrays, 84.6 GB > the GPU's 80 GB), no budget set ==" | tee -a "$table"
