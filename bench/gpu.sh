@@ -134,7 +134,7 @@ run() {
     runs=$((runs + 1))
     if [[ ${TRACE:-0} == 1 ]]; then
         mkdir -p "$res/traces"
-        trace=(TPACE_TRACE="$res/traces/$runs-${name// /-}.tsv")
+        trace=(TPACE_TRACE="$res/traces/$runs-${name//[^A-Za-z0-9._-]/-}.tsv") # plain names: the device brings back no file with = in its name
     fi
     # run_timeout (seconds), when a part sets it, stops a run that takes longer.
     line=$(env "$@" "${trace[@]}" ${run_timeout:+timeout "$run_timeout"} "$bin" "$steps" 2>&1 >"$out/$name.stdout" |
