@@ -405,13 +405,20 @@ pub const FUSE_BLOCKS: u64 = 2048;
 
 /// Rows of the cut axis each block of a fused launch streams over, when `tiles`
 /// blocks cover the other axes, the launch has `rows` rows and aims at `blocks`
-/// blocks (the runtime's `tpace_mc_fuse_segment_of`): enough segments for about
-/// `blocks` blocks, but each at least 4 times the rows a block streams in vain
-/// (`fuse · reach`), at most 1024.
+/// blocks (the runtime's `tpace_mc_fuse_segment_of`): segments of at most 1024 rows,
+/// as many as a wave of `blocks` holds or a multiple of that, so that every wave is
+/// whole; each at least 4 times the rows a block streams in vain (`fuse · reach`).
+/// Measured on the H100 (bench/RESULTS.md, 2026-11-25, fourth session): Jacobi-2D's
+/// 2458-row chunks (61440 columns, 8 steps a kernel, 256 tiles, 528 blocks a wave) in
+/// 3 segments, 768 blocks, ran 6 % slower per point than 1967-row chunks in 2, and as
+/// fast in 4; without the 1024-row bound (one wave of 24576-row segments) the in-core
+/// grid ran 4 % slower than in 48 segments, and heat-3D in-core (3410 tiles) 5 % slower
+/// in 1 segment (6.5 waves) than in 2.
 pub fn fuse_segment(rows: u64, tiles: u64, fuse: u64, reach: u64, blocks: u64) -> u64 {
-    // At most `blocks` (where the tiles alone are fewer): a wave and no partial one.
-    let want = (blocks / tiles.max(1)).max(1);
-    rows.div_ceil(want).max(4 * fuse * reach).min(1024)
+    // Segments a wave holds: at most `blocks` blocks (where the tiles alone are fewer).
+    let per_wave = (blocks / tiles.max(1)).max(1);
+    let segments = rows.div_ceil(1024).max(1).div_ceil(per_wave) * per_wave;
+    rows.div_ceil(segments).max(4 * fuse * reach)
 }
 
 /// What a fused kernel's launches over chunks of `rows` planes cost per row they

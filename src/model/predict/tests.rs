@@ -546,6 +546,15 @@ fn fused_launches_are_priced_by_their_segments_and_launches() {
     // The model aims where the runtime does: one wave, no partial one (512 here).
     let tiles = w.plane.div_ceil(w.fuse_keep[8]);
     assert_eq!((tiles, fuse_segment(1586, tiles, 8, 2, wave)), (256, 793));
+    // Wider chunks fill whole waves too: four segments (two waves), not three (768
+    // blocks, a partial second wave: 6 % slower, 2026-11-25); at most 1024 rows each
+    // (one wave of 24576-row segments ran the in-core grid 4 % slower than 48 segments).
+    assert_eq!(fuse_segment(2458, tiles, 8, 2, wave), 615);
+    assert_eq!(fuse_segment(3072, tiles, 8, 2, wave), 768);
+    assert_eq!(fuse_segment(1967, tiles, 8, 2, wave), 984);
+    assert_eq!(fuse_segment(49152, tiles, 8, 2, wave), 1024);
+    // Heat-3D's 3410 tiles alone fill more than a wave: 1152 rows in two segments.
+    assert_eq!(fuse_segment(1152, 3410, 2, 2, wave), 576);
     // A figure measured at 2048 blocks costs less per point at one wave.
     let mut measured = h100();
     measured.kernels = vec![f.clone()];
