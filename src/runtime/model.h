@@ -345,10 +345,9 @@ static inline double tpace_mc_point_cost(const tpace_model *m, tpace_u64 fuse, t
         /* Measured (predict.rs measured_point_cost): narrower chunks recompute more rows. */
         double overhead = 1.0, ratio = 1.0;
         if (fuse > 1) {
-            const tpace_u64 wave = tpace_mc_wave(m, fuse);
-            overhead = m->fuse_overhead[fuse] * tpace_mc_fuse_row_overhead(m, plane, rows, fuse, wave, 1);
-            ratio = tpace_mc_fuse_row_overhead(m, plane, rows, fuse, wave, 1) /
-                    tpace_mc_fuse_row_overhead(m, plane, m->kernel_rows[fuse], fuse, m->kernel_blocks[fuse], 1);
+            const double here = tpace_mc_fuse_row_overhead(m, plane, rows, fuse, tpace_mc_wave(m, fuse), 1);
+            overhead = m->fuse_overhead[fuse] * here;
+            ratio = here / tpace_mc_fuse_row_overhead(m, plane, m->kernel_rows[fuse], fuse, m->kernel_blocks[fuse], 1);
         }
         double measured = m->kernel_s[fuse > 1 ? fuse : 1] * ratio;
         double flops_m = flops_only * overhead;
