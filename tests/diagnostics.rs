@@ -1944,7 +1944,7 @@ fn arrays_declared_through_a_declaration_macro_in_the_file() {
 }
 
 #[test]
-fn a_macro_that_expands_without_bound_is_refused_quickly() {
+fn a_macro_that_expands_without_bound_is_refused() {
     let mut defines = String::from("#define GROW0 1.0f\n");
     for i in 1..48 {
         defines.push_str(&format!("#define GROW{i} (GROW{p} + GROW{p})\n", p = i - 1));
@@ -1954,7 +1954,8 @@ fn a_macro_that_expands_without_bound_is_refused_quickly() {
         "a[x][y] = work[x][y] * GROW47;",
         1,
     );
-    let started = std::time::Instant::now();
+    // The expander gives up after bounded work (the unit test
+    // `macros_that_grow_without_bound_are_given_up_on_after_bounded_work` counts it).
     let line = source
         .lines()
         .position(|l| l.contains("GROW47;"))
@@ -1971,5 +1972,4 @@ fn a_macro_that_expands_without_bound_is_refused_quickly() {
             count: 1,
         },
     );
-    assert!(started.elapsed().as_secs() < 5, "{:?}", started.elapsed());
 }

@@ -163,7 +163,7 @@ impl MacroTable {
             replaced.push(tokens[i].clone());
             i += 1;
         }
-        let Some(expanded) = self.expand_tokens(replaced, &BTreeSet::new(), 0) else {
+        let Some(expanded) = self.expand_tokens(replaced, &BTreeSet::new(), 0, &mut 0) else {
             return true;
         };
         // Identifiers left after expansion are 0 in `#if`.
@@ -181,8 +181,17 @@ impl MacroTable {
     /// result's tokens separated as in the input); `None` if the expansion
     /// nests or grows without bound or an invocation is not closed.
     pub fn expand(&self, text: &str) -> Option<String> {
-        let out = self.expand_tokens(tokenize(text), &BTreeSet::new(), 0)?;
-        Some(join(&out))
+        self.expand_counting(text).0
+    }
+
+    /// [`MacroTable::expand`], and the work it did: how many tokens the expander
+    /// looked at, over every level of every invocation. Bounded by the guards
+    /// (`MAX_DEPTH`, `MAX_TOKENS`) whatever the macros, so a test can hold the
+    /// expander to it instead of to a clock.
+    pub fn expand_counting(&self, text: &str) -> (Option<String>, usize) {
+        let mut work = 0;
+        let out = self.expand_tokens(tokenize(text), &BTreeSet::new(), 0, &mut work);
+        (out.map(|o| join(&o)), work)
     }
 
     /// Whether `text` names a macro anywhere.
@@ -197,6 +206,7 @@ impl MacroTable {
         tokens: Vec<Tok>,
         hide: &BTreeSet<String>,
         depth: usize,
+        work: &mut usize,
     ) -> Option<Vec<Tok>> {
         if depth > MAX_DEPTH {
             return None;
@@ -204,6 +214,7 @@ impl MacroTable {
         let mut out: Vec<Tok> = Vec::new();
         let mut i = 0;
         while i < tokens.len() {
+            *work += 1;
             let tok = &tokens[i];
             let Tok::Ident(name) = tok else {
                 out.push(tok.clone());
@@ -220,7 +231,7 @@ impl MacroTable {
             match &m.params {
                 None => {
                     let body = paste(tokenize(&m.body));
-                    out.extend(self.expand_tokens(body, &inner_hide, depth + 1)?);
+                    out.extend(self.expand_tokens(body, &inner_hide, depth + 1, work)?);
                     i += 1;
                 }
                 Some(params) => {
@@ -235,8 +246,8 @@ impl MacroTable {
                         continue;
                     }
                     let (args, end) = arguments(&tokens, j)?;
-                    let body = substitute(self, m, params, &args, hide, depth)?;
-                    out.extend(self.expand_tokens(body, &inner_hide, depth + 1)?);
+                    let body = substitute(self, m, params, &args, hide, depth, work)?;
+                    out.extend(self.expand_tokens(body, &inner_hide, depth + 1, work)?);
                     i = end;
                 }
             }
@@ -285,6 +296,7 @@ fn substitute(
     args: &[Vec<Tok>],
     hide: &BTreeSet<String>,
     depth: usize,
+    work: &mut usize,
 ) -> Option<Vec<Tok>> {
     let trim = |a: &[Tok]| -> Vec<Tok> {
         let start = a.iter().position(|t| *t != Tok::Space).unwrap_or(a.len());
@@ -349,7 +361,7 @@ fn substitute(
             if pasted {
                 out.extend(a);
             } else {
-                out.extend(table.expand_tokens(a, hide, depth + 1)?);
+                out.extend(table.expand_tokens(a, hide, depth + 1, work)?);
             }
             k += 1;
             continue;
@@ -747,6 +759,32 @@ mod tests {
         );
         // A function-like macro's name alone is not an invocation.
         assert_eq!(t.expand("MR + 1").unwrap(), "MR + 1");
+    }
+
+    /// Macros that double at every level (2^47 tokens in full) are given up on
+    /// after a bounded amount of work, not after expanding without end: the
+    /// expander's own count of tokens looked at, so the test holds on any machine.
+    #[test]
+    fn macros_that_grow_without_bound_are_given_up_on_after_bounded_work() {
+        let mut src = String::from("#define GROW0 1.0f\n#define TWICE(x) x + x\n");
+        for i in 1..48 {
+            src.push_str(&format!("#define GROW{i} (GROW{p} + GROW{p})\n", p = i - 1));
+        }
+        let t = MacroTable::from_source(&src, &[]);
+        // Each guard stops a level once it holds MAX_TOKENS tokens; the levels above
+        // stop at their first child's failure: a few times MAX_TOKENS per level.
+        let bound = 4 * MAX_TOKENS * MAX_DEPTH;
+        let (out, work) = t.expand_counting("a * GROW47");
+        assert_eq!(out, None);
+        assert!(work < bound, "{work} tokens looked at, bound {bound}");
+        let nested = format!("{}1{}", "TWICE(".repeat(40), ")".repeat(40));
+        let (out, work) = t.expand_counting(&nested);
+        assert_eq!(out, None);
+        assert!(work < bound, "{work} tokens looked at, bound {bound}");
+        // A macro that stays small is expanded whole, and its work is its size.
+        let (out, work) = t.expand_counting("GROW3");
+        assert_eq!(out.unwrap().matches("1.0f").count(), 8);
+        assert!(work < 200, "{work}");
     }
 
     #[test]

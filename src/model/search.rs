@@ -26,9 +26,9 @@ pub struct Choice {
     /// Runners-up, fastest first: the best plan of every other schedule that
     /// fits, and the next best of the winning schedule.
     pub alternatives: Vec<Prediction>,
-    /// Plans predicted.
+    /// Plans predicted, over every steps-per-kernel count searched.
     pub considered: usize,
-    /// Plans left out because they did not fit.
+    /// Plans left out because they did not fit, over every count searched.
     pub too_big: usize,
     /// The memory cap used, in bytes (None: unknown, nothing was left out).
     pub cap: Option<u128>,
@@ -132,8 +132,14 @@ pub fn choose_fused(
     schedules: &[Schedule],
 ) -> Result<Choice, String> {
     let mut best: Option<Result<Choice, String>> = None;
+    // The work of every depth's search, reported with the winner's.
+    let (mut considered, mut too_big) = (0, 0);
     for fuse in depths(w) {
         let got = choose_among(&Workload { fuse, ..w.clone() }, m, cap, ks, schedules);
+        if let Ok(c) = &got {
+            considered += c.considered;
+            too_big += c.too_big;
+        }
         best = Some(match (best, got) {
             (None, got) => got,
             (Some(Ok(b)), Ok(g)) => Ok(if faster(&g.best, &b.best).is_lt() {
@@ -145,7 +151,11 @@ pub fn choose_fused(
             (Some(Err(_)), got) => got,
         });
     }
-    best.expect("at least one step count")
+    best.expect("at least one step count").map(|c| Choice {
+        considered,
+        too_big,
+        ..c
+    })
 }
 
 /// The steps per kernel the search tries, in the order ties go: the workload's
@@ -260,7 +270,6 @@ fn choose_among(
 mod tests {
     use super::*;
     use crate::model::predict::tests::{h100, jacobi};
-    use std::time::Instant;
 
     #[test]
     fn candidates_cover_the_ends() {
@@ -426,18 +435,38 @@ mod tests {
         assert_eq!(pick(&m, &w), 1);
     }
 
+    /// The search's work grows with the logarithm of the extents and the step
+    /// count, never with them: its candidate lists are geometric past their
+    /// first 32 k and 16 chunk counts, and it predicts each (schedule, k, b,
+    /// streams) of them once per steps-per-kernel count. Work counted, not timed.
     #[test]
-    fn choosing_is_fast_for_any_grid() {
-        // Debug builds are an order of magnitude slower than release; the
-        // release binary is timed by tests/plan.rs.
+    fn the_search_predicts_a_bounded_number_of_plans_for_any_grid() {
+        let log125 = |x: f64| x.max(1.0).ln() / 1.25f64.ln();
         for w in [
             jacobi(48_000, 48_000, 2048),
             jacobi(1_000_000, 16, 100_000),
             jacobi(3, 5, 1),
         ] {
-            let t = Instant::now();
-            choose(&w, &h100(), Some(1_000_000_000)).ok();
-            assert!(t.elapsed().as_secs_f64() < 0.5, "{:?}", t.elapsed());
+            let ks = k_candidates(w.steps).len();
+            let bs = b_candidates(w.n).len();
+            assert!(
+                ks as f64 <= 32.0 + 16.0 + log125(w.steps as f64 / 32.0) + 2.0,
+                "{ks} k candidates for {} steps",
+                w.steps
+            );
+            assert!(
+                bs as f64 <= 16.0 + log125(w.n as f64 / 16.0) + 1.0,
+                "{bs} chunk widths for {} planes",
+                w.n
+            );
+            let c = choose(&w, &h100(), Some(1_000_000_000)).expect("a plan");
+            let per_depth = 2 * ks * bs * STREAMS.len() + bs * STREAMS.len() + 1;
+            let work = c.considered + c.too_big;
+            assert!(
+                work <= per_depth * depths(&w).len(),
+                "{work} plans predicted, more than the {per_depth} candidates"
+            );
+            assert!(work > 0);
         }
     }
 }
