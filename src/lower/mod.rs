@@ -14,6 +14,7 @@
 //! the glue declares, the kernel and its launch. Names come from [`names`].
 
 pub mod call_site;
+pub mod declarations;
 pub mod device;
 pub mod glue;
 pub mod guard;
