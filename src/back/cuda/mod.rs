@@ -6,7 +6,8 @@
 //! a header of the program's own: only what the kernels use of it, so that C
 //! code in a header never meets the C++ compiler), and
 //! per pipeline its inputs struct, a `__global__` kernel per sweep (and the
-//! fused kernel, `fused.rs`) and their `extern "C"` launchers. Built by a C++
+//! fused kernel, `fused.rs`) and their `extern "C"` launchers. Kernels are
+//! `static`: two translated files' kernels of the same names link together. Built by a C++
 //! compiler that is not nvcc, `PROG.cu` runs on the CPU emulation
 //! (`runtime/cuda_emulation.cuh`).
 
@@ -291,7 +292,7 @@ fn kernel(lp: &LoweredPipeline<'_>, s: usize) -> String {
     let mut w = String::new();
     let _ = writeln!(
         w,
-        "\n/* {}: one point per thread. */\n__global__ void {}({})\n{{",
+        "\n/* {}: one point per thread. */\nstatic __global__ void {}({})\n{{",
         sweep_summary(unit, s),
         lp.names.kernel(s),
         args.join(", ")

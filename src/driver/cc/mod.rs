@@ -81,7 +81,9 @@ pub fn run(inv: &Invocation, tools: &Tools) -> Result<ExitCode, Failure> {
             _ => work.path().join(format!("{n}.o")),
         };
         if *translate {
-            compile_translated(inv, tools, source, &object, work.path())?;
+            // A scratch folder per source: two sources may have the same name.
+            let scratch = work.path().join(n.to_string());
+            compile_translated(inv, tools, source, &object, &scratch)?;
         } else {
             run_tool(
                 inv,
@@ -125,8 +127,25 @@ fn holds_directives(source: &Path) -> Result<bool, Failure> {
 }
 
 /// Translate `source` and compile the translation into `object`, which is
-/// put in place only when it is whole; its dependency file too when asked.
+/// put in place only when it is whole; its dependency file too when asked. On
+/// a failure no object is left, not even an earlier one (a build system must
+/// not take it for this source's).
 fn compile_translated(
+    inv: &Invocation,
+    tools: &Tools,
+    source: &Path,
+    object: &Path,
+    work: &Path,
+) -> Result<(), Failure> {
+    let built = build_translated(inv, tools, source, object, work);
+    if built.is_err() {
+        let _ = std::fs::remove_file(object);
+    }
+    built
+}
+
+/// [`compile_translated`]'s work.
+fn build_translated(
     inv: &Invocation,
     tools: &Tools,
     source: &Path,
@@ -151,12 +170,14 @@ fn compile_translated(
         crate::model::Profile::load(&inv.machine).map_err(|e| Failure(format!("error: {e}\n")))?;
     let out = super::translate_for(&compiled, inv.target, &profile, inv.mpi)?;
     let dir = inv.keep.as_deref().unwrap_or(work);
-    std::fs::create_dir_all(dir).map_err(|e| {
-        Failure(format!(
-            "tpace cc: error: cannot make {}: {e}\n",
-            dir.display()
-        ))
-    })?;
+    for d in [dir, work] {
+        std::fs::create_dir_all(d).map_err(|e| {
+            Failure(format!(
+                "tpace cc: error: cannot make {}: {e}\n",
+                d.display()
+            ))
+        })?;
+    }
     let stem = source.file_stem().unwrap_or_default().to_string_lossy();
     let source_dir = match source.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
@@ -195,10 +216,37 @@ fn compile_translated(
                 tools.compile_translated_c(inv, &host, &source_dir, &host_o),
                 "the C compiler",
             )?;
+            let joined = work.join(format!("{stem}.joined.o"));
             run_tool(
                 inv,
-                tools.combine(&[&kernels_o, &host_o], staged.path()),
+                tools.combine(&[&kernels_o, &host_o], &joined),
                 "the C compiler joining the kernels' and the host program's objects",
+            )?;
+            // tpace's own functions (hooks, launchers, the runtime's) become the object's
+            // own, so that two translated files link together; the program's stay global.
+            let user = tools::global_symbols(&host_o)?;
+            let tpace: Vec<String> = tools::global_symbols(&joined)?
+                .into_iter()
+                .filter(|(name, kind)| {
+                    name.contains("tpace_")
+                        && "TDBRC".contains(*kind)
+                        && !user
+                            .iter()
+                            .any(|(u, _)| u == name && !u.starts_with("tpace_"))
+                })
+                .map(|(name, _)| name)
+                .collect();
+            let list = work.join(format!("{stem}.tpace-symbols"));
+            std::fs::write(&list, tpace.join("\n") + "\n").map_err(|e| {
+                Failure(format!(
+                    "tpace cc: error: cannot write {}: {e}\n",
+                    list.display()
+                ))
+            })?;
+            run_tool(
+                inv,
+                tools::localize(&joined, &list, staged.path()),
+                "objcopy",
             )
         }
         _ => run_tool(
@@ -207,11 +255,7 @@ fn compile_translated(
             "the C compiler",
         ),
     };
-    if let Err(e) = built {
-        // As a C compiler does, no object is left for a source that failed.
-        let _ = std::fs::remove_file(object);
-        return Err(e);
-    }
+    built?;
     if inv.deps.write.is_some() {
         // The rule's target: the object the build system named.
         let target = match inv.mode {

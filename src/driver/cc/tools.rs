@@ -255,6 +255,46 @@ impl Tools {
     }
 }
 
+/// The global symbols an object defines, with their kinds (`nm -g
+/// --defined-only`: `T` code, `D` data, `W` weak...; `$NM`, else nm).
+pub fn global_symbols(object: &Path) -> Result<Vec<(String, char)>, crate::driver::Failure> {
+    let nm = std::env::var("NM").unwrap_or_else(|_| "nm".into());
+    let out = Command::new(&nm)
+        .args(["-g", "--defined-only", "--format=posix"])
+        .arg(object)
+        .output()
+        .map_err(|e| {
+            crate::driver::Failure(format!(
+                "tpace cc: error: cannot run `{nm}`: {e}\n  help: install binutils, or name it with NM\n"
+            ))
+        })?;
+    if !out.status.success() {
+        return Err(crate::driver::Failure(format!(
+            "tpace cc: error: `{nm}` failed on {}: {}\n",
+            object.display(),
+            String::from_utf8_lossy(&out.stderr)
+        )));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| {
+            let mut words = l.split_whitespace();
+            let name = words.next()?.to_string();
+            let kind = words.next()?.chars().next()?;
+            Some((name, kind))
+        })
+        .collect())
+}
+
+/// `objcopy` making the symbols listed in `list` local (`$OBJCOPY`, else objcopy).
+pub fn localize(object: &Path, list: &Path, output: &Path) -> Command {
+    let mut c = Command::new(std::env::var("OBJCOPY").unwrap_or_else(|_| "objcopy".into()));
+    c.arg(format!("--localize-symbols={}", list.display()))
+        .arg(object)
+        .arg(output);
+    c
+}
+
 /// A command from a program and its own flags.
 fn command(words: &[String]) -> Command {
     let mut c = Command::new(words.first().map_or("cc", String::as_str));
