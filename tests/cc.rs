@@ -202,7 +202,8 @@ fn make_builds_for_cuda_with_nvcc() {
 }
 
 /// CMake with `CC='tpace cc --target openacc'` identifies the compiler (gcc
-/// underneath), builds the project and the program runs bit for bit.
+/// underneath), builds the project and the program runs bit for bit; so does
+/// `-DCMAKE_C_COMPILER=tpace -DCMAKE_C_COMPILER_ARG1='cc --target cuda --emulate'`.
 #[test]
 fn cmake_builds_with_tpace_cc() {
     if !have("cmake") || !have("make") {
@@ -210,18 +211,36 @@ fn cmake_builds_with_tpace_cc() {
     }
     let expected = reference();
     let dir = project();
-    let build = dir.path().join("build");
-    for step in [vec!["-S", ".", "-B", "build"], vec!["--build", "build"]] {
-        let out = Command::new("cmake")
-            .args(step)
-            .current_dir(dir.path())
-            .env("CC", tpace_cc("--target openacc"))
-            .output()
-            .expect("run cmake");
-        assert!(out.status.success(), "cmake:\n{}", text(&out));
+    let ways: [(&str, Vec<String>, Option<String>); 2] = [
+        ("openacc", vec![], Some(tpace_cc("--target openacc"))),
+        (
+            "cuda-emulation",
+            vec![
+                format!("-DCMAKE_C_COMPILER={TPACE}"),
+                "-DCMAKE_C_COMPILER_ARG1=cc --target cuda --emulate".to_string(),
+            ],
+            None,
+        ),
+    ];
+    for (name, defines, cc) in ways {
+        let build = dir.path().join(name);
+        let configure: Vec<String> = ["-S", ".", "-B", name]
+            .iter()
+            .map(|s| s.to_string())
+            .chain(defines)
+            .collect();
+        for step in [configure, vec!["--build".to_string(), name.to_string()]] {
+            let mut cmd = Command::new("cmake");
+            cmd.args(&step).current_dir(dir.path()).env_remove("CC");
+            if let Some(cc) = &cc {
+                cmd.env("CC", cc);
+            }
+            let out = cmd.output().expect("run cmake");
+            assert!(out.status.success(), "cmake {step:?}:\n{}", text(&out));
+        }
+        let runs = check_runs(&build.join("heat"), &expected, &format!("cmake, {name}"));
+        assert!(runs > 10);
     }
-    let runs = check_runs(&build.join("heat"), &expected, "cmake, openacc");
-    assert!(runs > 10);
 }
 
 /// heat.o's dependency file names heat.h (from the user's source, not the
