@@ -53,14 +53,39 @@ pub struct Declaration {
     pub at: usize,
     /// Its text as written (a preprocessor line as one logical line).
     pub text: String,
+    /// What it is.
+    pub kind: DeclarationKind,
     /// The header it comes from (`None`: the file itself).
     pub header: Option<std::path::PathBuf>,
+}
+
+/// What a [`Declaration`] is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DeclarationKind {
+    /// `#if`, `#ifdef`, `#ifndef`: opens a conditional group.
+    Open,
+    /// `#elif`, `#elifdef`, `#elifndef`, `#else`.
+    Branch,
+    /// `#endif`.
+    Close,
+    /// `#define NAME ...`.
+    Define(String),
+    /// `#undef NAME`.
+    Undef(String),
+    /// `#include` of a header that is not the program's own (a system header,
+    /// or one that was not found).
+    Include,
+    /// Another preprocessor line (`#error`, `#warning`, `#line`).
+    Other,
+    /// A type declaration (`typedef`, `struct`, `union`, `enum`) and the names
+    /// it declares: typedef names, tags, enumerators.
+    Type(Vec<String>),
 }
 
 impl Declaration {
     /// Whether it is a preprocessor line.
     pub fn is_directive(&self) -> bool {
-        self.text.trim_start().starts_with('#')
+        !matches!(self.kind, DeclarationKind::Type(_))
     }
 }
 

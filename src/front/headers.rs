@@ -9,7 +9,8 @@
 //! keep their `#include` lines.
 
 use super::{cst, pragmas};
-use crate::ir::{Declaration, Span};
+use crate::ir::{Declaration, DeclarationKind, Span};
+use crate::text::identifiers;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
@@ -83,11 +84,7 @@ impl Reader<'_> {
                     continue;
                 }
             }
-            self.out.push(Declaration {
-                at: place,
-                text: item.to_string(),
-                header: header.map(Path::to_path_buf),
-            });
+            self.out.push(declaration(place, item, header));
         }
     }
 
@@ -103,6 +100,74 @@ impl Reader<'_> {
             .map(|dir| dir.join(name))
             .find(|candidate| candidate.is_file())
     }
+}
+
+/// A declaration of the file (`header`: `None`) or of one of its headers,
+/// placed `at`, with its kind.
+pub fn declaration(at: usize, text: &str, header: Option<&Path>) -> Declaration {
+    Declaration {
+        at,
+        text: text.to_string(),
+        kind: kind(text),
+        header: header.map(Path::to_path_buf),
+    }
+}
+
+/// What a preprocessor line or type declaration is.
+fn kind(text: &str) -> DeclarationKind {
+    let Some(rest) = text.trim_start().strip_prefix('#') else {
+        return DeclarationKind::Type(declared_names(text));
+    };
+    let rest = rest.trim_start();
+    let word_len = rest
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(rest.len());
+    let (word, args) = rest.split_at(word_len);
+    let first_name = || {
+        identifiers(args)
+            .first()
+            .map(|n| n.to_string())
+            .unwrap_or_default()
+    };
+    match word {
+        "if" | "ifdef" | "ifndef" => DeclarationKind::Open,
+        "elif" | "elifdef" | "elifndef" | "else" => DeclarationKind::Branch,
+        "endif" => DeclarationKind::Close,
+        "define" => DeclarationKind::Define(first_name()),
+        "undef" => DeclarationKind::Undef(first_name()),
+        "include" | "include_next" | "import" => DeclarationKind::Include,
+        _ => DeclarationKind::Other,
+    }
+}
+
+/// The names a type declaration declares: typedef names, struct, union and enum
+/// tags, enumerators.
+fn declared_names(text: &str) -> Vec<String> {
+    let tree = cst::parse_c(text);
+    let mut out = Vec::new();
+    for node in cst::descendants(tree.root_node()) {
+        match node.kind() {
+            "struct_specifier" | "union_specifier" | "enum_specifier" | "enumerator" => {
+                if let Some(name) = node.child_by_field_name("name") {
+                    out.push(cst::text(name, text).to_string());
+                }
+            }
+            "type_definition" => {
+                let mut cursor = node.walk();
+                for declarator in node.children_by_field_name("declarator", &mut cursor) {
+                    // The name inside `*p`, `(*fn)(int)`, `v[3]`.
+                    if let Some(name) = cst::descendants(declarator)
+                        .into_iter()
+                        .find(|n| n.kind() == "type_identifier")
+                    {
+                        out.push(cst::text(name, text).to_string());
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    out
 }
 
 /// The name an `#include` line names and whether it is quoted (`"NAME"`);
@@ -171,6 +236,39 @@ fn file_declarations(source: &str, tree: &tree_sitter::Tree) -> Vec<Span> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn what_each_declaration_is() {
+        assert_eq!(
+            declared_names(
+                "typedef struct node { int class; struct node *next; } node_t, *node_p;"
+            ),
+            ["node_t", "node_p", "node", "node"]
+        );
+        assert_eq!(
+            declared_names("enum color { RED, GREEN = 2 };"),
+            ["color", "RED", "GREEN"]
+        );
+        assert_eq!(declared_names("typedef double (*fn)(double);"), ["fn"]);
+        assert_eq!(
+            kind("#  define REAL double"),
+            DeclarationKind::Define("REAL".into())
+        );
+        assert_eq!(
+            kind("#define SQ(x) ((x) * (x))"),
+            DeclarationKind::Define("SQ".into())
+        );
+        assert_eq!(kind("#undef SQ"), DeclarationKind::Undef("SQ".into()));
+        assert_eq!(kind("#include <stdio.h>"), DeclarationKind::Include);
+        assert_eq!(kind("#error \"C99\""), DeclarationKind::Other);
+        assert_eq!(kind("# if defined(A)"), DeclarationKind::Open);
+        assert_eq!(kind("#elif B"), DeclarationKind::Branch);
+        assert_eq!(kind("#endif /* A */"), DeclarationKind::Close);
+        assert_eq!(
+            kind("typedef float real;"),
+            DeclarationKind::Type(vec!["real".into()])
+        );
+    }
 
     #[test]
     fn include_lines() {

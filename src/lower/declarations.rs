@@ -10,36 +10,14 @@
 //! compiler would refuse (`const char *b = p;` from a `void *`, a member
 //! named `class`) never reaches it.
 
-use crate::front::cst;
-use crate::ir::{Declaration, Program};
+use crate::ir::{Declaration, DeclarationKind as Kind, Program};
 use crate::text::identifiers;
 use std::collections::BTreeSet;
-
-/// What one declaration is, for the device file.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Kind {
-    /// `#if`, `#ifdef`, `#ifndef`: opens a conditional group.
-    Open,
-    /// `#elif`, `#elifdef`, `#elifndef`, `#else`.
-    Branch,
-    /// `#endif`.
-    Close,
-    /// `#define NAME ...`.
-    Define(String),
-    /// `#undef NAME`.
-    Undef(String),
-    /// `#include` of a system header (the program's own are read in by the front end).
-    Include,
-    /// Another preprocessor line (`#error`, `#warning`, `#line`): left out.
-    Other,
-    /// A type declaration and the names it declares.
-    Type(Vec<String>),
-}
 
 /// The declarations device code of text `device` needs, in order.
 pub fn needed<'p>(program: &'p Program, device: &str) -> Vec<&'p Declaration> {
     let decls = &program.declarations;
-    let kinds: Vec<Kind> = decls.iter().map(kind).collect();
+    let kinds: Vec<&Kind> = decls.iter().map(|d| &d.kind).collect();
     let groups = Groups::of(&kinds);
     let mut names: BTreeSet<String> = identifiers(device).into_iter().map(String::from).collect();
     let mut kept = vec![false; decls.len()];
@@ -49,7 +27,7 @@ pub fn needed<'p>(program: &'p Program, device: &str) -> Vec<&'p Declaration> {
             if kept[i] {
                 continue;
             }
-            let wanted = match &kinds[i] {
+            let wanted = match kinds[i] {
                 Kind::Define(name) | Kind::Undef(name) => names.contains(name),
                 Kind::Type(declared) => declared.iter().any(|n| names.contains(n)),
                 Kind::Include => true,
@@ -91,7 +69,7 @@ pub fn needed<'p>(program: &'p Program, device: &str) -> Vec<&'p Declaration> {
 /// Whether a declaration opens, continues or closes a conditional group
 /// (`Some(1)`, `Some(0)`, `Some(-1)`), for a writer that must balance them.
 pub fn nesting(declaration: &Declaration) -> Option<i32> {
-    match kind(declaration) {
+    match declaration.kind {
         Kind::Open => Some(1),
         Kind::Branch => Some(0),
         Kind::Close => Some(-1),
@@ -110,7 +88,7 @@ struct Groups {
 }
 
 impl Groups {
-    fn of(kinds: &[Kind]) -> Groups {
+    fn of(kinds: &[&Kind]) -> Groups {
         let mut parent = vec![None; kinds.len()];
         let mut lines = vec![Vec::new(); kinds.len()];
         let mut open: Vec<usize> = Vec::new();
@@ -126,7 +104,7 @@ impl Groups {
                         // The group's own lines stand with its opening line.
                         parent[i] = parent[g];
                         lines[g].push(i);
-                        if *k == Kind::Close {
+                        if **k == Kind::Close {
                             open.pop();
                         }
                     }
@@ -136,63 +114,6 @@ impl Groups {
         }
         Groups { parent, lines }
     }
-}
-
-/// What a declaration is.
-fn kind(d: &Declaration) -> Kind {
-    let Some(rest) = d.text.trim_start().strip_prefix('#') else {
-        return Kind::Type(declared_names(&d.text));
-    };
-    let rest = rest.trim_start();
-    let word_len = rest
-        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-        .unwrap_or(rest.len());
-    let (word, args) = rest.split_at(word_len);
-    let first_name = || {
-        identifiers(args)
-            .first()
-            .map(|n| n.to_string())
-            .unwrap_or_default()
-    };
-    match word {
-        "if" | "ifdef" | "ifndef" => Kind::Open,
-        "elif" | "elifdef" | "elifndef" | "else" => Kind::Branch,
-        "endif" => Kind::Close,
-        "define" => Kind::Define(first_name()),
-        "undef" => Kind::Undef(first_name()),
-        "include" | "include_next" | "import" => Kind::Include,
-        _ => Kind::Other,
-    }
-}
-
-/// The names a type declaration declares: typedef names, struct, union and enum
-/// tags, enumerators.
-fn declared_names(text: &str) -> Vec<String> {
-    let tree = cst::parse_c(text);
-    let mut out = Vec::new();
-    for node in cst::descendants(tree.root_node()) {
-        match node.kind() {
-            "struct_specifier" | "union_specifier" | "enum_specifier" | "enumerator" => {
-                if let Some(name) = node.child_by_field_name("name") {
-                    out.push(cst::text(name, text).to_string());
-                }
-            }
-            "type_definition" => {
-                let mut cursor = node.walk();
-                for declarator in node.children_by_field_name("declarator", &mut cursor) {
-                    // The name inside `*p`, `(*fn)(int)`, `v[3]`.
-                    if let Some(name) = cst::descendants(declarator)
-                        .into_iter()
-                        .find(|n| n.kind() == "type_identifier")
-                    {
-                        out.push(cst::text(name, text).to_string());
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
-    out
 }
 
 #[cfg(test)]
@@ -206,11 +127,7 @@ mod tests {
         p.declarations = lines
             .iter()
             .enumerate()
-            .map(|(at, t)| Declaration {
-                at,
-                text: t.to_string(),
-                header: None,
-            })
+            .map(|(at, t)| crate::front::headers::declaration(at, t, None))
             .collect();
         p
     }
@@ -220,36 +137,12 @@ mod tests {
     }
 
     #[test]
-    fn names_a_type_declaration_declares() {
-        assert_eq!(
-            declared_names(
-                "typedef struct node { int class; struct node *next; } node_t, *node_p;"
-            ),
-            ["node_t", "node_p", "node", "node"]
-        );
-        assert_eq!(
-            declared_names("enum color { RED, GREEN = 2 };"),
-            ["color", "RED", "GREEN"]
-        );
-        assert_eq!(declared_names("typedef double (*fn)(double);"), ["fn"]);
-        let d = |t: &str| Declaration {
-            at: 0,
-            text: t.into(),
-            header: None,
-        };
-        assert_eq!(
-            kind(&d("#  define REAL double")),
-            Kind::Define("REAL".into())
-        );
-        assert_eq!(
-            kind(&d("#define SQ(x) ((x) * (x))")),
-            Kind::Define("SQ".into())
-        );
-        assert_eq!(kind(&d("#include <stdio.h>")), Kind::Include);
-        assert_eq!(kind(&d("#error \"C99\"")), Kind::Other);
+    fn groups_open_continue_and_close() {
+        let d = |t: &str| crate::front::headers::declaration(0, t, None);
         assert_eq!(nesting(&d("# if defined(A)")), Some(1));
         assert_eq!(nesting(&d("#elif B")), Some(0));
         assert_eq!(nesting(&d("#endif /* A */")), Some(-1));
+        assert_eq!(nesting(&d("#define A 1")), None);
     }
 
     #[test]
