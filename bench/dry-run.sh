@@ -64,7 +64,8 @@ echo "    Duration                         usecond        0.00 (dry run, no GPU)
 SH
 chmod +x "$stubs/nvidia-smi" "$stubs/nvcc" "$stubs/ncu"
 export PATH="$stubs:$PATH" OUT=$res
-export BENCH_PARTS=${BENCH_PARTS:-managed openacc-gpu}
+export BENCH_PARTS=${BENCH_PARTS:-managed openacc-gpu cc}
+export CC_EMULATE=1
 export MANAGED_FIT="-DX=300 -DY=200" MANAGED_OVER="-DX=400 -DY=300" MANAGED_STEPS=5 MANAGED_OVER_STEPS=3
 export CLOSE_SIZES=tiny CLOSE_NAIVE_STEPS=4 CLOSE_NCU_MEM=60K CLOSE_HEAT_PLANS='mmtb:8:7:2 mmtb:6:-:3 mmtb:4:-:3'
 export CLOSE_HIMENO_PLANS='mmtb:8:-:3 mmtb:4:-:3 mmtb:8:5:2' CLOSE_CIP_PLANS='mmtb:8:30:4 mmtb:4:-:3 mmtb:8:-:2 mm:8:60:2'
@@ -87,6 +88,10 @@ if [[ $BENCH_PARTS == *openacc-gpu* ]]; then
     [[ $(grep -c '^openacc .* identical' "$res/table.txt") -ge $((6 * 22)) ]] || want=1
     [[ $(grep -c 'tpace run --target openacc.*exit 0 .*identical' "$res/table.txt") == 6 ]] || want=1
     [[ $(grep -c 'OpenACC / CUDA.*: [0-9.]* (' "$res/table.txt") == 8 ]] || want=1
+fi
+if [[ " $BENCH_PARTS " == *" cc "* ]]; then
+    # 3 step counts x 6 plans, each identical.
+    [[ $(grep -c '^cc-make .*identical (both loops' "$res/table.txt") == 18 ]] || want=1
 fi
 if [[ $BENCH_PARTS == *close* ]]; then
     # heat-3D: the model's plan, 3 others, naive; Himeno 4 plans, CIP 5; one ratio; 2 ncu reports.

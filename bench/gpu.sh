@@ -8,7 +8,8 @@
 # and runs `tpace tune` sweeps against the model's pick.
 # Prints a table last; logs go to $OUT (or /tmp/tpace-bench).
 # BENCH_PARTS picks what runs: check, run, jacobi, heat, depth, huge, beyond, himeno, cip, tune,
-# fast, profile, probe, ab, mpi, opencl, managed, openacc-gpu, streams, close, plans (default: check run himeno cip).
+# fast, profile, probe, ab, mpi, opencl, managed, openacc-gpu, streams, close, plans, cc (default: check run himeno cip).
+# cc: tests/fixtures/cc built by its Makefile with CC='tpace cc --target cuda' against CC=gcc (issue 26).
 # plans: the model's plans against their runner-ups on the 8G grids and beyond the GPU's memory.
 # close: issue 19's remaining ratios (heat-3D against naive, Himeno and CIP plans) and heat-3D's fused kernel under ncu.
 # streams: the model's plan against 2/3/4 streams and narrower chunks, traced (issue 19).
@@ -120,6 +121,50 @@ if [[ $parts == *run* ]]; then
         rc=$? # before any other command substitution resets $?
         echo "$(basename "$f"): exit $rc $(tail -2 "$out/run-$(basename "$f" .c).txt" | tr '\n' ' ')" | tee -a "$table"
     done
+fi
+
+# ---- 1c. `tpace cc`: a project's own Makefile with CC='tpace cc --target cuda' (issue 26) ----
+# tests/fixtures/cc (main.c plain C; heat.c and cool.c each a time loop) built by its
+# Makefile with CC=gcc and with tpace cc (nvcc, -arch=native on the GPU; CC_EMULATE=1:
+# the CPU emulation, for dry-run.sh), run at 1, 7 and 13 steps under several plans:
+# the printed hash and values must be the gcc build's, and both loops must report.
+if [[ " $parts " == *" cc "* ]]; then
+    echo "== tpace cc: make CC='tpace cc --target cuda' against make CC=gcc ==" | tee -a "$table"
+    if ! command -v make >/dev/null 2>&1; then
+        echo "cc: FAILED: make not found on this machine" | tee -a "$table"
+    else
+        emulate=""
+        [[ ${CC_EMULATE:-0} == 1 ]] && emulate="--emulate"
+        rm -rf "$work/cc-gcc" "$work/cc-cuda"
+        cp -r tests/fixtures/cc "$work/cc-gcc" && cp -r tests/fixtures/cc "$work/cc-cuda"
+        make -C "$work/cc-gcc" CC=gcc >"$out/cc-gcc.txt" 2>&1
+        if ! make -C "$work/cc-cuda" CC="$PWD/$tpace cc --target cuda $emulate" >"$out/cc-cuda.txt" 2>&1; then
+            echo "cc: FAILED: the build with tpace cc: $(grep -m3 -i error "$out/cc-cuda.txt" | tr '\n' ' ' | cut -c1-300)" | tee -a "$table"
+        else
+            warned=$(grep -ci warning "$out/cc-cuda.txt" || true)
+            echo "cc: make CC='tpace cc --target cuda $emulate' built heat ($warned warning lines)" | tee -a "$table"
+            for steps in 1 7 13; do
+                "$work/cc-gcc/heat" "$steps" >"$work/cc-ref.out" 2>/dev/null
+                for cfg in "mmtb 3 7 3" "mmtb 13 11 2" "mm 4 9 2" "naive 1 9 2" "incore 1 1 1" "model - - -"; do
+                    read -r s k b n <<<"$cfg"
+                    if [[ $s == model ]]; then set_env=(); else set_env=(TPACE_SCHEDULE=$s TPACE_K=$k TPACE_CHUNK=$b TPACE_STREAMS=$n); fi
+                    env "${set_env[@]}" "$work/cc-cuda/heat" "$steps" >"$work/cc-gpu.out" 2>"$out/cc-gpu.stderr"
+                    rc=$?
+                    reports=$(grep -c '^tpace: .*schedule=' "$out/cc-gpu.stderr")
+                    line=$(grep '^tpace: .*schedule=' "$out/cc-gpu.stderr" | tail -1)
+                    if [[ $rc != 0 || $reports != 2 ]]; then
+                        verdict="FAILED: exit $rc, $reports reports: $(tail -2 "$out/cc-gpu.stderr" | tr '\n' ' ' | cut -c1-300)"
+                    elif cmp -s "$work/cc-ref.out" "$work/cc-gpu.out"; then
+                        verdict="identical (both loops, printed hash and values)"
+                    else
+                        verdict="DIFFERENT: $(head -1 "$work/cc-gpu.out") against $(head -1 "$work/cc-ref.out")"
+                    fi
+                    row "cc-make" "$(field schedule "$line")" "$(field k "$line")" "$(field b "$line")" "$(field streams "$line")" \
+                        "$(field chunks "$line")" "$(field fuse "$line")" "$steps" "$(field seconds "$line")" "$(field glups "$line")" "$verdict"
+                done
+            done
+        fi
+    fi
 fi
 
 # ---- 2. performance on large grids ----

@@ -26,9 +26,11 @@ pub struct Program {
     /// The pipelined time loops, in source order (at least one).
     pub pipelines: Vec<Pipeline>,
     /// The file's preprocessor lines (all but `#pragma`) and its file-scope type
-    /// declarations (`typedef`, `struct`, `union`, `enum`), in order: what a
-    /// device file of its own needs to compile the sweeps' bodies.
-    pub declarations: Vec<Span>,
+    /// declarations (`typedef`, `struct`, `union`, `enum`), in order, with those
+    /// of the program's own headers in place of the `#include` lines that bring
+    /// them in: what a device file of its own may need to compile the sweeps'
+    /// bodies (it takes only what they use, see `lower::device::declarations`).
+    pub declarations: Vec<Declaration>,
     /// The program's `main`, if this file defines it: where a translation for
     /// several processes (`--mpi`) starts MPI.
     pub main: Option<MainFunction>,
@@ -40,6 +42,51 @@ pub struct Program {
     /// (the headers' and the command line's too; only the file's own lines
     /// when no preprocessor ran): what the model evaluates `size` extents with.
     pub macros: Vec<Macro>,
+}
+
+/// A preprocessor line or a file-scope type declaration of the program, from
+/// the file itself or from one of its own headers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Declaration {
+    /// Where it stands in the file: its own place, or for a header's, the place
+    /// of the file's `#include` line that brings the header in.
+    pub at: usize,
+    /// Its text as written (a preprocessor line as one logical line).
+    pub text: String,
+    /// What it is.
+    pub kind: DeclarationKind,
+    /// The header it comes from (`None`: the file itself).
+    pub header: Option<std::path::PathBuf>,
+}
+
+/// What a [`Declaration`] is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DeclarationKind {
+    /// `#if`, `#ifdef`, `#ifndef`: opens a conditional group.
+    Open,
+    /// `#elif`, `#elifdef`, `#elifndef`, `#else`.
+    Branch,
+    /// `#endif`.
+    Close,
+    /// `#define NAME ...`.
+    Define(String),
+    /// `#undef NAME`.
+    Undef(String),
+    /// `#include` of a header that is not the program's own (a system header,
+    /// or one that was not found).
+    Include,
+    /// Another preprocessor line (`#error`, `#warning`, `#line`).
+    Other,
+    /// A type declaration (`typedef`, `struct`, `union`, `enum`) and the names
+    /// it declares: typedef names, tags, enumerators.
+    Type(Vec<String>),
+}
+
+impl Declaration {
+    /// Whether it is a preprocessor line.
+    pub fn is_directive(&self) -> bool {
+        !matches!(self.kind, DeclarationKind::Type(_))
+    }
 }
 
 /// A `#define`, as the C preprocessor listed it.

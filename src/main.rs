@@ -37,6 +37,7 @@ impl CFlags {
         driver::Options {
             defines: self.define.clone(),
             include_dirs: self.include.clone(),
+            ..driver::Options::default()
         }
     }
 
@@ -249,6 +250,15 @@ enum Cmd {
         t: Vec<u64>,
         /// Arguments for every run of the program.
         #[arg(last = true)]
+        args: Vec<String>,
+    },
+    /// A C compiler for build systems: translates the files with tpace or stencil
+    /// directives, compiles and links (make CC='tpace cc --target cuda'; tpace cc --help).
+    #[command(disable_help_flag = true)]
+    Cc {
+        /// A C compiler's arguments, and tpace's --target, --mpi, --emulate, --machine,
+        /// --cuda-arch, --keep, --show-commands.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
         args: Vec<String>,
     },
     /// Compare what a translated program wrote with what the sequential one wrote:
@@ -507,6 +517,7 @@ fn real_main(cli: Cli) -> Result<ExitCode, Failure> {
                 ExitCode::SUCCESS
             })
         }
+        Cmd::Cc { args } => Ok(driver::cc::main(&args)),
         Cmd::Compare {
             reference,
             translated,

@@ -1,6 +1,7 @@
 //! The driver: runs the passes in order and does what the command line asks
 //! (translate, check, run, tune).
 
+pub mod cc;
 pub mod compare;
 pub mod dump;
 pub mod heatmap;

@@ -4,11 +4,13 @@
 //! pragma lines into the dialect-neutral [`directives`]; [`time_loop`] lowers
 //! those, with the C they annotate, to the IR. All share the C parser helpers
 //! in [`cst`], the pragma lines of [`pragmas`], the preprocessor's view
-//! ([`preprocess`], [`macros`], [`types`]) and the subscript arithmetic in
+//! ([`preprocess`], [`macros`], [`types`]), the program's own headers
+//! ([`headers`]) and the subscript arithmetic in
 //! [`poly`].
 
 pub mod cst;
 pub mod directives;
+pub mod headers;
 pub mod macros;
 pub mod poly;
 pub mod pragmas;
@@ -52,7 +54,8 @@ pub fn parse_with(path: &str, source: &str, env: &Env) -> DiagResult<Program> {
     let mut program = time_loop::lower(path, source, &tree, &found, env, || {
         tpace::missing_pipeline(source, &found)
     })?;
-    program.declarations = declarations(source, &tree);
+    program.declarations =
+        headers::declarations(std::path::Path::new(path), source, &tree, &env.include_dirs);
     program.main = main_function(source, &tree);
     Ok(program)
 }
@@ -135,36 +138,4 @@ fn declared(mut node: tree_sitter::Node, source: &str) -> Option<String> {
             _ => node = node.child_by_field_name("declarator")?,
         }
     }
-}
-
-/// The file's preprocessor lines but pragmas and its file-scope type
-/// declarations, in order (see `Program::declarations`).
-fn declarations(source: &str, tree: &tree_sitter::Tree) -> Vec<crate::ir::Span> {
-    let mut out = pragmas::other_directives(source);
-    let mut stack = vec![tree.root_node()];
-    while let Some(node) = stack.pop() {
-        for child in cst::named_children(node) {
-            match child.kind() {
-                "type_definition" | "struct_specifier" | "union_specifier" | "enum_specifier" => {
-                    // A bare `struct S {...}` ends at its brace: take its `;` too.
-                    let mut end = child.end_byte();
-                    let rest = &source[end..];
-                    if rest.trim_start().starts_with(';') {
-                        end += rest.len() - rest.trim_start().len() + 1;
-                    }
-                    out.push(child.start_byte()..end);
-                }
-                kind if kind.starts_with("preproc_if")
-                    || kind.starts_with("preproc_else")
-                    || kind == "preproc_elif"
-                    || kind == "preproc_elifdef" =>
-                {
-                    stack.push(child)
-                }
-                _ => {}
-            }
-        }
-    }
-    out.sort_by_key(|s| s.start);
-    out
 }

@@ -18,6 +18,11 @@ pub struct Options {
     pub defines: Vec<String>,
     /// `-I DIR`, in order.
     pub include_dirs: Vec<PathBuf>,
+    /// Other preprocessor flags for the C preprocessor's run, after the
+    /// others (`-U NAME`, `-isystem DIR`, `-std=c99`), as words.
+    pub extra: Vec<String>,
+    /// The C compiler whose preprocessor is asked (default: `$CC`, else `cc`, else `gcc`).
+    pub cc: Option<String>,
 }
 
 /// What the front end knows about names beyond the file's own text.
@@ -35,6 +40,8 @@ pub struct Env {
     /// Why the preprocessor could not be asked, if it could not (the file's
     /// own `#define`s stood in).
     pub fallback: Option<String>,
+    /// The `-I` folders, where the program's own headers are found.
+    pub include_dirs: Vec<PathBuf>,
 }
 
 impl Env {
@@ -48,6 +55,7 @@ impl Env {
             user_macros,
             headers: String::new(),
             fallback: None,
+            include_dirs: options.include_dirs.clone(),
         }
     }
 
@@ -60,6 +68,7 @@ impl Env {
                 // Names the file defines on branches the preprocessor did not take
                 // are still the user's: setting aside an undefined macro is harmless.
                 env.user_macros.extend(own_macro_names(source));
+                env.include_dirs = options.include_dirs.clone();
                 env
             }
             Err(why) => Env {
@@ -97,7 +106,11 @@ fn own_macro_names(source: &str) -> BTreeSet<String> {
 /// `cc -E -dD` over the file (`$CC` if set, else `cc`, else `gcc`); its
 /// output or why there is none.
 fn run(path: &Path, options: &Options) -> Result<String, String> {
-    let set = std::env::var("CC").ok().filter(|c| !c.trim().is_empty());
+    let set = options
+        .cc
+        .clone()
+        .or_else(|| std::env::var("CC").ok())
+        .filter(|c| !c.trim().is_empty());
     let candidates = match &set {
         Some(cc) => vec![cc.clone()],
         None => vec!["cc".to_string(), "gcc".to_string()],
@@ -114,6 +127,7 @@ fn run(path: &Path, options: &Options) -> Result<String, String> {
         for dir in &options.include_dirs {
             cmd.arg("-I").arg(dir);
         }
+        cmd.args(&options.extra);
         cmd.arg(path);
         match cmd.output() {
             Ok(out) => return output_of(program, path, out),
@@ -226,7 +240,7 @@ mod tests {
     fn falls_back_to_the_files_own_lines() {
         let opts = Options {
             defines: vec!["N=7".into()],
-            include_dirs: vec![],
+            ..Options::default()
         };
         let env = Env::of_file(
             Path::new("/nonexistent/tpace/t.c"),

@@ -14,6 +14,7 @@
 //! the glue declares, the kernel and its launch. Names come from [`names`].
 
 pub mod call_site;
+pub mod declarations;
 pub mod device;
 pub mod glue;
 pub mod guard;
@@ -52,8 +53,6 @@ pub struct Lowered<'a> {
     pub pipelines: Vec<LoweredPipeline<'a>>,
     /// The machine profile the default plans are for.
     pub machine: String,
-    /// Its figures (a target that makes choices of its own reads them).
-    pub profile: Profile,
     /// Whether the pipelines print fused kernels.
     pub fuses: bool,
     /// Whether the program runs as several MPI processes (`--mpi`).
@@ -76,6 +75,12 @@ pub struct LoweredPipeline<'a> {
     /// The fused kernel the target prints, if any: the plan's fusion within the
     /// machine profile's shared memory per block ([`crate::plan::Fusion::within`]).
     pub fusion: Option<crate::plan::Fusion>,
+    /// For a target that chooses its work groups and steps per kernel when the
+    /// pipeline starts ([`Options::steps_hook`]): the evolution-vector model's
+    /// figures for this pipeline on the machine profile, as the first fields of
+    /// the C initializer of the runtime's `tpace_cl_config`, one a line
+    /// (`model::opencl::c_config`).
+    pub work_groups: Option<String>,
 }
 
 impl<'a> Lowered<'a> {
@@ -148,9 +153,21 @@ pub fn lower<'a>(compiled: &'a Compiled, options: &Options<'_>) -> Result<Lowere
             fusion.as_ref(),
             &names.model(),
         )?;
+        // The kernels of a target that chooses its steps advance at most the fusion's steps.
+        let work_groups = if options.steps_hook {
+            let max_t = fusion.as_ref().map_or(1, |f| u64::from(f.max_steps));
+            Some(crate::model::opencl::c_config(
+                unit,
+                options.profile,
+                max_t,
+            )?)
+        } else {
+            None
+        };
         pipelines.push(LoweredPipeline {
             unit,
             inputs: inputs::definition(unit, &names),
+            work_groups,
             glue: glue::glue(unit, &names, &model, fusion.as_ref(), options.steps_hook),
             names,
             fused: fusion.is_some(),
@@ -168,7 +185,6 @@ pub fn lower<'a>(compiled: &'a Compiled, options: &Options<'_>) -> Result<Lowere
         program: host_program(compiled, &pipelines, options.mpi),
         pipelines,
         machine: options.profile.name.clone(),
-        profile: options.profile.clone(),
         fuses: options.fuses,
         mpi: options.mpi,
     })

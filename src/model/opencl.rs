@@ -407,18 +407,13 @@ fn c_double(x: f64) -> String {
     }
 }
 
-/// The C initializer of a pipeline's `tpace_cl_config` (runtime/opencl.h):
-/// the algorithm's figures for `profile` and `unit`, the kernels' limits and
-/// the tile's geometry, and the range of the program's kernels that are the
-/// pipeline's (`kernels`: first and one past the last, in the program's
-/// kernel table), whose kernels advance at most `max_t` steps. Fails when the
-/// profile lacks the algorithm's figures.
-pub fn c_config(
-    unit: Unit<'_>,
-    profile: &Profile,
-    kernels: (usize, usize),
-    max_t: u64,
-) -> Result<String, String> {
+/// The model's part of the C initializer of a pipeline's `tpace_cl_config`
+/// (runtime/opencl.h), one field a line with its comment: the algorithm's
+/// figures for `profile` and `unit`, the kernels' limits (at most `max_t`
+/// steps a kernel) and the tile's geometry, up to `tile_elem`. The writer adds
+/// the pipeline's range in its kernel table and the fields chosen at run
+/// time. Fails when the profile lacks the algorithm's figures.
+pub fn c_config(unit: Unit<'_>, profile: &Profile, max_t: u64) -> Result<String, String> {
     let m = EvolutionMachine::from_profile(profile)?;
     let rank = unit.pipeline.grid.rank();
     // The stencil's figures do not depend on the extents; the run supplies its own.
@@ -468,16 +463,11 @@ pub fn c_config(
             tile_elem_bytes(unit).to_string(),
             "tiled kernel: bytes per element of its array",
         ),
-        (
-            format!("{}, {}", kernels.0, kernels.1),
-            "the pipeline's kernels in the program's table",
-        ),
     ];
-    let mut out = String::from("{\n");
+    let mut out = String::new();
     for (v, what) in fields {
         let _ = writeln!(out, "    {v}, /* {what} */");
     }
-    out.push('}');
     Ok(out)
 }
 
@@ -535,8 +525,8 @@ mod tests {
         )
         .unwrap();
         assert!(text.contains("one step each"), "{text}");
-        assert!(c_config(u, &Profile::bundled("h200").unwrap(), (0, 2), 1).is_err());
-        let cfg = c_config(u, &Profile::bundled("h100").unwrap(), (0, 2), 1).unwrap();
+        assert!(c_config(u, &Profile::bundled("h200").unwrap(), 1).is_err());
+        let cfg = c_config(u, &Profile::bundled("h100").unwrap(), 1).unwrap();
         assert!(cfg.contains("0.0429, /* system B/F */"), "{cfg}");
     }
 }

@@ -86,6 +86,7 @@ impl FixtureFlags {
         driver::Options {
             defines: self.defines.clone(),
             include_dirs: self.include_dirs.clone(),
+            ..driver::Options::default()
         }
     }
 

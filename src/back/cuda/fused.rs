@@ -72,7 +72,7 @@ pub fn kernel(lp: &LoweredPipeline<'_>, f: &Fusion) -> String {
     };
     writeln!(
         w,
-        "template <int TP_T>\n__global__ void {bounds} {name}({args})\n{{",
+        "template <int TP_T>\nstatic __global__ void {bounds} {name}({args})\n{{",
         name = lp.names.fused_kernel(f.sweep),
         args = args.join(", "),
     )

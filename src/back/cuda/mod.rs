@@ -2,9 +2,12 @@
 //! user's program, the runtime and the pipelines' glue, compiled by the C
 //! compiler (nvcc hands `.c` files to it). `PROG.cu` holds what nvcc must
 //! compile: the runtime's CUDA device functions (`runtime/cuda.cuh`: streams,
-//! events, checked calls), the user's macros and types the kernels need, and
+//! events, checked calls), the user's macros and types the kernels use (never
+//! a header of the program's own: only what the kernels use of it, so that C
+//! code in a header never meets the C++ compiler), and
 //! per pipeline its inputs struct, a `__global__` kernel per sweep (and the
-//! fused kernel, `fused.rs`) and their `extern "C"` launchers. Built by a C++
+//! fused kernel, `fused.rs`) and their `extern "C"` launchers. Kernels are
+//! `static`: two translated files' kernels of the same names link together. Built by a C++
 //! compiler that is not nvcc, `PROG.cu` runs on the CPU emulation
 //! (`runtime/cuda_emulation.cuh`).
 
@@ -70,9 +73,11 @@ pub fn write(lowered: &Lowered<'_>) -> Output {
         emulation = EMULATION,
         runtime = RUNTIME,
     );
-    // The user's macros, headers and the types the kernels use, as they stand before
-    // each pipeline's function; the functions the sweeps call, with the constants
-    // they read, where they stand or, if later, before the first kernel that calls them.
+    // The user's macros and types the kernels use (with the conditional groups around
+    // them; a header of the program's own is never included, only what the kernels use
+    // of it), as they stand before each pipeline's function; the functions the sweeps
+    // call, with the constants they read, where they stand or, if later, before the
+    // first kernel that calls them.
     let parts: Vec<String> = lowered.pipelines.iter().map(pipeline).collect();
     let called = crate::lower::device::functions(program);
     let copies: Vec<String> = called
@@ -80,17 +85,31 @@ pub fn write(lowered: &Lowered<'_>) -> Output {
         .iter()
         .map(|f| device_function(&program.source[f.definition.clone()]))
         .collect();
-    let needed = crate::lower::device::declarations(
+    let needed = crate::lower::declarations::needed(
         program,
         &format!("{}{}", parts.concat(), copies.concat()),
     );
-    let mut items: Vec<(usize, String)> = needed
+    // (place, text, nesting): `nesting` says whether a line opens, continues or
+    // closes a conditional group.
+    let mut items: Vec<(usize, String, Option<i32>)> = needed
         .iter()
-        .chain(&called.constants)
-        .map(|d| (d.start, format!("{}\n", &program.source[d.clone()])))
+        .map(|d| {
+            (
+                d.at,
+                format!("{}\n", d.text),
+                crate::lower::declarations::nesting(d),
+            )
+        })
+        .chain(
+            called
+                .constants
+                .iter()
+                .map(|c| (c.start, format!("{}\n", &program.source[c.clone()]), None)),
+        )
         .collect();
     let mut emitted = vec![false; copies.len()];
     let mut at = 0;
+    let mut open_groups = 0;
     for (i, (lp, part)) in lowered.pipelines.iter().zip(&parts).enumerate() {
         let before = lp.unit.pipeline.function.start;
         for (f, (function, copy)) in called.functions.iter().zip(&copies).enumerate() {
@@ -101,35 +120,41 @@ pub fn write(lowered: &Lowered<'_>) -> Output {
                 if start >= before {
                     // Defined after the function whose kernels call it: brought forward,
                     // with the constants it may read.
-                    for (item, _) in items.iter_mut().filter(|(s, _)| *s >= before) {
+                    for (item, _, _) in items.iter_mut().filter(|(s, _, _)| *s >= before) {
                         if called.constants.iter().any(|c| c.start == *item) {
                             *item = before - 1;
                         }
                     }
                 }
-                items.push((start.min(before.saturating_sub(1)), copy.clone()));
+                items.push((start.min(before.saturating_sub(1)), copy.clone(), None));
             }
         }
-        let mut chunk: Vec<&(usize, String)> = items
+        let mut chunk: Vec<&(usize, String, Option<i32>)> = items
             .iter()
-            .filter(|(start, _)| *start >= at && *start < before)
+            .filter(|(start, _, _)| *start >= at && *start < before)
             .collect();
-        chunk.sort_by_key(|(start, _)| *start);
+        // In file order; a header's lines, which share their #include line's place, in theirs.
+        chunk.sort_by_key(|(start, _, _)| *start);
         if !chunk.is_empty() {
-            let functions = if chunk.iter().any(|(_, t)| t.starts_with("__device__")) {
+            let functions = if chunk.iter().any(|(_, t, _)| t.starts_with("__device__")) {
                 ", and the functions its sweeps call"
             } else {
                 ""
             };
             cu.push_str(&format!(
-                "\n/* ==== Your program's macros, headers and types{functions}, which the kernels below use ==== */\n",
+                "\n/* ==== Your program's macros and types{functions}, which the kernels below use ==== */\n",
             ));
-            for (_, text) in chunk {
+            for (_, text, nesting) in chunk {
+                open_groups += nesting.unwrap_or(0).max(-open_groups);
                 cu.push_str(text);
             }
         }
         at = before;
         cu.push_str(part);
+    }
+    // A pipeline's function inside a conditional group: its kernels are in the same group.
+    for _ in 0..open_groups {
+        cu.push_str("#endif /* the group your program closes after the function above */\n");
     }
     Output {
         main: cu,
@@ -267,7 +292,7 @@ fn kernel(lp: &LoweredPipeline<'_>, s: usize) -> String {
     let mut w = String::new();
     let _ = writeln!(
         w,
-        "\n/* {}: one point per thread. */\n__global__ void {}({})\n{{",
+        "\n/* {}: one point per thread. */\nstatic __global__ void {}({})\n{{",
         sweep_summary(unit, s),
         lp.names.kernel(s),
         args.join(", ")

@@ -4,7 +4,8 @@
 //! with each pipelined loop lowered, the runtime with this target's device
 //! functions (`runtime/opencl.h`: buffers behind private addresses, command
 //! queues, events), each pipeline's glue; then per pipeline its work-group
-//! configuration (the evolution-vector model's figures, `model::opencl`) and
+//! configuration (the evolution-vector model's figures, which lowering
+//! computes) and
 //! one launcher per sweep (arguments, enqueue on the chunk's queue), the tiled
 //! kernel's launcher where the plan fuses steps (`tiled.rs`); last the kernels
 //! as one OpenCL C source string, whose user parts the host's preprocessor
@@ -214,33 +215,33 @@ fn api_header(user_macros: &[String]) -> String {
 }
 
 /// The pipeline's work-group configuration and the function that chooses the
-/// work group and T when it starts.
+/// work group and T when it starts: the model's figures (computed in
+/// lowering), the pipeline's kernels in the program's table, and the fields
+/// chosen at run time.
 fn configuration(
     lowered: &Lowered<'_>,
     lp: &LoweredPipeline<'_>,
     table: &Table,
     name: &str,
 ) -> String {
-    let unit = lp.unit;
-    let max_t = lp.fusion.as_ref().map_or(1, |f| u64::from(f.max_steps));
-    match crate::model::opencl::c_config(unit, &lowered.profile, table.range, max_t) {
-        Ok(init) => format!(
-            "/* The evolution-vector model's figures for this pipeline on machine profile {machine}: when the\n \
-             * pipeline starts, it chooses the work-group shape and the steps per tiled kernel (T) for\n \
-             * the actual extents and device (`tpace plan --target opencl` shows the same search);\n \
-             * TPACE_WG and TPACE_T override. */\n\
-             static tpace_cl_config {name} = {init_body};\n\n\
-             TPACE_HOOK int {steps}(const tpace_shape *s)\n{{\n    return tpace_cl_choose(s, &{name});\n}}\n",
-            machine = lowered.machine.replace("*/", "* /"),
-            init_body = init.trim_end_matches('}').to_string()
-                + "    {0, 0, 0}, 0, /* chosen when the pipeline starts */\n}",
-            steps = lp.names.steps(),
-        ),
-        Err(e) => format!(
-            "#error \"tpace: {}: translate with --machine naming a profile that has them (h100, c2070, xeon-phi-5110p)\"\n",
-            e.replace('"', "'")
-        ),
-    }
+    let figures = lp
+        .work_groups
+        .as_deref()
+        .expect("lowering computes the work-group figures for a target that chooses its steps");
+    format!(
+        "/* The evolution-vector model's figures for this pipeline on machine profile {machine}: when the\n \
+         * pipeline starts, it chooses the work-group shape and the steps per tiled kernel (T) for\n \
+         * the actual extents and device (`tpace plan --target opencl` shows the same search);\n \
+         * TPACE_WG and TPACE_T override. */\n\
+         static tpace_cl_config {name} = {{\n{figures}    \
+         {lo}, {hi}, /* the pipeline's kernels in the program's table */\n    \
+         {{0, 0, 0}}, 0, /* chosen when the pipeline starts */\n}};\n\n\
+         TPACE_HOOK int {steps}(const tpace_shape *s)\n{{\n    return tpace_cl_choose(s, &{name});\n}}\n",
+        machine = lowered.machine.replace("*/", "* /"),
+        lo = table.range.0,
+        hi = table.range.1,
+        steps = lp.names.steps(),
+    )
 }
 
 /// Sweep `s`'s launcher: its kernel over the part of its box in the step's

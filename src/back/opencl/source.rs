@@ -138,14 +138,14 @@ pub fn scalar_type(written: &str) -> ScalarType {
 
 /// The user's file-scope type declarations (typedefs, structs, enums) that the
 /// kernel text `uses` names, and those they name in turn, in file order
-/// (`lower::device::declarations`), each marked for the host preprocessor.
-/// Preprocessor lines are left out: the host expands macros itself.
+/// (`lower::declarations::needed`, the program's own headers' too), each
+/// marked for the host preprocessor. Preprocessor lines are left out: the host
+/// expands macros itself.
 pub fn declarations(program: &Program, uses: &str) -> String {
-    crate::lower::device::declarations(program, uses)
+    crate::lower::declarations::needed(program, uses)
         .into_iter()
-        .map(|d| &program.source[d])
-        .filter(|t| !t.trim_start().starts_with('#'))
-        .map(|t| format!("{}\n", host(t)))
+        .filter(|d| !d.is_directive())
+        .map(|d| format!("{}\n", host(&d.text)))
         .collect()
 }
 
