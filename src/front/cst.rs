@@ -128,3 +128,31 @@ pub fn body_items(body: Node) -> Vec<Node> {
         vec![body]
     }
 }
+
+/// A C expression parsed apart from the file (a macro's expansion).
+pub struct Parsed {
+    /// The text parsed: the expression wrapped in a function.
+    pub src: String,
+    /// Its parse.
+    pub tree: Tree,
+}
+
+impl Parsed {
+    /// Parse `expr`; `None` if it is not a C expression.
+    pub fn new(expr: &str) -> Option<Parsed> {
+        let src = format!("void tpace_x(void)\n{{\n({expr});\n}}\n");
+        let tree = parse_c(&src);
+        (!tree.root_node().has_error()).then_some(Parsed { src, tree })
+    }
+
+    /// The expression, without the parentheses around it.
+    pub fn expr(&self) -> Option<Node<'_>> {
+        let f = self.tree.root_node().named_child(0)?;
+        let stmt = f.child_by_field_name("body")?.named_child(0)?;
+        let mut e = stmt.named_child(0)?;
+        while e.kind() == "parenthesized_expression" {
+            e = e.named_child(0)?;
+        }
+        Some(e)
+    }
+}

@@ -134,6 +134,7 @@ pub fn time_loop(node: Node, source: &str) -> DiagResult<TimeLoop> {
     let h = parse_header(node, source, "the time loop", "for (n = 0; n < N; n++)")
         .map_err(|d| vec![d])?;
     Ok(TimeLoop {
+        form: crate::ir::TimeForm::For,
         var: h.var,
         var_type: h.declared_type.clone().unwrap_or_else(|| "long".into()),
         declared_type: h.declared_type,
@@ -141,6 +142,7 @@ pub fn time_loop(node: Node, source: &str) -> DiagResult<TimeLoop> {
         end: h.end,
         inclusive: h.inclusive,
         steps_hint: None,
+        advance: None,
     })
 }
 
@@ -310,7 +312,7 @@ pub fn sweep(
             );
         }
     }
-    let flops = count_flops(body, source, &found.accesses);
+    let flops = count_flops(body, source, &found.accesses, &found.index_statements);
     let sweep = Sweep {
         span: span(outer),
         loops,
@@ -323,12 +325,19 @@ pub fn sweep(
     Ok((sweep, found.flat))
 }
 
-/// Arithmetic operators on values (subscript arithmetic excluded, and the
-/// arguments of a macro invocation that is an access).
-fn count_flops(body: Node, source: &str, accesses: &[crate::ir::Access]) -> u32 {
+/// Arithmetic operators on values (subscript arithmetic excluded, the arguments
+/// of a macro invocation that is an access, and the statements that compute
+/// index variables).
+fn count_flops(
+    body: Node,
+    source: &str,
+    accesses: &[crate::ir::Access],
+    index_statements: &[Span],
+) -> u32 {
     let spans: std::collections::BTreeSet<(usize, usize)> = accesses
         .iter()
         .map(|a| (a.span.start, a.span.end))
+        .chain(index_statements.iter().map(|s| (s.start, s.end)))
         .collect();
     let is_access = |n: Node| spans.contains(&(n.start_byte(), n.end_byte()));
     // Depth first with an "inside a subscript's index" flag, without recursion and

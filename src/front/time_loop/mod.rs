@@ -7,9 +7,11 @@
 
 pub mod calls;
 mod context;
+pub mod counted;
 mod decls;
 pub mod flat;
 mod host;
+mod index_vars;
 mod loops;
 mod macro_reads;
 mod reductions;
@@ -52,13 +54,13 @@ pub fn lower(
     // Every pipeline's time loop, or why it has none.
     let mut time_loops: Vec<Node> = Vec::new();
     for f in &pipelines {
-        match f.stmt.filter(|n| n.kind() == "for_statement") {
+        match f.stmt.filter(|n| is_time_loop(*n)) {
             Some(n) => time_loops.push(n),
             None => errors.push(Diagnostic::new(
                 f.span(),
                 "`pipeline` must be followed by the time loop",
-                "no `for` statement follows this directive",
-                "put `#pragma tpace pipeline ...` directly above the `for` loop over time steps",
+                "no `for`, `while` or `do` statement follows this directive",
+                "put `#pragma tpace pipeline ...` directly above the loop over time steps",
             )),
         }
     }
@@ -106,6 +108,14 @@ pub fn lower(
             })
             .collect(),
     })
+}
+
+/// Whether a statement can be a time loop: a `for`, `while` or `do` loop.
+pub fn is_time_loop(node: Node) -> bool {
+    matches!(
+        node.kind(),
+        "for_statement" | "while_statement" | "do_statement"
+    )
 }
 
 /// Directives in places where they would be ignored or ambiguous: a pipeline
@@ -236,7 +246,11 @@ fn lower_pipeline(
         types,
     )?;
     check_declared_elems(clauses, &arrays, types)?;
-    let mut time = loops::time_loop(time_loop, source)?;
+    let mut time = if time_loop.kind() == "for_statement" {
+        loops::time_loop(time_loop, source)?
+    } else {
+        counted::time_loop(time_loop, source)?
+    };
     if let Some(named) = &clauses.time_var
         && named.name != time.var
     {
@@ -274,6 +288,7 @@ fn lower_pipeline(
         return Err(jumps);
     }
     let (mut body, host, flats) = lower_body(time_loop, &ctx, found)?;
+    counted::check_reads_after_advance(&time, &body, source)?;
     let arrays = resolve_flat(arrays, &mut body, &flats, &grid, types)?;
     let arrays = drop_unused_components(arrays, &mut body);
     resolve_variables(
@@ -420,7 +435,14 @@ fn resolve_variables(
             .step_values
             .iter()
             .map(|v| v.span.clone())
-            .chain(sweep.accesses.iter().map(|a| a.span.clone()))
+            // A kept subscript stays in the kernel: the names in it are the kernel's.
+            .chain(
+                sweep
+                    .accesses
+                    .iter()
+                    .filter(|a| a.kept.is_none())
+                    .map(|a| a.span.clone()),
+            )
             .collect();
         let not_free = scalars::NotFree {
             bound: &bound,
@@ -600,7 +622,7 @@ fn lower_body(time_loop: Node, ctx: &context::Context, found: &[Found]) -> DiagR
     let source = ctx.source;
     let body = time_loop
         .child_by_field_name("body")
-        .expect("a parsed for statement has a body");
+        .expect("a parsed loop has a body");
     let mut sweeps = Vec::new();
     let mut host = Vec::new();
     let mut flats = Vec::new();
