@@ -188,6 +188,8 @@ pub fn sweep(
     let rank = grid.rank();
     let mut loops = Vec::new();
     let (mut node, mut dim, mut pragma) = (outer, dim, pragma);
+    // Names declared between the loops: (name, type, declaration).
+    let mut between: Vec<(String, String, Node)> = Vec::new();
     let body = loop {
         let Some(pos) = grid.position_of_dim(dim) else {
             return Err(vec![Diagnostic::new(
@@ -235,15 +237,23 @@ pub fn sweep(
         let nested = items.iter().position(|n| loop_dim_of(*n).is_some());
         match nested {
             Some(i) => {
-                if items.len() != 1 {
-                    let other = items.iter().find(|n| **n != items[i]);
-                    let at = other.map_or(span(body), |n| first_line(*n, source));
-                    return Err(vec![Diagnostic::new(
-                        at,
-                        "loop nest is not perfectly nested",
-                        "statement between the loops",
-                        "put all statements of a sweep inside its innermost loop",
-                    )]);
+                // Besides the next loop, only declarations of inner loops' indices
+                // (Parboil's `int j, k;` between its loops).
+                for other in items.iter().filter(|n| **n != items[i]) {
+                    match plain_declaration(*other, source) {
+                        Some((ty, names)) if other.start_byte() < items[i].start_byte() => {
+                            between.extend(names.into_iter().map(|n| (n, ty.clone(), *other)));
+                        }
+                        _ => {
+                            return Err(vec![Diagnostic::new(
+                                first_line(*other, source),
+                                "loop nest is not perfectly nested",
+                                "statement between the loops",
+                                "put all statements of a sweep inside its innermost loop (only \
+                                 declarations of the inner loops' indices may stand between the loops)",
+                            )]);
+                        }
+                    }
                 }
                 (dim, pragma) = loop_dim_of(items[i]).expect("found as a loop directive");
                 node = items[i];
@@ -259,6 +269,24 @@ pub fn sweep(
             }
         }
     };
+    for (name, ty, decl) in between {
+        match loops
+            .iter_mut()
+            .find(|l| l.var == name && l.header.start > decl.start_byte())
+        {
+            // Declared in the nest: the kernel declares it, the call site does not set it after.
+            Some(l) => l.declared_type = Some(ty),
+            None => {
+                return Err(vec![Diagnostic::new(
+                    first_line(decl, source),
+                    "loop nest is not perfectly nested",
+                    format!("`{name}` is not an index of an inner loop"),
+                    "put all statements of a sweep inside its innermost loop (only declarations \
+                     of the inner loops' indices may stand between the loops)",
+                )]);
+            }
+        }
+    }
     let fewer = loops.len() < rank;
     let too_few = |missing: &[String]| {
         Diagnostic::new(
@@ -323,6 +351,21 @@ pub fn sweep(
         step_values: found.step_values,
     };
     Ok((sweep, found.flat))
+}
+
+/// A declaration of plain variables without initial values (`int j, k;`): its
+/// type and names.
+pub fn plain_declaration(node: Node, source: &str) -> Option<(String, Vec<String>)> {
+    if node.kind() != "declaration" {
+        return None;
+    }
+    let ty = text(node.child_by_field_name("type")?, source).to_string();
+    let mut cursor = node.walk();
+    let names: Option<Vec<String>> = node
+        .children_by_field_name("declarator", &mut cursor)
+        .map(|d| (d.kind() == "identifier").then(|| text(d, source).to_string()))
+        .collect();
+    names.filter(|n| !n.is_empty()).map(|n| (ty, n))
 }
 
 /// Arithmetic operators on values (subscript arithmetic excluded, the arguments
