@@ -236,6 +236,12 @@ fn lower_pipeline(
     types: &Types,
 ) -> DiagResult<Pipeline> {
     let (grid, halo) = grid_and_halo(clauses, pipeline.span())?;
+    // `targetin` arrays the sweeps read only as per-step values (FDTD's `_fict_[t]`)
+    // are no grid arrays: the host reads them at each step, as if they were not listed.
+    let tables = per_step_tables(clauses, time_loop, source);
+    let mut grid_clauses = clauses.clone();
+    grid_clauses.targetin.retain(|n| !tables.contains(&n.name));
+    let clauses = &grid_clauses;
     let arrays = decls::listed_arrays(
         clauses,
         pipeline.span(),
@@ -329,6 +335,62 @@ fn lower_pipeline(
         reductions,
         asynchronous: clauses.asynchronous,
     })
+}
+
+/// The `targetin` arrays that every mention in the time loop reads at subscripts
+/// free of every spatial loop's index (`_fict_[t]`, `coef[t % 4][1]`): per-step
+/// tables, which the sweeps read as per-step values.
+fn per_step_tables(clauses: &PipelineClauses, time_loop: Node, source: &str) -> Vec<String> {
+    let nodes = crate::front::cst::descendants(time_loop);
+    let spatial: Vec<&str> = nodes
+        .iter()
+        .filter(|n| n.kind() == "for_statement" && **n != time_loop)
+        .filter_map(|n| n.child_by_field_name("initializer"))
+        .filter_map(|i| match i.kind() {
+            "assignment_expression" => i.child_by_field_name("left"),
+            "declaration" => i
+                .child_by_field_name("declarator")
+                .and_then(|d| d.child_by_field_name("declarator")),
+            _ => None,
+        })
+        .filter(|v| v.kind() == "identifier")
+        .map(|v| crate::front::cst::text(v, source))
+        .collect();
+    let read_per_step = |id: &Node| {
+        // The whole subscript chain `t[..][..]` whose base this is.
+        let mut top = *id;
+        while let Some(p) = top.parent().filter(|p| {
+            p.kind() == "subscript_expression" && p.child_by_field_name("argument") == Some(top)
+        }) {
+            top = p;
+        }
+        if top == *id {
+            return false;
+        }
+        let written = top.parent().is_some_and(|p| match p.kind() {
+            "assignment_expression" => p.child_by_field_name("left") == Some(top),
+            "update_expression" => true,
+            "pointer_expression" => true,
+            _ => false,
+        });
+        let index_text = &source[id.end_byte()..top.end_byte()];
+        !written && !spatial.iter().any(|v| crate::text::mentions(index_text, v))
+    };
+    clauses
+        .targetin
+        .iter()
+        .map(|n| n.name.as_str())
+        .filter(|name| {
+            let mentions: Vec<&Node> = nodes
+                .iter()
+                .filter(|n| {
+                    n.kind() == "identifier" && crate::front::cst::text(**n, source) == *name
+                })
+                .collect();
+            !mentions.is_empty() && mentions.iter().all(|id| read_per_step(id))
+        })
+        .map(str::to_string)
+        .collect()
 }
 
 /// The flat arrays with what their accesses say: layout checks, components
