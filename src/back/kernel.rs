@@ -99,6 +99,16 @@ pub fn uses_offsets(sweep: &Sweep) -> bool {
     sweep.accesses.iter().any(|a| a.kept.is_none())
 }
 
+/// Whether a kernel of `sweep` addresses any element through the chunk buffer's
+/// shape (`tp_base`, `tp_lo{pos}`, `tp_n{pos}`): by offsets, or by kept subscripts
+/// one per dimension.
+pub fn uses_extents(sweep: &Sweep) -> bool {
+    sweep
+        .accesses
+        .iter()
+        .any(|a| !matches!(a.kept, Some(Subscript::Flat(_))))
+}
+
 /// C for `tp_origin` where a launch `tp_l` is in scope: the program's flat index
 /// of the chunk buffer's first element, `tp_base - lo` planes of the grid in.
 pub fn origin(rank: usize) -> String {

@@ -13,7 +13,7 @@ mod fused;
 use crate::back::Output;
 use crate::back::kernel::{
     accumulators, body_with, dev_name, kept_index, needs_origin, per_point_locals, point_begin,
-    point_end, reductions_of, sweep_arrays, sweep_summary, uses_offsets, uses_time,
+    point_end, reductions_of, sweep_arrays, sweep_summary, uses_extents, uses_offsets, uses_time,
 };
 use crate::lower::{Lowered, LoweredPipeline, glue, inputs, names};
 use std::fmt::Write;
@@ -246,11 +246,16 @@ fn kernel(lp: &LoweredPipeline<'_>, s: usize) -> String {
             )
         })
         .collect();
-    args.push("long tp_base".into());
+    // The buffer's shape where an access is addressed by it; the program's index of
+    // its first element where one keeps the program's own flat index.
+    let shaped = uses_extents(sweep);
+    if shaped {
+        args.push("long tp_base".into());
+    }
     if needs_origin(sweep) {
         args.push("long tp_origin".into());
     }
-    for pos in 1..rank {
+    for pos in (1..rank).filter(|_| shaped) {
         args.push(format!("long tp_lo{pos}, long tp_n{pos}"));
     }
     for pos in 0..rank {
@@ -434,11 +439,14 @@ fn launcher(lp: &LoweredPipeline<'_>, s: usize) -> String {
             )
         })
         .collect();
-    args.push("tp_l->tp_base".into());
+    let shaped = uses_extents(sweep);
+    if shaped {
+        args.push("tp_l->tp_base".into());
+    }
     if needs_origin(sweep) {
         args.push(crate::back::kernel::origin(rank));
     }
-    for pos in 1..rank {
+    for pos in (1..rank).filter(|_| shaped) {
         args.push(format!("tp_l->tp_dim_lo[{pos}], tp_l->tp_dim_n[{pos}]"));
     }
     for pos in 0..rank {

@@ -7,7 +7,7 @@
 use crate::back::Output;
 use crate::back::kernel::{
     accumulators, body_with, dev_name, kept_index, needs_origin, per_point_locals, per_point_names,
-    point_begin, point_end, reductions_of, sweep_arrays, sweep_summary, uses_time,
+    point_begin, point_end, reductions_of, sweep_arrays, sweep_summary, uses_extents, uses_time,
 };
 use crate::ir::ReduceOp;
 use crate::lower::{Lowered, LoweredPipeline, glue, inputs, names};
@@ -109,7 +109,12 @@ fn launcher(lp: &LoweredPipeline<'_>, s: usize) -> String {
             name = arr.display_name().replace("*/", "* /"),
         );
     }
-    let _ = writeln!(w, "    const long tp_base = tp_l->tp_base;");
+    // The buffer's shape, where an access is addressed by it (not only by the
+    // program's own flat index, which `tp_origin` turns into the buffer's).
+    let shaped = uses_extents(sweep);
+    if shaped {
+        let _ = writeln!(w, "    const long tp_base = tp_l->tp_base;");
+    }
     if needs_origin(sweep) {
         let _ = writeln!(
             w,
@@ -117,7 +122,7 @@ fn launcher(lp: &LoweredPipeline<'_>, s: usize) -> String {
             crate::back::kernel::origin(rank)
         );
     }
-    for pos in 1..rank {
+    for pos in (1..rank).filter(|_| shaped) {
         let _ = writeln!(
             w,
             "    const long tp_lo{pos} = tp_l->tp_dim_lo[{pos}], tp_n{pos} = tp_l->tp_dim_n[{pos}];"

@@ -76,6 +76,7 @@ pub fn time_loop(node: Node, source: &str) -> DiagResult<TimeLoop> {
             None => break,
         }
     }
+    reads_nothing(e, source)?;
     let op = e
         .child_by_field_name("operator")
         .map_or("", |o| text(o, source));
@@ -163,17 +164,16 @@ pub fn time_loop(node: Node, source: &str) -> DiagResult<TimeLoop> {
     })
 }
 
-/// The bound is read once, before the loop: it reads no array, calls nothing,
-/// changes nothing, and the body does not change what it reads.
-fn check_bound(end: Node, body: Node, source: &str) -> DiagResult<()> {
-    let unknown = descendants(end).into_iter().find(|n| {
+/// The condition is evaluated once, before the loop: it reads no array, calls
+/// nothing and changes nothing but the counter (`++count < numiter`).
+fn reads_nothing(cond: Node, source: &str) -> DiagResult<()> {
+    let unknown = descendants(cond).into_iter().find(|n| {
         matches!(
             n.kind(),
             "subscript_expression"
                 | "call_expression"
                 | "pointer_expression"
                 | "assignment_expression"
-                | "update_expression"
         ) && !(n.kind() == "pointer_expression"
             && n.child_by_field_name("operator")
                 .is_some_and(|o| text(o, source) == "&"))
@@ -182,23 +182,26 @@ fn check_bound(end: Node, body: Node, source: &str) -> DiagResult<()> {
         let what = match n.kind() {
             "subscript_expression" | "pointer_expression" => "reads memory",
             "call_expression" => "calls a function",
-            _ => "changes a variable",
+            _ => "assigns a variable",
         };
         return Err(vec![Diagnostic::new(
             span(n),
             format!(
-                "the time loop's bound `{}` {what}",
-                text(end, source).trim()
+                "the time loop's condition `{}` {what}",
+                text(cond, source).trim()
             ),
             "the step count must be known when the loop starts",
-            format!(
-                "tpace runs k steps of a chunk at a time, so the number of steps is read once, \
-                 before the loop (tpace paper §3.2): copy the bound into a variable before the \
-                 loop (`const int steps = {};`) and compare the counter with that",
-                text(end, source).trim()
-            ),
+            "tpace runs k steps of a chunk at a time, so the number of steps is fixed before the \
+             loop (tpace paper §3.2): count the steps (`while (step < steps)`, with `steps` \
+             computed before the loop, or copied there from what the condition reads), and test \
+             anything else after the loop",
         )]);
     }
+    Ok(())
+}
+
+/// The body does not change what the bound reads.
+fn check_bound(end: Node, body: Node, source: &str) -> DiagResult<()> {
     let names: Vec<&str> = descendants(end)
         .into_iter()
         .filter(|n| n.kind() == "identifier")

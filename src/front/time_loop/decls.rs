@@ -95,7 +95,9 @@ fn below_grid_rank(
     decl: &DeclInfo,
     rank: usize,
 ) -> Result<(), Diagnostic> {
-    if layout == Layout::Flat || decl.depth >= rank {
+    // Only a read-only one: an array the stencil writes that does not match
+    // `size` says more likely that the clause is wrong (said at the loops).
+    if layout == Layout::Flat || decl.depth >= rank || intent != Intent::In {
         return Ok(());
     }
     let name = &named.name;
@@ -109,11 +111,10 @@ fn below_grid_rank(
         ),
         "not an array of the grid's shape",
         format!(
-            "{}(...) lists arrays of the grid's shape, which the pipeline cuts into chunks; a \
-             table the sweeps read only at subscripts without a spatial loop index (a per-step \
-             value, `{name}[t]` with the time counter) may be listed in targetin or not, and an \
-             array along fewer axes than the grid is not handled: give it the grid's shape",
-            intent.word()
+            "targetin(...) lists arrays of the grid's shape, which the pipeline cuts into chunks; \
+             a table the sweeps read only at subscripts without a spatial loop index (a per-step \
+             value, `{name}[t]` with the time counter) may be listed there or not, and an array \
+             along fewer axes than the grid is not handled: give it the grid's shape"
         ),
     ))
 }

@@ -238,7 +238,9 @@ fn lower_pipeline(
     let (grid, halo) = grid_and_halo(clauses, pipeline.span())?;
     // `targetin` arrays the sweeps read only as per-step values (FDTD's `_fict_[t]`)
     // are no grid arrays: the host reads them at each step, as if they were not listed.
-    let tables = per_step_tables(clauses, time_loop, source);
+    let tables = read_time_loop(time_loop, source)
+        .map(|t| per_step_tables(clauses, time_loop, &t.var, source))
+        .unwrap_or_default();
     let mut grid_clauses = clauses.clone();
     grid_clauses.targetin.retain(|n| !tables.contains(&n.name));
     let clauses = &grid_clauses;
@@ -252,11 +254,7 @@ fn lower_pipeline(
         types,
     )?;
     check_declared_elems(clauses, &arrays, types)?;
-    let mut time = if time_loop.kind() == "for_statement" {
-        loops::time_loop(time_loop, source)?
-    } else {
-        counted::time_loop(time_loop, source)?
-    };
+    let mut time = read_time_loop(time_loop, source)?;
     if let Some(named) = &clauses.time_var
         && named.name != time.var
     {
@@ -337,11 +335,39 @@ fn lower_pipeline(
     })
 }
 
+/// The time loop's counter and trip count, whichever way the loop is written.
+fn read_time_loop(time_loop: Node, source: &str) -> DiagResult<TimeLoop> {
+    if time_loop.kind() == "for_statement" {
+        loops::time_loop(time_loop, source)
+    } else {
+        counted::time_loop(time_loop, source)
+    }
+}
+
 /// The `targetin` arrays that every mention in the time loop reads at subscripts
-/// free of every spatial loop's index (`_fict_[t]`, `coef[t % 4][1]`): per-step
-/// tables, which the sweeps read as per-step values.
-fn per_step_tables(clauses: &PipelineClauses, time_loop: Node, source: &str) -> Vec<String> {
+/// made of the time counter `time`, constants and variables the loop does not
+/// change (`_fict_[t]`, `coef[t % 4][1]`): per-step tables, which the sweeps
+/// read as per-step values.
+fn per_step_tables(
+    clauses: &PipelineClauses,
+    time_loop: Node,
+    time: &str,
+    source: &str,
+) -> Vec<String> {
     let nodes = crate::front::cst::descendants(time_loop);
+    // What the loop changes: its spatial loops' indices and every variable it writes.
+    let changed: Vec<&str> = nodes
+        .iter()
+        .filter_map(|n| match n.kind() {
+            "assignment_expression" => n.child_by_field_name("left"),
+            "update_expression" => n.child_by_field_name("argument"),
+            "init_declarator" => n.child_by_field_name("declarator"),
+            _ => None,
+        })
+        .filter(|v| v.kind() == "identifier")
+        .map(|v| crate::front::cst::text(v, source))
+        .filter(|v| *v != time)
+        .collect();
     let spatial: Vec<&str> = nodes
         .iter()
         .filter(|n| n.kind() == "for_statement" && **n != time_loop)
@@ -374,7 +400,11 @@ fn per_step_tables(clauses: &PipelineClauses, time_loop: Node, source: &str) -> 
             _ => false,
         });
         let index_text = &source[id.end_byte()..top.end_byte()];
-        !written && !spatial.iter().any(|v| crate::text::mentions(index_text, v))
+        !written
+            && !spatial
+                .iter()
+                .chain(&changed)
+                .any(|v| crate::text::mentions(index_text, v))
     };
     clauses
         .targetin
