@@ -109,13 +109,16 @@ pub fn uses_extents(sweep: &Sweep) -> bool {
         .any(|a| !matches!(a.kept, Some(Subscript::Flat(_))))
 }
 
-/// C for `tp_origin` where a launch `tp_l` is in scope: the program's flat index
-/// of the chunk buffer's first element, `tp_base - lo` planes of the grid in.
-pub fn origin(rank: usize) -> String {
+/// C for `tp_origin` where a launch `tp_l` of a pipeline whose inputs struct is
+/// `inputs` is in scope: the program's flat index of the chunk buffer's first
+/// element, `tp_base - lo` planes in, `lo` the first plane of the whole grid
+/// (the pipeline's input; a launch on one of several devices or ranks knows
+/// only its slab's first plane).
+pub fn origin(rank: usize, inputs: &str) -> String {
     let plane: String = (1..rank)
         .map(|pos| format!(" * tp_l->tp_dim_n[{pos}]"))
         .collect();
-    format!("(tp_l->tp_base - tp_l->tp_dim_lo[0]){plane}")
+    format!("(tp_l->tp_base - ((const {inputs} *)tp_l->tp_in)->tp_dim_lo[0]){plane}")
 }
 
 /// The chunk-buffer index of an access that keeps the user's subscripts

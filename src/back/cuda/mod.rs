@@ -444,7 +444,7 @@ fn launcher(lp: &LoweredPipeline<'_>, s: usize) -> String {
         args.push("tp_l->tp_base".into());
     }
     if needs_origin(sweep) {
-        args.push(crate::back::kernel::origin(rank));
+        args.push(crate::back::kernel::origin(rank, &lp.names.inputs()));
     }
     for pos in (1..rank).filter(|_| shaped) {
         args.push(format!("tp_l->tp_dim_lo[{pos}], tp_l->tp_dim_n[{pos}]"));

@@ -119,7 +119,7 @@ fn launcher(lp: &LoweredPipeline<'_>, s: usize) -> String {
         let _ = writeln!(
             w,
             "    const long tp_origin = {}; /* the program's index of the buffer's first element */",
-            crate::back::kernel::origin(rank)
+            crate::back::kernel::origin(rank, &lp.names.inputs())
         );
     }
     for pos in (1..rank).filter(|_| shaped) {

@@ -287,7 +287,7 @@ fn launcher(lp: &LoweredPipeline<'_>, s: usize, k: usize, config: &str) -> Strin
         let _ = writeln!(
             w,
             "    tpace_cl_arg_long(tp, tp_k, &tp_arg, {}); /* the program's index of the buffer's first element */",
-            crate::back::kernel::origin(rank)
+            crate::back::kernel::origin(rank, &lp.names.inputs())
         );
     }
     for pos in 1..rank {
