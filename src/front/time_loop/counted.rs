@@ -108,8 +108,10 @@ pub fn time_loop(node: Node, source: &str) -> DiagResult<TimeLoop> {
         "identifier" => (text(counter, source).to_string(), false),
         "update_expression" => {
             let arg = counter.child_by_field_name("argument");
-            let pre = text(counter, source).trim_start().starts_with("++");
-            match arg.filter(|a| a.kind() == "identifier") {
+            let written = text(counter, source).trim();
+            let pre = written.starts_with("++");
+            let up = pre || written.ends_with("++");
+            match arg.filter(|a| a.kind() == "identifier" && up) {
                 Some(a) if pre && is_do => (text(a, source).to_string(), true),
                 Some(a) => {
                     let v = text(a, source);

@@ -5,7 +5,7 @@ use super::flat::FlatAccess;
 use super::subscripts;
 use crate::diag::{DiagResult, Diagnostic};
 use crate::front::cst::{body_items, descendants, span, text};
-use crate::ir::{Span, Sweep, SweepLoop, TimeLoop};
+use crate::ir::{HostStatement, Span, Sweep, SweepLoop, TimeLoop};
 use crate::text::count;
 use tree_sitter::Node;
 
@@ -351,6 +351,52 @@ pub fn sweep(
         step_values: found.step_values,
     };
     Ok((sweep, found.flat))
+}
+
+/// The time loop's host statements without the declarations of the sweeps'
+/// loop indices (`int i;` in the loop body, above a nest over `i`): those
+/// indices are the nests' own (the kernels declare them; the call site does not
+/// set them after the loop, where they are out of scope).
+pub fn loop_index_declarations(
+    host: Vec<HostStatement>,
+    sweeps: &mut [Sweep],
+    ctx: &Context,
+) -> Vec<HostStatement> {
+    let root = ctx.tree.root_node();
+    let mut kept = Vec::new();
+    for (i, h) in host.iter().enumerate() {
+        let node = root
+            .descendant_for_byte_range(h.span.start, h.span.end)
+            .filter(|n| n.byte_range() == h.span);
+        let Some((ty, names)) = node.and_then(|n| plain_declaration(n, ctx.source)) else {
+            kept.push(h.clone());
+            continue;
+        };
+        let later = |s: &Sweep| s.span.start > h.span.start;
+        let indexes = |name: &String| {
+            sweeps
+                .iter()
+                .filter(|s| later(s))
+                .any(|s| s.loops.iter().any(|l| !l.fixed && l.var == *name))
+        };
+        let elsewhere = |name: &String| {
+            host.iter()
+                .enumerate()
+                .any(|(j, o)| j != i && crate::text::mentions(&ctx.source[o.span.clone()], name))
+        };
+        if !names.iter().all(|n| indexes(n) && !elsewhere(n)) {
+            kept.push(h.clone());
+            continue;
+        }
+        for s in sweeps.iter_mut().filter(|s| later(s)) {
+            for l in s.loops.iter_mut() {
+                if names.contains(&l.var) && l.declared_type.is_none() {
+                    l.declared_type = Some(ty.clone());
+                }
+            }
+        }
+    }
+    kept
 }
 
 /// A declaration of plain variables without initial values (`int j, k;`): its

@@ -17,6 +17,7 @@ mod macro_reads;
 mod reductions;
 mod scalars;
 mod subscripts;
+mod tables;
 
 use crate::diag::{DiagResult, Diagnostic};
 use crate::front::cst::{body_items, span};
@@ -239,7 +240,7 @@ fn lower_pipeline(
     // `targetin` arrays the sweeps read only as per-step values (FDTD's `_fict_[t]`)
     // are no grid arrays: the host reads them at each step, as if they were not listed.
     let tables = read_time_loop(time_loop, source)
-        .map(|t| per_step_tables(clauses, time_loop, &t.var, source))
+        .map(|t| tables::per_step_tables(clauses, time_loop, &t.var, source))
         .unwrap_or_default();
     let mut grid_clauses = clauses.clone();
     grid_clauses.targetin.retain(|n| !tables.contains(&n.name));
@@ -342,85 +343,6 @@ fn read_time_loop(time_loop: Node, source: &str) -> DiagResult<TimeLoop> {
     } else {
         counted::time_loop(time_loop, source)
     }
-}
-
-/// The `targetin` arrays that every mention in the time loop reads at subscripts
-/// made of the time counter `time`, constants and variables the loop does not
-/// change (`_fict_[t]`, `coef[t % 4][1]`): per-step tables, which the sweeps
-/// read as per-step values.
-fn per_step_tables(
-    clauses: &PipelineClauses,
-    time_loop: Node,
-    time: &str,
-    source: &str,
-) -> Vec<String> {
-    let nodes = crate::front::cst::descendants(time_loop);
-    // What the loop changes: its spatial loops' indices and every variable it writes.
-    let changed: Vec<&str> = nodes
-        .iter()
-        .filter_map(|n| match n.kind() {
-            "assignment_expression" => n.child_by_field_name("left"),
-            "update_expression" => n.child_by_field_name("argument"),
-            "init_declarator" => n.child_by_field_name("declarator"),
-            _ => None,
-        })
-        .filter(|v| v.kind() == "identifier")
-        .map(|v| crate::front::cst::text(v, source))
-        .filter(|v| *v != time)
-        .collect();
-    let spatial: Vec<&str> = nodes
-        .iter()
-        .filter(|n| n.kind() == "for_statement" && **n != time_loop)
-        .filter_map(|n| n.child_by_field_name("initializer"))
-        .filter_map(|i| match i.kind() {
-            "assignment_expression" => i.child_by_field_name("left"),
-            "declaration" => i
-                .child_by_field_name("declarator")
-                .and_then(|d| d.child_by_field_name("declarator")),
-            _ => None,
-        })
-        .filter(|v| v.kind() == "identifier")
-        .map(|v| crate::front::cst::text(v, source))
-        .collect();
-    let read_per_step = |id: &Node| {
-        // The whole subscript chain `t[..][..]` whose base this is.
-        let mut top = *id;
-        while let Some(p) = top.parent().filter(|p| {
-            p.kind() == "subscript_expression" && p.child_by_field_name("argument") == Some(top)
-        }) {
-            top = p;
-        }
-        if top == *id {
-            return false;
-        }
-        let written = top.parent().is_some_and(|p| match p.kind() {
-            "assignment_expression" => p.child_by_field_name("left") == Some(top),
-            "update_expression" => true,
-            "pointer_expression" => true,
-            _ => false,
-        });
-        let index_text = &source[id.end_byte()..top.end_byte()];
-        !written
-            && !spatial
-                .iter()
-                .chain(&changed)
-                .any(|v| crate::text::mentions(index_text, v))
-    };
-    clauses
-        .targetin
-        .iter()
-        .map(|n| n.name.as_str())
-        .filter(|name| {
-            let mentions: Vec<&Node> = nodes
-                .iter()
-                .filter(|n| {
-                    n.kind() == "identifier" && crate::front::cst::text(**n, source) == *name
-                })
-                .collect();
-            !mentions.is_empty() && mentions.iter().all(|id| read_per_step(id))
-        })
-        .map(str::to_string)
-        .collect()
 }
 
 /// The flat arrays with what their accesses say: layout checks, components
@@ -747,7 +669,7 @@ fn lower_body(time_loop: Node, ctx: &context::Context, found: &[Found]) -> DiagR
             }),
         }
     }
-    let host = loop_index_declarations(host, &mut sweeps, ctx);
+    let host = loops::loop_index_declarations(host, &mut sweeps, ctx);
     if errors.is_empty() && sweeps.is_empty() {
         errors.push(Diagnostic::new(
             loops::first_line(time_loop, source),
@@ -761,52 +683,6 @@ fn lower_body(time_loop: Node, ctx: &context::Context, found: &[Found]) -> DiagR
     } else {
         Err(errors)
     }
-}
-
-/// The time loop's host statements without the declarations of the sweeps'
-/// loop indices (`int i;` in the loop body, above a nest over `i`): those
-/// indices are the nests' own (the kernels declare them; the call site does not
-/// set them after the loop, where they are out of scope).
-fn loop_index_declarations(
-    host: Vec<HostStatement>,
-    sweeps: &mut [Sweep],
-    ctx: &context::Context,
-) -> Vec<HostStatement> {
-    let root = ctx.tree.root_node();
-    let mut kept = Vec::new();
-    for (i, h) in host.iter().enumerate() {
-        let node = root
-            .descendant_for_byte_range(h.span.start, h.span.end)
-            .filter(|n| n.byte_range() == h.span);
-        let Some((ty, names)) = node.and_then(|n| loops::plain_declaration(n, ctx.source)) else {
-            kept.push(h.clone());
-            continue;
-        };
-        let later = |s: &Sweep| s.span.start > h.span.start;
-        let indexes = |name: &String| {
-            sweeps
-                .iter()
-                .filter(|s| later(s))
-                .any(|s| s.loops.iter().any(|l| !l.fixed && l.var == *name))
-        };
-        let elsewhere = |name: &String| {
-            host.iter()
-                .enumerate()
-                .any(|(j, o)| j != i && crate::text::mentions(&ctx.source[o.span.clone()], name))
-        };
-        if !names.iter().all(|n| indexes(n) && !elsewhere(n)) {
-            kept.push(h.clone());
-            continue;
-        }
-        for s in sweeps.iter_mut().filter(|s| later(s)) {
-            for l in s.loops.iter_mut() {
-                if names.contains(&l.var) && l.declared_type.is_none() {
-                    l.declared_type = Some(ty.clone());
-                }
-            }
-        }
-    }
-    kept
 }
 
 /// The `loop dim(d)` directive attached to a `for` statement: its dimension and line.
