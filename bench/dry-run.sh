@@ -72,6 +72,7 @@ export CLOSE_HIMENO_PLANS='mmtb:8:-:3 mmtb:4:-:3 mmtb:8:5:2' CLOSE_CIP_PLANS='mm
 export PLANS_SIZES=tiny PLANS_JACOBI='mmtb:8:40:3:8 mmtb:8:20:4:8' PLANS_HEAT='mmtb:8:7:2 mmtb:6:5:2:3'
 export PLANS_JACOBI_HUGE='mmtb:8:50:4:8 mmtb:4:-:3' PLANS_HEAT_HUGE='mmtb:8:9:4 mmtb:4:-:3 mmtb:8:-:2:2'
 export HUGE_STEPS=4 MANAGED_SAME_STEPS=1 MANAGED_OVER_MODES="plain prefetch"
+export CODES_SIZES=tiny
 export OPENACC_DEVICE=host OPENACC_STEPS=4 OPENACC_TIMEOUT=60
 export OPENACC_GRIDS="jacobi2d:-DX=200,-DY=120:100K heat3d:-DNX=24,-DNY=20,-DNZ=16:80K"
 bash bench/gpu.sh >"$res/log.txt" 2>&1 || true
@@ -100,6 +101,11 @@ if [[ $BENCH_PARTS == *close* ]]; then
     grep -E "model's plan over naive \(item 5\): [0-9.]* \(" "$res/table.txt" || want=1
     [[ $(grep -c 'Duration' "$res/table.txt") == 2 ]] || want=1
     [[ $(grep -cE '^jacobi2d X=300 Y=200 b[0-9]+ blocks[0-9]+ +mmtb .* 8 +128 ' "$res/table.txt") == 8 ]] || want=1
+fi
+if [[ $BENCH_PARTS == *codes* ]]; then
+    # 4 checks per program, identical; 4 timed rows each and Parboil unfused.
+    [[ $(grep -cE '^(hotspot3d_do|stencil3d_parboil) NX=24 NY=20 NZ=30 .* identical$' "$res/table.txt") == 8 ]] || want=1
+    [[ $(grep -cE '^(hotspot3d_do|stencil3d_parboil) NX=40 NY=32 NZ=48 .*[0-9]\.[0-9]' "$res/table.txt") == 9 ]] || want=1
 fi
 if [[ $BENCH_PARTS == *plans* ]]; then
     # The model's plan and the plans given: 3 + 3 + 3 + 4 rows.

@@ -8,8 +8,9 @@
 # and runs `tpace tune` sweeps against the model's pick.
 # Prints a table last; logs go to $OUT (or /tmp/tpace-bench).
 # BENCH_PARTS picks what runs: check, run, jacobi, heat, depth, huge, beyond, himeno, cip, tune,
-# fast, profile, probe, ab, mpi, opencl, managed, openacc-gpu, streams, close, plans, cc (default: check run himeno cip).
+# fast, profile, probe, ab, mpi, opencl, managed, openacc-gpu, streams, close, plans, cc, codes (default: check run himeno cip).
 # cc: tests/fixtures/cc built by its Makefile with CC='tpace cc --target cuda' against CC=gcc (issue 26).
+# codes: issue 26's hotspot3D and Parboil fixtures against the CPU on a medium grid, then timed on 512^3.
 # plans: the model's plans against their runner-ups on the 8G grids and beyond the GPU's memory.
 # close: issue 19's remaining ratios (heat-3D against naive, Himeno and CIP plans) and heat-3D's fused kernel under ncu.
 # streams: the model's plan against 2/3/4 streams and narrower chunks, traced (issue 19).
@@ -820,6 +821,56 @@ if [[ $parts == *beyond* ]]; then
     echo "== heat-3D float, 2304 x 2048 x 2304 (2 arrays, 87.0 GB > the GPU's 80 GB), no budget set ==" | tee -a "$table"
     nvcc $nvflags -DNX=2304 -DNY=2048 -DNZ=2304 $(cuda_sources bench/gen/heat3d) -o "$work/heat.beyond"
     run "heat3d 2304x2048x2304 default" "$work/heat.beyond" ${BEYOND_STEPS:-128}
+fi
+if [[ $parts == *codes* ]]; then
+    # Issue 26, C as Rodinia and Parboil write it (tests/fixtures/ordinary/): hotspot3D, a
+    # `do` loop whose neighbours go through index variables clamped at the grid's faces
+    # (the kernels keep the program's flat index; no fused kernel), and Parboil's stencil,
+    # Index3D subscripts over loops that run the innermost index outermost (fused kernels).
+    # Each is first checked against the CPU original on a medium grid (several chunks and
+    # blocks, 9 steps: the part `check` runs the fixtures' own small grids), then timed on a
+    # large one: in-core, mmtb and mm under a budget, the model's plan, and Parboil unfused.
+    # CODES_SIZES=tiny: tiny grids (bench/dry-run.sh).
+    if [[ ${CODES_SIZES:-} == tiny ]]; then
+        mid="-DNX=24 -DNY=20 -DNZ=30" big="-DNX=40 -DNY=32 -DNZ=48" mem=1500K st=8 chunk=7
+    else
+        mid="-DNX=96 -DNY=80 -DNZ=120" big="-DNX=512 -DNY=512 -DNZ=512" mem=768M st=${CODES_STEPS:-64} chunk=17
+    fi
+    echo "== issue 26: hotspot3D (do loop, clamped index variables) and Parboil's stencil (Index3D), float ==" | tee -a "$table"
+    for name in hotspot3d_do stencil3d_parboil; do
+        gcc -O2 -std=gnu11 -Wno-unknown-pragmas $mid "bench/gen/$name/reference.c" -o "$work/$name.mid.ref" -lm 2>"$out/$name.mid.gcc.txt" &
+        nvcc $nvflags -Werror all-warnings $mid $(cuda_sources "bench/gen/$name") -o "$work/$name.mid" 2>"$out/$name.mid.nvcc.txt" &
+        nvcc $nvflags $big $(cuda_sources "bench/gen/$name") -o "$work/$name.big" 2>"$out/$name.big.nvcc.txt" &
+    done
+    wait
+    for name in hotspot3d_do stencil3d_parboil; do
+        [[ -x $work/$name.mid.ref && -x $work/$name.mid && -x $work/$name.big ]] ||
+            { echo "$name: build failed: $(cat "$out/$name".*.txt | head -3)" | tee -a "$table"; continue; }
+        rm -f "$work/ref.dump"
+        TPACE_DUMP="$work/ref.dump" "$work/$name.mid.ref" 9 >"$work/ref.out" 2>/dev/null
+        for cfg in "mmtb 4 $chunk" "mm 4 $chunk" "naive 1 $chunk" "model - -"; do
+            read -r s k b <<<"$cfg"
+            if [[ $s == model ]]; then set_env=(); else set_env=(TPACE_SCHEDULE=$s TPACE_K=$k TPACE_CHUNK=$b TPACE_STREAMS=3); fi
+            rm -f "$work/gpu.dump"
+            line=$(env "${set_env[@]}" TPACE_DUMP="$work/gpu.dump" "$work/$name.mid" 9 2>&1 >"$work/gpu.out" |
+                tee "$out/$name.mid.stderr" | grep '^tpace: ' | tail -1)
+            if verdict=$("$tpace" compare "$work/ref.dump" "$work/gpu.dump" --stdout "$work/ref.out" "$work/gpu.out"); then
+                verdict=identical
+            else
+                verdict="DIFFERENT: $(tr '\n' ' ' <<<"$verdict")"
+                [[ -f $work/gpu.dump ]] || verdict="FAILED: $(tail -3 "$out/$name.mid.stderr" | tr '\n' ' ' | cut -c1-400)"
+            fi
+            row "$name ${mid//-D/}" "$(field schedule "$line")" "$(field k "$line")" "$(field b "$line")" "$(field streams "$line")" \
+                "$(field chunks "$line")" "$(field fuse "$line")" 9 "$(field seconds "$line")" "$(field glups "$line")" "$verdict"
+        done
+        run "$name ${big//-D/} incore" "$work/$name.big" "$st" TPACE_SCHEDULE=incore
+        run "$name ${big//-D/} mmtb" "$work/$name.big" "$st" TPACE_SCHEDULE=mmtb TPACE_K=16 TPACE_STREAMS=3 TPACE_DEVICE_MEM=$mem
+        run "$name ${big//-D/} mm" "$work/$name.big" "$st" TPACE_SCHEDULE=mm TPACE_K=4 TPACE_STREAMS=3 TPACE_DEVICE_MEM=$mem
+        run "$name ${big//-D/} default" "$work/$name.big" "$st" TPACE_DEVICE_MEM=$mem
+        if [[ $name == stencil3d_parboil ]]; then
+            run "$name ${big//-D/} incore" "$work/$name.big" "$st" TPACE_SCHEDULE=incore TPACE_FUSE=1
+        fi
+    done
 fi
 if [[ $parts == *opencl* ]]; then
     # The OpenCL target on the GPU through NVIDIA's OpenCL (OPENCL_PLATFORM, default NVIDIA;

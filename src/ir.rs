@@ -194,14 +194,29 @@ pub struct Reduction {
     pub span: Span,
 }
 
-/// The time loop header `for (v = start; v < end; v++)`.
+/// How the time loop is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimeForm {
+    /// `for (v = start; v < end; v++)`.
+    For,
+    /// `while (v < end) { ... v++; }`: the counter is set before the loop.
+    While,
+    /// `do { ... } while (++v < end);` or `do { ... v++; } while (v < end);`:
+    /// the body runs at least once.
+    DoWhile,
+}
+
+/// The time loop: its counter and trip count, whichever way it is written.
 #[derive(Debug, Clone)]
 pub struct TimeLoop {
+    /// How the loop is written.
+    pub form: TimeForm,
     /// Name of the counter variable.
     pub var: String,
     /// Type text when the counter is declared in the `for` header (`int n = 0`).
     pub declared_type: Option<String>,
-    /// C expression of the first value.
+    /// C expression of the first value. For a `while` or `do` loop, the counter
+    /// itself: its value when the loop starts.
     pub start: String,
     /// C expression of the bound.
     pub end: String,
@@ -212,15 +227,37 @@ pub struct TimeLoop {
     /// A step count the directives give (the stencil dialect's `step(t:MAX)`): what
     /// `tpace plan` plans for when the loop's bound is a run-time value.
     pub steps_hint: Option<String>,
+    /// The statement of a `while` or `do` body that advances the counter (`step++;`):
+    /// one of [`Pipeline::host`], the only one that may write the counter. `None`
+    /// for a `for` loop and for `do { ... } while (++v < end)`.
+    pub advance: Option<Span>,
 }
 
 impl TimeLoop {
-    /// C expression for the number of time steps.
+    /// C expression for the number of time steps (a `do` loop runs at least one).
     pub fn trip_count(&self) -> String {
-        if self.inclusive {
+        let span = if self.inclusive {
             format!("(long)(({}) - ({}) + 1)", self.end, self.start)
         } else {
             format!("(long)(({}) - ({}))", self.end, self.start)
+        };
+        match self.form {
+            TimeForm::DoWhile => format!("({span} > 1L ? {span} : 1L)"),
+            TimeForm::For | TimeForm::While => span,
+        }
+    }
+
+    /// C expression for the counter's value at 0-based step `step`, where the
+    /// pipeline's inputs `tp_in` are in scope: for a `for` loop the header's first
+    /// value plus `step`; for a `while` or `do` loop, whose counter is its own
+    /// first value and changes as the host replays the loop, the value saved when
+    /// the pipeline started (`tp_in.tp_t0`).
+    pub fn value_at(&self, step: &str) -> String {
+        match self.form {
+            TimeForm::For => format!("({}) + {step}", self.start),
+            TimeForm::While | TimeForm::DoWhile => {
+                format!("({})(tp_in.tp_t0 + {step})", self.var_type)
+            }
         }
     }
 }
@@ -507,4 +544,21 @@ pub struct Access {
     /// `&&` or `||` stands between it and that statement. Conservative: `false`
     /// whenever tpace can not tell (e.g. under an `if`).
     pub unconditional: bool,
+    /// The subscripts as written, when they go through index variables that the
+    /// sweep body computes at each point (`tIn[w]` after `c = x + y * nx;` and
+    /// `w = (x == 0) ? c : c - 1;`): kernels keep the user's index code and
+    /// address the chunk buffer with these. `offsets` is then one element they
+    /// can reach; the sweep holds one access (same span) per reachable element.
+    pub kept: Option<Subscript>,
+}
+
+/// Subscripts a kernel keeps as the user wrote them (see [`Access::kept`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Subscript {
+    /// One index into a flat array (`T *a`), numbered as the program numbers
+    /// it: element (lo + c) of the grid at `sum c_p * stride_p`, with the
+    /// `size` clause's row-major strides.
+    Flat(String),
+    /// One index per grid dimension, outermost first (component index left out).
+    PerDim(Vec<String>),
 }

@@ -1973,3 +1973,318 @@ fn a_macro_that_expands_without_bound_is_refused() {
         },
     );
 }
+
+// ---- `while` and `do` time loops, index variables, per-step tables (issue 26) ----
+
+/// `GOOD` with its time loop written `while (n < 10) { ...; n++; }` (the counter set
+/// before the loop), then `edits` applied in order (each must apply).
+fn good_while(edits: &[(&str, &str)]) -> String {
+    let mut source = good_with("    int n, x, y;", "    int n = 0, x, y;")
+        .replacen("    for (n = 0; n < 10; n++) {", "    while (n < 10) {", 1)
+        .replacen(
+            "        }\n    }\n    return 0;",
+            "        }\n        n++;\n    }\n    return 0;",
+            1,
+        );
+    for (from, to) in edits {
+        assert!(source.contains(from), "`{from}` not in {source}");
+        source = source.replacen(from, to, 1);
+    }
+    source
+}
+
+/// Line and column (1-based) of the only occurrence of `needle` in `source`.
+fn place(source: &str, needle: &str) -> (usize, usize) {
+    let at = source
+        .find(needle)
+        .unwrap_or_else(|| panic!("`{needle}` not in {source}"));
+    assert_eq!(
+        source.matches(needle).count(),
+        1,
+        "`{needle}` is not unique"
+    );
+    line_col(source, at)
+}
+
+/// `source` must be refused with `message` at the only `at`, with one diagnostic.
+fn refused_at(name: &str, source: &str, message: &str, at: &str) -> Diagnostic {
+    let (line, col) = place(source, at);
+    expect_in(
+        name,
+        source,
+        Expected {
+            message,
+            line,
+            col,
+            at,
+            count: 1,
+        },
+    )
+    .remove(0)
+}
+
+#[test]
+fn while_and_do_time_loops_are_accepted_with_their_trip_counts() {
+    let while_loop = driver::compile_source("while.c", &good_while(&[])).expect("accepted");
+    let t = &while_loop.program.pipelines[0].time;
+    assert_eq!(t.form, tpace::ir::TimeForm::While);
+    assert_eq!(
+        (t.var.as_str(), t.start.as_str(), t.end.as_str()),
+        ("n", "n", "10")
+    );
+    assert_eq!(t.trip_count(), "(long)((10) - (n))");
+    assert!(t.advance.is_some());
+    // The advance anywhere in the body's top level, in any of its forms; an
+    // inclusive bound, mirrored.
+    for (advance, cond) in [
+        ("++n;", "n <= 9"),
+        ("n += 1;", "10 > n"),
+        ("n = n + 1;", "9 >= n"),
+    ] {
+        let source = good_while(&[
+            ("        n++;\n", ""),
+            (
+                "    while (n < 10) {",
+                &format!("    while ({cond}) {{\n        {advance}"),
+            ),
+        ]);
+        let c = driver::compile_source("while.c", &source)
+            .unwrap_or_else(|d| panic!("{advance} {cond}: {d:#?}"));
+        let t = &c.program.pipelines[0].time;
+        assert_eq!(t.inclusive, cond.contains('='), "{cond}");
+    }
+    // A `do` loop runs at least once, whichever way it advances.
+    for (head, tail) in [
+        ("    do {", "    } while (++n < 10);"),
+        ("    do {", "        n++;\n    } while (n < 10);"),
+    ] {
+        let source = good_with("    int n, x, y;", "    int n = 0, x, y;")
+            .replacen("    for (n = 0; n < 10; n++) {", head, 1)
+            .replacen(
+                "        }\n    }\n    return 0;",
+                &format!("        }}\n{tail}\n    return 0;"),
+                1,
+            );
+        let c = driver::compile_source("do.c", &source).unwrap_or_else(|d| panic!("{d:#?}"));
+        let t = &c.program.pipelines[0].time;
+        assert_eq!(t.form, tpace::ir::TimeForm::DoWhile);
+        assert_eq!(
+            t.trip_count(),
+            "((long)((10) - (n)) > 1L ? (long)((10) - (n)) : 1L)"
+        );
+        assert_eq!(t.advance.is_some(), tail.contains("n++;"));
+    }
+}
+
+#[test]
+fn a_while_condition_that_reads_an_array_is_refused() {
+    let source = good_while(&[("    while (n < 10) {", "    while (n < (int)a[0][0]) {")]);
+    let d = refused_at(
+        "while.c",
+        &source,
+        "the time loop's condition `n < (int)a[0][0]` reads memory",
+        "a[0][0]) {",
+    );
+    assert!(
+        d.help.contains("count the steps (`while (step < steps)`"),
+        "{}",
+        d.help
+    );
+    // A convergence test is no counted loop at all.
+    let source = good_while(&[("    while (n < 10) {", "    while (a[1][1] > 0.5f) {")]);
+    refused_at(
+        "while.c",
+        &source,
+        "the time loop's condition `a[1][1] > 0.5f` reads memory",
+        "a[1][1] > 0.5f)",
+    );
+}
+
+#[test]
+fn a_break_in_a_while_time_loop_is_refused() {
+    let source = good_while(&[(
+        "        n++;\n",
+        "        n++;\n        if (n > 5)\n            break;\n",
+    )]);
+    refused_at(
+        "while.c",
+        &source,
+        "`break` inside the pipelined time loop",
+        "break;",
+    );
+}
+
+#[test]
+fn a_counter_advanced_twice_is_refused() {
+    let source = good_while(&[(
+        "#pragma tpace loop dim(2)\n        for (x = 1; x < X - 1; x++) {\n#pragma tpace loop dim(1)\n            for (y = 1; y < Y - 1; y++) {\n                a[x][y]",
+        "        ++n;\n#pragma tpace loop dim(2)\n        for (x = 1; x < X - 1; x++) {\n#pragma tpace loop dim(1)\n            for (y = 1; y < Y - 1; y++) {\n                a[x][y]",
+    )]);
+    let d = refused_at(
+        "while.c",
+        &source,
+        "the time loop advances its counter `n` twice a step",
+        "n++;",
+    );
+    assert!(d.help.contains("once a step"), "{}", d.help);
+    // In a `do` loop whose condition advances it, the body may not.
+    let source = good_with("    int n, x, y;", "    int n = 0, x, y;")
+        .replacen("    for (n = 0; n < 10; n++) {", "    do {", 1)
+        .replacen(
+            "        }\n    }\n    return 0;",
+            "        }\n        n++;\n    } while (++n < 10);\n    return 0;",
+            1,
+        );
+    refused_at(
+        "do.c",
+        &source,
+        "the time loop advances its counter `n` twice a step",
+        "n++;",
+    );
+}
+
+#[test]
+fn a_counter_changed_otherwise_or_never_advanced_is_refused() {
+    let source = good_while(&[(
+        "        n++;\n",
+        "        n++;\n        if (n == 3)\n            n = 7;\n",
+    )]);
+    refused_at(
+        "while.c",
+        &source,
+        "the time loop's counter `n` is changed here",
+        "n = 7;",
+    );
+    let source = good_while(&[("        n++;\n", "")]);
+    refused_at(
+        "while.c",
+        &source,
+        "the time loop never advances its counter `n`",
+        "while (n < 10) {",
+    );
+    // `while (n++ < 10)` compares the old value: said, with what to write.
+    let source = good_while(&[
+        ("        n++;\n", ""),
+        ("while (n < 10)", "while (n++ < 10)"),
+    ]);
+    let d = refused_at(
+        "while.c",
+        &source,
+        "the time loop's condition does not have the form `while (step < steps) { ...; step++; }`",
+        "(n++ < 10)",
+    );
+    assert!(
+        d.help
+            .contains("advance the counter at the end of the body instead"),
+        "{}",
+        d.help
+    );
+}
+
+#[test]
+fn a_trip_count_changed_in_the_body_is_refused() {
+    let source = good_while(&[
+        ("    int n = 0, x, y;", "    int n = 0, x, y, last = 10;"),
+        ("while (n < 10)", "while (n < last)"),
+        ("        n++;\n", "        n++;\n        last = last - 1;\n"),
+    ]);
+    let d = refused_at(
+        "while.c",
+        &source,
+        "the time loop's body changes `last`, which its bound reads",
+        "last = last - 1;",
+    );
+    assert!(
+        d.help.contains("compute the number of steps before it"),
+        "{}",
+        d.help
+    );
+}
+
+#[test]
+fn a_sweep_after_the_advance_may_not_read_the_counter() {
+    // Before the advance it may (it sees the step's value); after, it would see the next.
+    let before = good_while(&[("a[x][y] = work[x][y];", "a[x][y] = work[x][y] + (float)n;")]);
+    driver::compile_source("while.c", &before).expect("a sweep before the advance reads it");
+    let after = good_while(&[
+        ("        n++;\n", ""),
+        (
+            "#pragma tpace loop dim(2)\n        for (x = 1; x < X - 1; x++) {\n#pragma tpace loop dim(1)\n            for (y = 1; y < Y - 1; y++) {\n                a[x][y]",
+            "        n++;\n#pragma tpace loop dim(2)\n        for (x = 1; x < X - 1; x++) {\n#pragma tpace loop dim(1)\n            for (y = 1; y < Y - 1; y++) {\n                a[x][y]",
+        ),
+        ("a[x][y] = work[x][y];", "a[x][y] = work[x][y] + (float)n;"),
+    ]);
+    let (line, _) = place(&after, "n++;");
+    let d = refused_at(
+        "while.c",
+        &after,
+        "this sweep reads the time loop's counter `n` after the loop advances it",
+        "for (x = 1; x < X - 1; x++) {\n#pragma tpace loop dim(1)\n            for (y = 1; y < Y - 1; y++) {\n                a[x][y]",
+    );
+    assert!(line_col(&after, d.span.start).0 > line);
+    assert!(d.help.contains("writing `n + 1`"), "{}", d.help);
+}
+
+#[test]
+fn an_index_variable_tpace_does_not_follow_is_refused_at_its_use() {
+    // Set under an `if`: which value an access reads is not known.
+    let source = good_with(
+        "work[x][y] = (a[x - 1][y]",
+        "int c = x;\n                if (x > 3)\n                    c = x - 1;\n                work[x][y] = (a[c][y]",
+    );
+    let d = refused_at(
+        "index.c",
+        &source,
+        "the subscript of `a` reads `c`, which the sweep sets in a way tpace does not follow",
+        "a[c][y]",
+    );
+    assert!(d.help.contains("`w = (x == 0) ? c : c - 1;`"), "{}", d.help);
+    // Followed: two index variables, one clamped, reach both branches.
+    let source = good_with(
+        "work[x][y] = (a[x - 1][y]",
+        "int c = x;\n                int w = (x == 1) ? c : c - 1;\n                work[x][y] = (a[w][y]",
+    );
+    let c = driver::compile_source("index.c", &source).expect("accepted");
+    let reads: Vec<Vec<i64>> = c.program.pipelines[0].body[0]
+        .accesses
+        .iter()
+        .filter(|a| a.kept.is_some())
+        .map(|a| a.offsets.clone())
+        .collect();
+    assert_eq!(reads, vec![vec![0, 0], vec![-1, 0]]);
+    // Written through a clamped index: a write off the point is refused.
+    let source = good_with(
+        "work[x][y] = (a[x - 1][y]",
+        "int w = (x == 1) ? x : x - 1;\n                work[w][y] = (a[x - 1][y]",
+    );
+    refused_at(
+        "index.c",
+        &source,
+        "`work` is written at offset -1 in dim(2), not at the loop indices",
+        "work[w][y]",
+    );
+}
+
+#[test]
+fn a_table_beside_the_grid_is_refused_at_the_clause_and_a_per_step_table_is_accepted() {
+    let table = good_with(
+        "static float work[X][Y];",
+        "static float work[X][Y];\nstatic float coef[Y];",
+    )
+    .replacen("halo([1:1][1:1])", "targetin(coef) halo([1:1][1:1])", 1);
+    let along = table.replacen("/ 4.0f;", "* coef[y];", 1);
+    let d = refused_at(
+        "table.c",
+        &along,
+        "`coef` is declared as `coef[Y]`, with 1 dimension, but `size` has 2",
+        "coef) halo",
+    );
+    assert!(d.help.contains("give it the grid's shape"), "{}", d.help);
+    // Read at the time counter only: a per-step value, not a grid array.
+    let per_step = table.replacen("/ 4.0f;", "* coef[n % Y];", 1);
+    let c = driver::compile_source("table.c", &per_step).expect("accepted");
+    let p = &c.program.pipelines[0];
+    assert!(p.arrays.iter().all(|a| a.name != "coef"));
+    assert_eq!(p.body[0].step_values.len(), 1);
+    assert_eq!(p.body[0].step_values[0].text, "coef[n % Y]");
+}

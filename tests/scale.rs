@@ -207,6 +207,18 @@ fn every_example_on_emulated_cuda_devices_and_ranks_matches() {
     every_program(Target::Cuda, Flavour::CudaEmulation, &env, true);
 }
 
+/// A kernel that keeps the program's flat index (hotspot3D's clamped neighbours,
+/// issue 26) addresses a slab's buffer from the whole grid's first plane, not
+/// the slab's: on several emulated CUDA devices and ranks.
+#[test]
+fn kept_flat_subscripts_on_several_devices_and_ranks_match() {
+    let Some(tc) = mpi_toolchain() else { return };
+    let path = program_path("tests/fixtures/ordinary/hotspot3d_do.c");
+    let env = [("TPACE_EMU_DEVICES".to_string(), "3".to_string())];
+    let runs = check_devices(&tc, &path, Target::Cuda, Flavour::CudaEmulation, &env);
+    assert!(runs > 0);
+}
+
 /// A program's --mpi OpenACC translation, built in `dir` (with `edit`'s first text
 /// replaced by its second).
 fn built_mpi(

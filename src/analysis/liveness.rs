@@ -168,7 +168,9 @@ impl<'t> File<'t> {
         }
         self.file_level(name)?;
         let root = self.tree.root_node();
-        let time_loop = find_node(root, p.stmt.clone(), "for_statement")
+        let time_loop = ["for_statement", "while_statement", "do_statement"]
+            .into_iter()
+            .find_map(|kind| find_node(root, p.stmt.clone(), kind))
             .ok_or("tpace could not find the time loop in the parse")?;
         let function = find_node(root, p.function.clone(), "function_definition")
             .ok_or("tpace could not find the pipeline's function")?;

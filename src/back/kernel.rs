@@ -2,7 +2,7 @@
 //! sweep's body with accesses rewritten, what the kernel reads by value, its
 //! per-point temporaries, and the per-point side of its reductions.
 
-use crate::ir::{Access, ElemType, Program, ReduceOp, Reduction, ScalarRole, Sweep};
+use crate::ir::{Access, ElemType, Program, ReduceOp, Reduction, ScalarRole, Subscript, Sweep};
 use crate::plan::Unit;
 use crate::text::{mentions, splice};
 use std::collections::BTreeSet;
@@ -81,6 +81,67 @@ pub fn body_with(program: &Program, sweep: &Sweep, access: &dyn Fn(&Access) -> S
         .and_then(|t| t.strip_suffix('}'))
         .unwrap_or(trimmed);
     inner.trim().to_string()
+}
+
+/// Whether a kernel of `sweep` needs `tp_origin` ([`origin`]): it keeps a flat
+/// subscript of the user's ([`kept_index`]).
+pub fn needs_origin(sweep: &Sweep) -> bool {
+    sweep
+        .accesses
+        .iter()
+        .any(|a| matches!(a.kept, Some(Subscript::Flat(_))))
+}
+
+/// Whether a kernel of `sweep` addresses any element by its offsets from the
+/// point (else every access keeps the user's subscripts, and the point's own
+/// buffer index goes unused).
+pub fn uses_offsets(sweep: &Sweep) -> bool {
+    sweep.accesses.iter().any(|a| a.kept.is_none())
+}
+
+/// Whether a kernel of `sweep` addresses any element through the chunk buffer's
+/// shape (`tp_base`, `tp_lo{pos}`, `tp_n{pos}`): by offsets, or by kept subscripts
+/// one per dimension.
+pub fn uses_extents(sweep: &Sweep) -> bool {
+    sweep
+        .accesses
+        .iter()
+        .any(|a| !matches!(a.kept, Some(Subscript::Flat(_))))
+}
+
+/// C for `tp_origin` where a launch `tp_l` of a pipeline whose inputs struct is
+/// `inputs` is in scope: the program's flat index of the chunk buffer's first
+/// element, `tp_base - lo` planes in, `lo` the first plane of the whole grid
+/// (the pipeline's input; a launch on one of several devices or ranks knows
+/// only its slab's first plane).
+pub fn origin(rank: usize, inputs: &str) -> String {
+    let plane: String = (1..rank)
+        .map(|pos| format!(" * tp_l->tp_dim_n[{pos}]"))
+        .collect();
+    format!("(tp_l->tp_base - ((const {inputs} *)tp_l->tp_in)->tp_dim_lo[0]){plane}")
+}
+
+/// The chunk-buffer index of an access that keeps the user's subscripts
+/// ([`crate::ir::Access::kept`]), in a kernel where `tp_base` is the buffer's
+/// first plane, `tp_lo{pos}` and `tp_n{pos}` each inner dimension's first index
+/// and extent, and (for a flat subscript, see [`needs_origin`]) `tp_origin` the
+/// program's index of the buffer's first element: the buffer holds whole planes,
+/// row-major, as the program's flat array does.
+pub fn kept_index(kept: &Subscript) -> String {
+    match kept {
+        Subscript::Flat(e) => format!("(long)({e}) - tp_origin"),
+        Subscript::PerDim(indices) => {
+            let mut e = String::new();
+            for (pos, i) in indices.iter().enumerate() {
+                e = if pos == 0 {
+                    format!("((long)({i}) - tp_base)")
+                } else {
+                    format!("({e} * tp_n{pos} + ((long)({i}) - tp_lo{pos}))")
+                };
+            }
+            e
+        }
+    }
 }
 
 /// The sweep body's text without its per-step values (which the host

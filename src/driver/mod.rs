@@ -303,7 +303,7 @@ fn pipeline_summary(unit: crate::plan::Unit<'_>) -> String {
             fu.shared_bytes(1)
         )),
         None => out.push_str(
-            "  fused kernels: none (they need steps of one star-shaped sweep that reads only the array its copy refreshes, run as a swap, in 2 or 3 dimensions, without reductions or per-step values)\n",
+            "  fused kernels: none (they need steps of one star-shaped sweep that reads only the array its copy refreshes, run as a swap, in 2 or 3 dimensions, without reductions, per-step values or subscripts through index variables)\n",
         ),
     }
     out.push_str(&format!(

@@ -128,3 +128,120 @@ pub fn body_items(body: Node) -> Vec<Node> {
         vec![body]
     }
 }
+
+/// `text` with every `(name)` (blanks allowed inside) written ` name `.
+fn unparenthesize(text: &str, name: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(open) = rest.find('(') {
+        let after = &rest[open + 1..];
+        let inner = after.trim_start();
+        let matches = inner.starts_with(name)
+            && inner[name.len()..].trim_start().starts_with(')')
+            && !inner[name.len()..]
+                .chars()
+                .next()
+                .is_some_and(|c| c == '_' || c.is_ascii_alphanumeric());
+        let before_ok = !rest[..open]
+            .chars()
+            .next_back()
+            .is_some_and(|c| c == '_' || c.is_ascii_alphanumeric());
+        if matches && before_ok {
+            let close = open + 1 + after.find(')').expect("checked above");
+            out.push_str(&rest[..open]);
+            out.push(' ');
+            out.push_str(name);
+            out.push(' ');
+            rest = &rest[close + 1..];
+        } else {
+            out.push_str(&rest[..=open]);
+            rest = after;
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// A C expression parsed apart from the file (a macro's expansion).
+pub struct Parsed {
+    /// The text parsed: the expression wrapped in a function.
+    pub src: String,
+    /// Its parse.
+    pub tree: Tree,
+}
+
+impl Parsed {
+    /// Parse `expr`; `None` if it is not a C expression.
+    ///
+    /// A macro's expansion puts its arguments in parentheses, and C's grammar
+    /// reads `(i)+nx*...` (Parboil's `Index3D`) as a cast of `+nx` to a type `i`:
+    /// where the parse has such casts to names that are no type of C's own, the
+    /// expression is read again without the parentheses around those names.
+    pub fn new(expr: &str) -> Option<Parsed> {
+        let parse = |expr: &str| {
+            let src = format!("void tpace_x(void)\n{{\n({expr});\n}}\n");
+            let tree = parse_c(&src);
+            (!tree.root_node().has_error()).then_some(Parsed { src, tree })
+        };
+        let parsed = parse(expr)?;
+        let names: Vec<String> = descendants(parsed.tree.root_node())
+            .into_iter()
+            .filter(|n| n.kind() == "cast_expression")
+            .filter_map(|n| n.child_by_field_name("type"))
+            .filter(|t| t.named_child_count() == 1)
+            .filter_map(|t| t.named_child(0))
+            .filter(|t| t.kind() == "type_identifier")
+            .map(|t| text(t, &parsed.src).to_string())
+            .filter(|n| !n.ends_with("_t"))
+            .collect();
+        if names.is_empty() {
+            return Some(parsed);
+        }
+        let mut bare = expr.to_string();
+        for name in &names {
+            bare = unparenthesize(&bare, name);
+        }
+        Some(parse(&bare).unwrap_or(parsed))
+    }
+
+    /// The expression, without the parentheses around it.
+    pub fn expr(&self) -> Option<Node<'_>> {
+        let f = self.tree.root_node().named_child(0)?;
+        let stmt = f.child_by_field_name("body")?.named_child(0)?;
+        let mut e = stmt.named_child(0)?;
+        while e.kind() == "parenthesized_expression" {
+            e = e.named_child(0)?;
+        }
+        Some(e)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_macros_parenthesized_arguments_are_no_casts() {
+        // Parboil's Index3D(nx, ny, i, j, k + 1) expands to this; C's grammar reads
+        // `(i)+nx` as a cast of `+nx` to a type `i`.
+        let p = Parsed::new("((i)+nx*((j)+ny*(k + 1)))").expect("parses");
+        let e = p.expr().expect("an expression");
+        assert_eq!(e.kind(), "binary_expression");
+        assert!(
+            !descendants(e).iter().any(|n| n.kind() == "cast_expression"),
+            "{}",
+            e.to_sexp()
+        );
+        // Casts to C's own types stay casts.
+        let p = Parsed::new("(long)(i) + (size_t)j").expect("parses");
+        let casts = descendants(p.expr().unwrap())
+            .into_iter()
+            .filter(|n| n.kind() == "cast_expression")
+            .count();
+        assert_eq!(casts, 2);
+        assert_eq!(
+            unparenthesize("(i)+f(i)+( i )*(ii)", "i"),
+            " i +f(i)+ i *(ii)"
+        );
+    }
+}

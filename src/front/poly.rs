@@ -122,6 +122,23 @@ impl Poly {
         Some((coef, rest))
     }
 
+    /// `self` with every occurrence of the name `name` replaced by `value`.
+    pub fn substitute(&self, name: &str, value: &Poly) -> Option<Poly> {
+        let mut out = Poly::default();
+        for (m, c) in &self.terms {
+            let mut term = Poly::constant(*c);
+            for v in m {
+                term = if v == name {
+                    term.mul(value)?
+                } else {
+                    term.mul(&Poly::var(v))?
+                };
+            }
+            out = out.add(&term)?;
+        }
+        Some(out)
+    }
+
     /// The names the polynomial mentions.
     pub fn names(&self) -> std::collections::BTreeSet<&str> {
         self.terms.keys().flatten().map(String::as_str).collect()
@@ -280,6 +297,25 @@ mod tests {
         assert_eq!(rest.to_c(), "-2L + 3L * (long)j");
         assert_eq!(p.mul(&Poly::var("i")).unwrap().split("i"), None);
         assert_eq!(Poly::default().to_c(), "0L");
+    }
+
+    #[test]
+    fn substitute_replaces_every_occurrence() {
+        // c * c + 2 * c - y with c = x - 1: x*x - 1 - y
+        let c = Poly::var("c");
+        let p = c
+            .mul(&c)
+            .and_then(|p| p.add(&c.scale(2)?))
+            .and_then(|p| p.sub(&Poly::var("y")))
+            .unwrap();
+        let x1 = Poly::var("x").sub(&Poly::constant(1)).unwrap();
+        let want = Poly::var("x")
+            .mul(&Poly::var("x"))
+            .and_then(|p| p.sub(&Poly::constant(1)))
+            .and_then(|p| p.sub(&Poly::var("y")))
+            .unwrap();
+        assert_eq!(p.substitute("c", &x1), Some(want));
+        assert_eq!(p.substitute("z", &x1), Some(p.clone()));
     }
 
     #[test]

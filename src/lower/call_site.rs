@@ -62,7 +62,7 @@ fn step_values(unit: Unit<'_>, names: &Names) -> String {
         .as_deref()
         .map(|ty| format!("{ty} "))
         .unwrap_or_default();
-    let _ = writeln!(w, "        {decl}{} = ({}) + tp_step;", t.var, t.start);
+    let _ = writeln!(w, "        {decl}{} = {};", t.var, t.value_at("tp_step"));
     for (s, sweep) in p.body.iter().enumerate() {
         for (v, field) in names::step_values(s, sweep) {
             let _ = writeln!(w, "        tp_in.{field}[tp_step] = {};", v.text);
@@ -107,7 +107,7 @@ fn replay(unit: Unit<'_>) -> String {
             .as_deref()
             .map(|ty| format!("{ty} "))
             .unwrap_or_default();
-        let _ = writeln!(w, "        {decl}{} = ({}) + tp_step;", t.var, t.start);
+        let _ = writeln!(w, "        {decl}{} = {};", t.var, t.value_at("tp_step"));
     }
     for s in 0..=p.body.len() {
         for h in p.host.iter().filter(|h| h.before == s) {
@@ -181,9 +181,9 @@ fn after(p: &Pipeline) -> String {
     if t.declared_type.is_none() {
         let _ = writeln!(
             w,
-            "    {v} = ({start}) + (tp_in.tp_steps > 0 ? tp_in.tp_steps : 0); /* where the sequential loop leaves it */\n    (void)&{v};",
+            "    {v} = {value}; /* where the sequential loop leaves it */\n    (void)&{v};",
             v = t.var,
-            start = t.start
+            value = t.value_at("(tp_in.tp_steps > 0 ? tp_in.tp_steps : 0)")
         );
     }
     let mut stmts = Vec::new();

@@ -293,8 +293,10 @@ pub fn steps(unit: Unit<'_>, macros: &Macros) -> Result<u64, String> {
         })
         .map_err(|err| {
             format!(
-                "the time loop `{} < {}` has a step count tpace can not evaluate ({err}); give --steps N",
-                t.var, t.end
+                "the time loop `{} {} {}` has a step count tpace can not evaluate ({err}); give --steps N",
+                t.var,
+                if t.inclusive { "<=" } else { "<" },
+                t.end
             )
         })?;
     Ok(u64::try_from(v).unwrap_or(0))

@@ -224,6 +224,8 @@ pub fn fusion(
     if !sweep.step_values.is_empty()
         || crate::text::mentions(body, time)
         || sweep.loops.iter().any(|l| l.fixed)
+        // Subscripts through index variables address memory, not a tile.
+        || sweep.accesses.iter().any(|a| a.kept.is_some())
         || sweep.scalars.iter().any(|s| {
             s.role == ScalarRole::Reduction || (s.role != ScalarRole::PerPoint && s.ty.is_none())
         })

@@ -15,8 +15,8 @@ mod fused;
 
 use crate::back::Output;
 use crate::back::kernel::{
-    accumulators, body_with, dev_name, per_point_locals, point_begin, point_end, reductions_of,
-    sweep_arrays, sweep_summary, uses_time,
+    accumulators, body_with, dev_name, kept_index, needs_origin, per_point_locals, point_begin,
+    point_end, reductions_of, sweep_arrays, sweep_summary, uses_extents, uses_offsets, uses_time,
 };
 use crate::lower::{Lowered, LoweredPipeline, glue, inputs, names};
 use std::fmt::Write;
@@ -271,8 +271,16 @@ fn kernel(lp: &LoweredPipeline<'_>, s: usize) -> String {
             )
         })
         .collect();
-    args.push("long tp_base".into());
-    for pos in 1..rank {
+    // The buffer's shape where an access is addressed by it; the program's index of
+    // its first element where one keeps the program's own flat index.
+    let shaped = uses_extents(sweep);
+    if shaped {
+        args.push("long tp_base".into());
+    }
+    if needs_origin(sweep) {
+        args.push("long tp_origin".into());
+    }
+    for pos in (1..rank).filter(|_| shaped) {
         args.push(format!("long tp_lo{pos}, long tp_n{pos}"));
     }
     for pos in 0..rank {
@@ -319,14 +327,16 @@ fn kernel(lp: &LoweredPipeline<'_>, s: usize) -> String {
         e
     };
     let body = body_with(unit.program, sweep, &|acc| {
-        format!(
-            "{}[{}]",
-            dev_name(&p.arrays[acc.array].ident()),
-            index(&acc.offsets)
-        )
+        let at = match &acc.kept {
+            Some(kept) => kept_index(kept),
+            None => index(&acc.offsets),
+        };
+        format!("{}[{at}]", dev_name(&p.arrays[acc.array].ident()))
     });
     // Element strides of the chunk buffer: the innermost dimension is contiguous.
-    for pos in (0..rank.saturating_sub(1)).rev() {
+    // (None where every access keeps the user's subscripts.)
+    let offsets = uses_offsets(sweep);
+    for pos in (0..rank.saturating_sub(1)).rev().filter(|_| offsets) {
         let stride = if pos + 2 == rank {
             format!("tp_n{}", pos + 1)
         } else {
@@ -394,10 +404,12 @@ fn kernel(lp: &LoweredPipeline<'_>, s: usize) -> String {
         ) {
             let _ = writeln!(w, "{pad}    {line}");
         }
-        let _ = writeln!(
-            w,
-            "{pad}    const long tp_e{pos} = {outer}(tp_i{pos} - {first}){stride};"
-        );
+        if offsets {
+            let _ = writeln!(
+                w,
+                "{pad}    const long tp_e{pos} = {outer}(tp_i{pos} - {first}){stride};"
+            );
+        }
     }
     let pad = "    ".repeat(rank + 1);
     w.push_str(&per_point_locals(sweep, &pad));
@@ -452,8 +464,14 @@ fn launcher(lp: &LoweredPipeline<'_>, s: usize) -> String {
             )
         })
         .collect();
-    args.push("tp_l->tp_base".into());
-    for pos in 1..rank {
+    let shaped = uses_extents(sweep);
+    if shaped {
+        args.push("tp_l->tp_base".into());
+    }
+    if needs_origin(sweep) {
+        args.push(crate::back::kernel::origin(rank, &lp.names.inputs()));
+    }
+    for pos in (1..rank).filter(|_| shaped) {
         args.push(format!("tp_l->tp_dim_lo[{pos}], tp_l->tp_dim_n[{pos}]"));
     }
     for pos in 0..rank {

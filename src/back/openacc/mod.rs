@@ -6,8 +6,8 @@
 
 use crate::back::Output;
 use crate::back::kernel::{
-    accumulators, body_with, dev_name, per_point_locals, per_point_names, point_begin, point_end,
-    reductions_of, sweep_arrays, sweep_summary, uses_time,
+    accumulators, body_with, dev_name, kept_index, needs_origin, per_point_locals, per_point_names,
+    point_begin, point_end, reductions_of, sweep_arrays, sweep_summary, uses_extents, uses_time,
 };
 use crate::ir::ReduceOp;
 use crate::lower::{Lowered, LoweredPipeline, glue, inputs, names};
@@ -109,8 +109,20 @@ fn launcher(lp: &LoweredPipeline<'_>, s: usize) -> String {
             name = arr.display_name().replace("*/", "* /"),
         );
     }
-    let _ = writeln!(w, "    const long tp_base = tp_l->tp_base;");
-    for pos in 1..rank {
+    // The buffer's shape, where an access is addressed by it (not only by the
+    // program's own flat index, which `tp_origin` turns into the buffer's).
+    let shaped = uses_extents(sweep);
+    if shaped {
+        let _ = writeln!(w, "    const long tp_base = tp_l->tp_base;");
+    }
+    if needs_origin(sweep) {
+        let _ = writeln!(
+            w,
+            "    const long tp_origin = {}; /* the program's index of the buffer's first element */",
+            crate::back::kernel::origin(rank, &lp.names.inputs())
+        );
+    }
+    for pos in (1..rank).filter(|_| shaped) {
         let _ = writeln!(
             w,
             "    const long tp_lo{pos} = tp_l->tp_dim_lo[{pos}], tp_n{pos} = tp_l->tp_dim_n[{pos}];"
@@ -247,11 +259,11 @@ fn launcher(lp: &LoweredPipeline<'_>, s: usize) -> String {
     let pad = "    ".repeat(1 + depth);
     w.push_str(&point_begin(unit, s, &pad));
     let body = body_with(program, sweep, &|acc| {
-        format!(
-            "{}[{}]",
-            dev_name(&p.arrays[acc.array].ident()),
-            index(sweep, &acc.offsets)
-        )
+        let at = match &acc.kept {
+            Some(kept) => kept_index(kept),
+            None => index(sweep, &acc.offsets),
+        };
+        format!("{}[{at}]", dev_name(&p.arrays[acc.array].ident()))
     });
     let _ = writeln!(w, "{pad}{body}");
     if !reductions.is_empty() {

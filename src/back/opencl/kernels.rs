@@ -6,7 +6,8 @@
 use super::source::{ScalarType, host, scalar_type};
 use crate::back::kernel::{
     MaybeUnused, acc_name, accumulators, body_with, dev_name, identity, index_declaration,
-    point_begin, point_end, reductions_of, sweep_arrays, sweep_summary, uses_time,
+    kept_index, needs_origin, point_begin, point_end, reductions_of, sweep_arrays, sweep_summary,
+    uses_offsets, uses_time,
 };
 use crate::ir::{ElemType, Program, ReduceOp, ScalarRole, Sweep};
 use crate::lower::{LoweredPipeline, inputs, names};
@@ -101,6 +102,9 @@ pub fn kernel(lp: &LoweredPipeline<'_>, s: usize) -> String {
         ));
     }
     args.push("long tp_base".into());
+    if needs_origin(sweep) {
+        args.push("long tp_origin".into());
+    }
     for pos in 1..rank {
         args.push(format!("long tp_lo{pos}, long tp_n{pos}"));
     }
@@ -136,7 +140,9 @@ pub fn kernel(lp: &LoweredPipeline<'_>, s: usize) -> String {
         let _ = writeln!(w, "    tp_red{i} += tp_red{i}_at;");
     }
     // Element strides of the chunk buffer: the innermost dimension is contiguous.
-    for pos in (0..rank.saturating_sub(1)).rev() {
+    // (None where every access keeps the user's subscripts.)
+    let offsets = uses_offsets(sweep);
+    for pos in (0..rank.saturating_sub(1)).rev().filter(|_| offsets) {
         let stride = if pos + 2 == rank {
             format!("tp_n{}", pos + 1)
         } else {
@@ -164,7 +170,9 @@ pub fn kernel(lp: &LoweredPipeline<'_>, s: usize) -> String {
     for pos in 1..rank {
         e = format!("({e}) * tp_n{pos} + (tp_i{pos} - tp_lo{pos})");
     }
-    let _ = writeln!(w, "        const long tp_e = {e};");
+    if offsets {
+        let _ = writeln!(w, "        const long tp_e = {e};");
+    }
     // Every access is the point's own element plus a constant number of strides.
     let index = |offsets: &[i64]| {
         let mut e = "tp_e".to_string();
@@ -186,11 +194,11 @@ pub fn kernel(lp: &LoweredPipeline<'_>, s: usize) -> String {
         e
     };
     let body = body_with(unit.program, sweep, &|acc| {
-        format!(
-            "{}[{}]",
-            dev_name(&p.arrays[acc.array].ident()),
-            index(&acc.offsets)
-        )
+        let at = match &acc.kept {
+            Some(kept) => kept_index(kept),
+            None => index(&acc.offsets),
+        };
+        format!("{}[{at}]", dev_name(&p.arrays[acc.array].ident()))
     });
     let pad = "        ";
     for pos in 0..rank {

@@ -284,6 +284,13 @@ fn launcher(lp: &LoweredPipeline<'_>, s: usize, k: usize, config: &str) -> Strin
         w,
         "    tpace_cl_arg_long(tp, tp_k, &tp_arg, tp_l->tp_base);"
     );
+    if crate::back::kernel::needs_origin(sweep) {
+        let _ = writeln!(
+            w,
+            "    tpace_cl_arg_long(tp, tp_k, &tp_arg, {}); /* the program's index of the buffer's first element */",
+            crate::back::kernel::origin(rank, &lp.names.inputs())
+        );
+    }
     for pos in 1..rank {
         let _ = writeln!(
             w,

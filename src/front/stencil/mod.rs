@@ -234,11 +234,14 @@ fn lower_region<'t>(source: &str, region: &[&Line<'t>]) -> DiagResult<Vec<Found<
     let (begin, end) = (region[0], region[region.len() - 1]);
     // The time loop: the statement that `step` stands above, with `begin`,
     // `data` and `dimension` right above it too.
-    let Some(time_loop) = step.stmt.filter(|n| n.kind() == "for_statement") else {
+    let Some(time_loop) = step
+        .stmt
+        .filter(|n| crate::front::time_loop::is_time_loop(*n))
+    else {
         return Err(vec![Diagnostic::new(
             step.span(),
             "`step` must stand right above the time loop",
-            "no `for` statement follows",
+            "no `for`, `while` or `do` statement follows",
             "put the region's `begin`, `step`, `data` and `dimension` lines directly above the \
              `for` loop over time steps",
         )]);
@@ -412,7 +415,7 @@ fn nests<'a, 't>(
 ) -> Vec<(Node<'t>, &'a Line<'t>)> {
     let body = time_loop
         .child_by_field_name("body")
-        .expect("a parsed for statement has a body");
+        .expect("a parsed loop has a body");
     let items = if body.kind() == "compound_statement" {
         body_items(body)
     } else {

@@ -54,6 +54,7 @@ pub fn listed_arrays(
         }
         let found =
             find_declaration(named, at, tree, source, types).and_then(|(elem, layout, decl)| {
+                below_grid_rank(named, intent, layout, &decl, rank)?;
                 Ok((elem, layout, components(named, layout, &decl, rank, types)?))
             });
         match found {
@@ -83,6 +84,39 @@ pub fn listed_arrays(
     } else {
         Err(errors)
     }
+}
+
+/// An array declared with its shape but fewer dimensions than the grid (a
+/// 1-D table beside a 2-D grid) is no grid array: say so at the clause.
+fn below_grid_rank(
+    named: &Named,
+    intent: Intent,
+    layout: Layout,
+    decl: &DeclInfo,
+    rank: usize,
+) -> Result<(), Diagnostic> {
+    // Only a read-only one: an array the stencil writes that does not match
+    // `size` says more likely that the clause is wrong (said at the loops).
+    if layout == Layout::Flat || decl.depth >= rank || intent != Intent::In {
+        return Ok(());
+    }
+    let name = &named.name;
+    Err(Diagnostic::new(
+        named.span.clone(),
+        format!(
+            "`{name}` is declared as `{}`, with {}, but `size` has {}",
+            decl.declarator,
+            crate::text::count(decl.depth, "dimension", "dimensions"),
+            rank
+        ),
+        "not an array of the grid's shape",
+        format!(
+            "targetin(...) lists arrays of the grid's shape, which the pipeline cuts into chunks; \
+             a table the sweeps read only at subscripts without a spatial loop index (a per-step \
+             value, `{name}[t]` with the time counter) may be listed there or not, and an array \
+             along fewer axes than the grid is not handled: give it the grid's shape"
+        ),
+    ))
 }
 
 /// C expression for the address of an array's first grid element (all `lo` indices).

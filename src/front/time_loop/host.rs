@@ -41,6 +41,10 @@ pub fn check(
     };
     let mut errors = Vec::new();
     for h in host {
+        // A `while` loop's own advance of its counter: the replay runs it in its place.
+        if time.advance.as_ref() == Some(&h.span) {
+            continue;
+        }
         let Some(node) = root.descendant_for_byte_range(h.span.start, h.span.end) else {
             continue;
         };

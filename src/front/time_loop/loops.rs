@@ -5,7 +5,7 @@ use super::flat::FlatAccess;
 use super::subscripts;
 use crate::diag::{DiagResult, Diagnostic};
 use crate::front::cst::{body_items, descendants, span, text};
-use crate::ir::{Span, Sweep, SweepLoop, TimeLoop};
+use crate::ir::{HostStatement, Span, Sweep, SweepLoop, TimeLoop};
 use crate::text::count;
 use tree_sitter::Node;
 
@@ -134,6 +134,7 @@ pub fn time_loop(node: Node, source: &str) -> DiagResult<TimeLoop> {
     let h = parse_header(node, source, "the time loop", "for (n = 0; n < N; n++)")
         .map_err(|d| vec![d])?;
     Ok(TimeLoop {
+        form: crate::ir::TimeForm::For,
         var: h.var,
         var_type: h.declared_type.clone().unwrap_or_else(|| "long".into()),
         declared_type: h.declared_type,
@@ -141,6 +142,7 @@ pub fn time_loop(node: Node, source: &str) -> DiagResult<TimeLoop> {
         end: h.end,
         inclusive: h.inclusive,
         steps_hint: None,
+        advance: None,
     })
 }
 
@@ -186,6 +188,8 @@ pub fn sweep(
     let rank = grid.rank();
     let mut loops = Vec::new();
     let (mut node, mut dim, mut pragma) = (outer, dim, pragma);
+    // Names declared between the loops: (name, type, declaration).
+    let mut between: Vec<(String, String, Node)> = Vec::new();
     let body = loop {
         let Some(pos) = grid.position_of_dim(dim) else {
             return Err(vec![Diagnostic::new(
@@ -233,15 +237,23 @@ pub fn sweep(
         let nested = items.iter().position(|n| loop_dim_of(*n).is_some());
         match nested {
             Some(i) => {
-                if items.len() != 1 {
-                    let other = items.iter().find(|n| **n != items[i]);
-                    let at = other.map_or(span(body), |n| first_line(*n, source));
-                    return Err(vec![Diagnostic::new(
-                        at,
-                        "loop nest is not perfectly nested",
-                        "statement between the loops",
-                        "put all statements of a sweep inside its innermost loop",
-                    )]);
+                // Besides the next loop, only declarations of inner loops' indices
+                // (Parboil's `int j, k;` between its loops).
+                for other in items.iter().filter(|n| **n != items[i]) {
+                    match plain_declaration(*other, source) {
+                        Some((ty, names)) if other.start_byte() < items[i].start_byte() => {
+                            between.extend(names.into_iter().map(|n| (n, ty.clone(), *other)));
+                        }
+                        _ => {
+                            return Err(vec![Diagnostic::new(
+                                first_line(*other, source),
+                                "loop nest is not perfectly nested",
+                                "statement between the loops",
+                                "put all statements of a sweep inside its innermost loop (only \
+                                 declarations of the inner loops' indices may stand between the loops)",
+                            )]);
+                        }
+                    }
                 }
                 (dim, pragma) = loop_dim_of(items[i]).expect("found as a loop directive");
                 node = items[i];
@@ -257,6 +269,24 @@ pub fn sweep(
             }
         }
     };
+    for (name, ty, decl) in between {
+        match loops
+            .iter_mut()
+            .find(|l| l.var == name && l.header.start > decl.start_byte())
+        {
+            // Declared in the nest: the kernel declares it, the call site does not set it after.
+            Some(l) => l.declared_type = Some(ty),
+            None => {
+                return Err(vec![Diagnostic::new(
+                    first_line(decl, source),
+                    "loop nest is not perfectly nested",
+                    format!("`{name}` is not an index of an inner loop"),
+                    "put all statements of a sweep inside its innermost loop (only declarations \
+                     of the inner loops' indices may stand between the loops)",
+                )]);
+            }
+        }
+    }
     let fewer = loops.len() < rank;
     let too_few = |missing: &[String]| {
         Diagnostic::new(
@@ -310,7 +340,7 @@ pub fn sweep(
             );
         }
     }
-    let flops = count_flops(body, source, &found.accesses);
+    let flops = count_flops(body, source, &found.accesses, &found.index_statements);
     let sweep = Sweep {
         span: span(outer),
         loops,
@@ -323,12 +353,80 @@ pub fn sweep(
     Ok((sweep, found.flat))
 }
 
-/// Arithmetic operators on values (subscript arithmetic excluded, and the
-/// arguments of a macro invocation that is an access).
-fn count_flops(body: Node, source: &str, accesses: &[crate::ir::Access]) -> u32 {
+/// The time loop's host statements without the declarations of the sweeps'
+/// loop indices (`int i;` in the loop body, above a nest over `i`): those
+/// indices are the nests' own (the kernels declare them; the call site does not
+/// set them after the loop, where they are out of scope).
+pub fn loop_index_declarations(
+    host: Vec<HostStatement>,
+    sweeps: &mut [Sweep],
+    ctx: &Context,
+) -> Vec<HostStatement> {
+    let root = ctx.tree.root_node();
+    let mut kept = Vec::new();
+    for (i, h) in host.iter().enumerate() {
+        let node = root
+            .descendant_for_byte_range(h.span.start, h.span.end)
+            .filter(|n| n.byte_range() == h.span);
+        let Some((ty, names)) = node.and_then(|n| plain_declaration(n, ctx.source)) else {
+            kept.push(h.clone());
+            continue;
+        };
+        let later = |s: &Sweep| s.span.start > h.span.start;
+        let indexes = |name: &String| {
+            sweeps
+                .iter()
+                .filter(|s| later(s))
+                .any(|s| s.loops.iter().any(|l| !l.fixed && l.var == *name))
+        };
+        let elsewhere = |name: &String| {
+            host.iter()
+                .enumerate()
+                .any(|(j, o)| j != i && crate::text::mentions(&ctx.source[o.span.clone()], name))
+        };
+        if !names.iter().all(|n| indexes(n) && !elsewhere(n)) {
+            kept.push(h.clone());
+            continue;
+        }
+        for s in sweeps.iter_mut().filter(|s| later(s)) {
+            for l in s.loops.iter_mut() {
+                if names.contains(&l.var) && l.declared_type.is_none() {
+                    l.declared_type = Some(ty.clone());
+                }
+            }
+        }
+    }
+    kept
+}
+
+/// A declaration of plain variables without initial values (`int j, k;`): its
+/// type and names.
+pub fn plain_declaration(node: Node, source: &str) -> Option<(String, Vec<String>)> {
+    if node.kind() != "declaration" {
+        return None;
+    }
+    let ty = text(node.child_by_field_name("type")?, source).to_string();
+    let mut cursor = node.walk();
+    let names: Option<Vec<String>> = node
+        .children_by_field_name("declarator", &mut cursor)
+        .map(|d| (d.kind() == "identifier").then(|| text(d, source).to_string()))
+        .collect();
+    names.filter(|n| !n.is_empty()).map(|n| (ty, n))
+}
+
+/// Arithmetic operators on values (subscript arithmetic excluded, the arguments
+/// of a macro invocation that is an access, and the statements that compute
+/// index variables).
+fn count_flops(
+    body: Node,
+    source: &str,
+    accesses: &[crate::ir::Access],
+    index_statements: &[Span],
+) -> u32 {
     let spans: std::collections::BTreeSet<(usize, usize)> = accesses
         .iter()
         .map(|a| (a.span.start, a.span.end))
+        .chain(index_statements.iter().map(|s| (s.start, s.end)))
         .collect();
     let is_access = |n: Node| spans.contains(&(n.start_byte(), n.end_byte()));
     // Depth first with an "inside a subscript's index" flag, without recursion and

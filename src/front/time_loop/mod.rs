@@ -7,14 +7,17 @@
 
 pub mod calls;
 mod context;
+pub mod counted;
 mod decls;
 pub mod flat;
 mod host;
+mod index_vars;
 mod loops;
 mod macro_reads;
 mod reductions;
 mod scalars;
 mod subscripts;
+mod tables;
 
 use crate::diag::{DiagResult, Diagnostic};
 use crate::front::cst::{body_items, span};
@@ -52,13 +55,13 @@ pub fn lower(
     // Every pipeline's time loop, or why it has none.
     let mut time_loops: Vec<Node> = Vec::new();
     for f in &pipelines {
-        match f.stmt.filter(|n| n.kind() == "for_statement") {
+        match f.stmt.filter(|n| is_time_loop(*n)) {
             Some(n) => time_loops.push(n),
             None => errors.push(Diagnostic::new(
                 f.span(),
                 "`pipeline` must be followed by the time loop",
-                "no `for` statement follows this directive",
-                "put `#pragma tpace pipeline ...` directly above the `for` loop over time steps",
+                "no `for`, `while` or `do` statement follows this directive",
+                "put `#pragma tpace pipeline ...` directly above the loop over time steps",
             )),
         }
     }
@@ -106,6 +109,14 @@ pub fn lower(
             })
             .collect(),
     })
+}
+
+/// Whether a statement can be a time loop: a `for`, `while` or `do` loop.
+pub fn is_time_loop(node: Node) -> bool {
+    matches!(
+        node.kind(),
+        "for_statement" | "while_statement" | "do_statement"
+    )
 }
 
 /// Directives in places where they would be ignored or ambiguous: a pipeline
@@ -226,6 +237,14 @@ fn lower_pipeline(
     types: &Types,
 ) -> DiagResult<Pipeline> {
     let (grid, halo) = grid_and_halo(clauses, pipeline.span())?;
+    // `targetin` arrays the sweeps read only as per-step values (FDTD's `_fict_[t]`)
+    // are no grid arrays: the host reads them at each step, as if they were not listed.
+    let tables = read_time_loop(time_loop, source)
+        .map(|t| tables::per_step_tables(clauses, time_loop, &t.var, source))
+        .unwrap_or_default();
+    let mut grid_clauses = clauses.clone();
+    grid_clauses.targetin.retain(|n| !tables.contains(&n.name));
+    let clauses = &grid_clauses;
     let arrays = decls::listed_arrays(
         clauses,
         pipeline.span(),
@@ -236,7 +255,7 @@ fn lower_pipeline(
         types,
     )?;
     check_declared_elems(clauses, &arrays, types)?;
-    let mut time = loops::time_loop(time_loop, source)?;
+    let mut time = read_time_loop(time_loop, source)?;
     if let Some(named) = &clauses.time_var
         && named.name != time.var
     {
@@ -274,6 +293,7 @@ fn lower_pipeline(
         return Err(jumps);
     }
     let (mut body, host, flats) = lower_body(time_loop, &ctx, found)?;
+    counted::check_reads_after_advance(&time, &body, source)?;
     let arrays = resolve_flat(arrays, &mut body, &flats, &grid, types)?;
     let arrays = drop_unused_components(arrays, &mut body);
     resolve_variables(
@@ -314,6 +334,15 @@ fn lower_pipeline(
         reductions,
         asynchronous: clauses.asynchronous,
     })
+}
+
+/// The time loop's counter and trip count, whichever way the loop is written.
+fn read_time_loop(time_loop: Node, source: &str) -> DiagResult<TimeLoop> {
+    if time_loop.kind() == "for_statement" {
+        loops::time_loop(time_loop, source)
+    } else {
+        counted::time_loop(time_loop, source)
+    }
 }
 
 /// The flat arrays with what their accesses say: layout checks, components
@@ -420,7 +449,14 @@ fn resolve_variables(
             .step_values
             .iter()
             .map(|v| v.span.clone())
-            .chain(sweep.accesses.iter().map(|a| a.span.clone()))
+            // A kept subscript stays in the kernel: the names in it are the kernel's.
+            .chain(
+                sweep
+                    .accesses
+                    .iter()
+                    .filter(|a| a.kept.is_none())
+                    .map(|a| a.span.clone()),
+            )
             .collect();
         let not_free = scalars::NotFree {
             bound: &bound,
@@ -600,7 +636,7 @@ fn lower_body(time_loop: Node, ctx: &context::Context, found: &[Found]) -> DiagR
     let source = ctx.source;
     let body = time_loop
         .child_by_field_name("body")
-        .expect("a parsed for statement has a body");
+        .expect("a parsed loop has a body");
     let mut sweeps = Vec::new();
     let mut host = Vec::new();
     let mut flats = Vec::new();
@@ -633,6 +669,7 @@ fn lower_body(time_loop: Node, ctx: &context::Context, found: &[Found]) -> DiagR
             }),
         }
     }
+    let host = loops::loop_index_declarations(host, &mut sweeps, ctx);
     if errors.is_empty() && sweeps.is_empty() {
         errors.push(Diagnostic::new(
             loops::first_line(time_loop, source),

@@ -6,14 +6,15 @@
 use super::context::Context;
 use super::decls::lookup;
 use super::flat::{FlatAccess, Problem, decompose};
+use super::index_vars::{IndexVars, Values};
 use super::macro_reads;
 use crate::diag::{DiagResult, Diagnostic};
-use crate::front::cst::{descendants, named_children, parse_c, span, text};
+use crate::front::cst::{Parsed, descendants, named_children, parse_c, span, text};
 use crate::front::directives::mentions_name;
 use crate::front::poly::{Poly, member_text};
-use crate::ir::{Access, AccessKind, Array, Layout, Span, StepValue, SweepLoop};
+use crate::ir::{Access, AccessKind, Array, Layout, Span, StepValue, Subscript, SweepLoop};
 use crate::text::{mentions, splice};
-use tree_sitter::{Node, Tree};
+use tree_sitter::Node;
 
 /// Label of the diagnostic for an access with another number of subscripts than `size`.
 pub const WRONG_COUNT: &str = "wrong number of subscripts";
@@ -21,6 +22,9 @@ pub const WRONG_COUNT: &str = "wrong number of subscripts";
 /// Per access, the index (as text) of each grid position the sweep has no loop
 /// for, and where to point when it is wrong.
 type Unlooped = Vec<(usize, String, Span)>;
+
+/// The offsets (per grid position) of every element one subscript can reach.
+type Reach = Vec<Vec<i64>>;
 
 /// What one subscript expression (or macro invocation) says.
 struct One {
@@ -42,6 +46,8 @@ pub struct Found {
     pub step_values: Vec<StepValue>,
     /// What each access to a flat array says beyond its offsets.
     pub flat: Vec<FlatAccess>,
+    /// The statements that compute index variables (integer work, not flops).
+    pub index_statements: Vec<Span>,
 }
 
 /// How the value of an expression is used by the expression around it.
@@ -84,6 +90,8 @@ fn is_statement(kind: &str) -> bool {
 pub fn accesses(body: Node, loops: &[SweepLoop], ctx: &Context) -> DiagResult<Found> {
     let (arrays, source) = (ctx.arrays, ctx.source);
     let macros = ctx.types.macros;
+    let loop_vars: Vec<&str> = loops.iter().map(|l| l.var.as_str()).collect();
+    let vars = &IndexVars::scan(body, source, &loop_vars, macros);
     let mut out = Vec::new();
     let mut errors = Vec::new();
     // Per access in `out`: the index texts of the positions without a loop.
@@ -107,7 +115,7 @@ pub fn accesses(body: Node, loops: &[SweepLoop], ctx: &Context) -> DiagResult<Fo
         let node = frame.node;
         let mut children_of = node;
         if is_invocation(node, ctx) {
-            match through_macros(node, &frame, loops, ctx) {
+            match through_macros(node, &frame, loops, vars, ctx) {
                 Ok(Some(one)) => {
                     take(one, &mut out, &mut unlooped);
                     continue;
@@ -126,7 +134,7 @@ pub fn accesses(body: Node, loops: &[SweepLoop], ctx: &Context) -> DiagResult<Fo
             let with_macros = macros.mentioned_in(text(node, source));
             // `ROW(i)[j]`: only the expansion names the array.
             if with_macros && listed_base(node, source, arrays).is_none() {
-                match through_macros(node, &frame, loops, ctx) {
+                match through_macros(node, &frame, loops, vars, ctx) {
                     Ok(Some(one)) => {
                         take(one, &mut out, &mut unlooped);
                         continue;
@@ -151,9 +159,11 @@ pub fn accesses(body: Node, loops: &[SweepLoop], ctx: &Context) -> DiagResult<Fo
             }
             // The user's text where it reads as an access (`a[X - 1][y]` keeps `X`),
             // else its expansion (`a[i][j + HALF]`).
-            match access(node, &frame, loops, ctx, source, &[]) {
+            let at = node.start_byte();
+            match access(node, &frame, (loops, vars, at), ctx, source, &[]) {
                 Ok(one) => take(one, &mut out, &mut unlooped),
-                Err(d) => match with_macros.then(|| through_macros(node, &frame, loops, ctx)) {
+                Err(d) => match with_macros.then(|| through_macros(node, &frame, loops, vars, ctx))
+                {
                     Some(Ok(Some(one))) => take(one, &mut out, &mut unlooped),
                     _ => errors.push(d),
                 },
@@ -203,6 +213,7 @@ pub fn accesses(body: Node, loops: &[SweepLoop], ctx: &Context) -> DiagResult<Fo
         fixed,
         step_values,
         flat: flats,
+        index_statements: vars.statements(),
     })
 }
 
@@ -217,31 +228,6 @@ fn is_invocation(node: Node, ctx: &Context) -> bool {
             .get(text(node, ctx.source))
             .is_some_and(|m| m.params.is_none()),
         _ => false,
-    }
-}
-
-/// A C expression parsed apart from the file (a macro's expansion).
-struct Parsed {
-    src: String,
-    tree: Tree,
-}
-
-impl Parsed {
-    fn new(expr: &str) -> Option<Parsed> {
-        let src = format!("void tpace_x(void)\n{{\n({expr});\n}}\n");
-        let tree = parse_c(&src);
-        (!tree.root_node().has_error()).then_some(Parsed { src, tree })
-    }
-
-    /// The expression, without the parentheses around it.
-    fn expr(&self) -> Option<Node<'_>> {
-        let f = self.tree.root_node().named_child(0)?;
-        let stmt = f.child_by_field_name("body")?.named_child(0)?;
-        let mut e = stmt.named_child(0)?;
-        while e.kind() == "parenthesized_expression" {
-            e = e.named_child(0)?;
-        }
-        Some(e)
     }
 }
 
@@ -267,6 +253,7 @@ fn through_macros(
     node: Node,
     frame: &Frame,
     loops: &[SweepLoop],
+    vars: &IndexVars,
     ctx: &Context,
 ) -> Result<Option<One>, Diagnostic> {
     let macros = ctx.types.macros;
@@ -322,7 +309,16 @@ fn through_macros(
         ))
     })?;
     let e = parsed.expr().expect("parsed as an expression above");
-    let mut one = access(e, frame, loops, ctx, &parsed.src, &symbols).map_err(remap)?;
+    let nest = (loops, vars, at.start);
+    let mut one = access(e, frame, nest, ctx, &parsed.src, &symbols).map_err(remap)?;
+    if !symbols.is_empty() && one.accesses.iter().any(|a| a.kept.is_some()) {
+        return Err(remap(Diagnostic::new(
+            at.clone(),
+            "a macro with constant arguments takes an index variable",
+            "macro access through an index variable",
+            "pass the macro the loop indices (plus constants), or write the subscript without it",
+        )));
+    }
     for a in &mut one.accesses {
         a.span = at.clone();
     }
@@ -642,7 +638,7 @@ fn step_value(
 fn access(
     node: Node,
     frame: &Frame,
-    loops: &[SweepLoop],
+    (loops, vars, at): (&[SweepLoop], &IndexVars, usize),
     ctx: &Context,
     source: &str,
     symbols: &[(String, i64)],
@@ -663,7 +659,7 @@ fn access(
     } else {
         (first, &indices[..])
     };
-    let (offsets, free, flat) = match arrays[array].layout {
+    let (reach, free, flat, kept) = match arrays[array].layout {
         Layout::Flat => {
             if loops.len() < grid.rank() {
                 return Err(Diagnostic::new(
@@ -676,12 +672,15 @@ fn access(
                      dimension: declare it `T a[X][Y]` or `T (*a)[Y]`, or loop over every dimension",
                 ));
             }
-            let (o, f) = flat_offsets(node, indices, loops, ctx, array, source, symbols)?;
-            (o, Vec::new(), Some(f))
+            let nest = (loops, vars, at);
+            let (o, f, kept) = flat_offsets(node, indices, nest, ctx, array, source, symbols)?;
+            (o, Vec::new(), Some(f), kept)
         }
         Layout::Static | Layout::PointerToArray => {
-            let (o, free) = per_dim_offsets(node, indices, loops, ctx, &arrays[array], source)?;
-            (o, free, None)
+            let nest = (loops, vars, at);
+            let (o, free, kept) =
+                per_dim_offsets(node, indices, nest, ctx, &arrays[array], source)?;
+            (o, free, None, kept)
         }
     };
     let kinds: &[AccessKind] = match frame.role {
@@ -689,14 +688,19 @@ fn access(
         Role::Target { compound: false } => &[AccessKind::Write],
         Role::Target { compound: true } | Role::Update => &[AccessKind::Read, AccessKind::Write],
     };
-    let accesses = kinds
+    // Through index variables, one access per element the subscript can reach.
+    let one_element = reach.len() == 1;
+    let accesses = reach
         .iter()
-        .map(|kind| Access {
-            array,
-            offsets: offsets.clone(),
-            kind: *kind,
-            span: span(node),
-            unconditional: frame.unconditional,
+        .flat_map(|offsets| {
+            kinds.iter().map(|kind| Access {
+                array,
+                offsets: offsets.clone(),
+                kind: *kind,
+                span: span(node),
+                unconditional: frame.unconditional && one_element,
+                kept: kept.clone(),
+            })
         })
         .collect();
     Ok(One {
@@ -787,11 +791,65 @@ fn not_affine(node: Node, array: &Array, expected: String, constant: &str) -> Di
 
 /// A name for "some integer constant" in help texts that is neither the array's
 /// name nor a loop index (`c`, unless the array is called `c`).
-fn placeholder(array: &Array, loops: &[SweepLoop]) -> &'static str {
+fn placeholder(array: &Array, loops: &[SweepLoop], vars: &IndexVars) -> &'static str {
     ["c", "d", "m", "q", "off"]
         .into_iter()
-        .find(|p| *p != array.name && !loops.iter().any(|l| l.var == *p))
+        .find(|p| *p != array.name && !loops.iter().any(|l| l.var == *p) && !vars.names(p))
         .unwrap_or("off")
+}
+
+/// Every combination of one element from each list, in order (`None` past
+/// [`super::index_vars::MAX_VALUES`]).
+fn combinations(lists: &[Vec<i64>]) -> Option<Vec<Vec<i64>>> {
+    let mut out: Vec<Vec<i64>> = vec![Vec::new()];
+    for list in lists {
+        let mut next = Vec::new();
+        for prefix in &out {
+            for v in list {
+                let mut o = prefix.clone();
+                o.push(*v);
+                next.push(o);
+            }
+        }
+        if next.len() > super::index_vars::MAX_VALUES {
+            return None;
+        }
+        out = next;
+    }
+    Some(out)
+}
+
+/// The error for a subscript through an index variable tpace does not follow
+/// (`unknown`) or whose values are too many (`None`).
+fn unfollowed(node: Node, array: &Array, unknown: Option<&str>) -> Diagnostic {
+    let follows = "tpace follows an index variable that the innermost loop's body sets with `=` \
+                   in a statement of its own before the access (`c = x + y * nx;`, \
+                   `w = (x == 0) ? c : c - 1;`), from the loop indices, outside variables, \
+                   integer constants, `+`, `-`, `*` and `?:`";
+    match unknown {
+        Some(v) => Diagnostic::new(
+            span(node),
+            format!(
+                "the subscript of `{}` reads `{v}`, which the sweep sets in a way tpace does not follow",
+                array.display_name()
+            ),
+            format!("`{v}` is not an index variable here"),
+            format!(
+                "{follows}; set `{v}` so before this access, or write the subscript from the loop \
+                 indices"
+            ),
+        ),
+        None => Diagnostic::new(
+            span(node),
+            format!(
+                "the subscript of `{}` can take more than {} forms through its index variables",
+                array.display_name(),
+                super::index_vars::MAX_VALUES
+            ),
+            "too many `?:` branches",
+            format!("{follows}; split the choices over fewer variables"),
+        ),
+    }
 }
 
 /// Offsets per position; positions without a loop get 0 and their index node,
@@ -799,13 +857,13 @@ fn placeholder(array: &Array, loops: &[SweepLoop]) -> &'static str {
 fn per_dim_offsets(
     node: Node,
     indices: &[Node],
-    loops: &[SweepLoop],
+    (loops, index_vars, at): (&[SweepLoop], &IndexVars, usize),
     ctx: &Context,
     array: &Array,
     source: &str,
-) -> Result<(Vec<i64>, Unlooped), Diagnostic> {
+) -> Result<(Reach, Unlooped, Option<Subscript>), Diagnostic> {
     let grid = ctx.grid;
-    let c = placeholder(array, loops);
+    let c = placeholder(array, loops, index_vars);
     let vars: Vec<Option<&str>> = (0..grid.rank())
         .map(|p| loops.iter().find(|l| l.pos == p).map(|l| l.var.as_str()))
         .collect();
@@ -833,23 +891,62 @@ fn per_dim_offsets(
             format!("write it as {expected}"),
         ));
     }
-    let mut offsets = Vec::new();
+    // Per position, the offsets the index can take (one, unless it goes through
+    // index variables).
+    let mut offsets: Vec<Vec<i64>> = Vec::new();
     let mut free = Vec::new();
+    let mut through_vars = false;
+    let macros = ctx.types.macros;
     for (pos, (index, var)) in indices.iter().zip(&vars).enumerate() {
+        let values = match index_vars.subscript(*index, source, at, macros) {
+            Values::None => Poly::from_node(*index, source).map(|p| vec![p]),
+            Values::Some(v) => {
+                through_vars = true;
+                Some(v)
+            }
+            Values::Unknown(v) => return Err(unfollowed(node, array, Some(&v))),
+            Values::TooMany => return Err(unfollowed(node, array, None)),
+        };
         match var {
             Some(var) => offsets.push(
-                Poly::from_node(*index, source)
-                    .and_then(|p| p.sub(&Poly::var(var)))
-                    .and_then(|p| p.as_constant())
+                values
+                    .and_then(|vs| {
+                        vs.iter()
+                            .map(|p| p.sub(&Poly::var(var)).and_then(|p| p.as_constant()))
+                            .collect::<Option<Vec<i64>>>()
+                    })
                     .ok_or_else(|| not_affine(node, array, expected.clone(), c))?,
             ),
             None => {
-                offsets.push(0);
+                if through_vars {
+                    return Err(not_affine(node, array, expected.clone(), c));
+                }
+                offsets.push(vec![0]);
                 free.push((pos, text(*index, source).to_string(), span(*index)));
             }
         }
     }
-    Ok((offsets, free))
+    let kept = through_vars.then(|| {
+        Subscript::PerDim(
+            indices
+                .iter()
+                .map(|i| text(*i, source).to_string())
+                .collect(),
+        )
+    });
+    let reach = combinations(&offsets).ok_or_else(|| unfollowed(node, array, None))?;
+    Ok((dedup(reach), free, kept))
+}
+
+/// The list without repeats, in first-seen order.
+fn dedup(list: Vec<Vec<i64>>) -> Vec<Vec<i64>> {
+    let mut out: Vec<Vec<i64>> = Vec::new();
+    for o in list {
+        if !out.contains(&o) {
+            out.push(o);
+        }
+    }
+    out
 }
 
 /// Parse a C expression given as text (a `size` extent) into a polynomial.
@@ -870,12 +967,12 @@ pub fn poly_of_text(expr: &str) -> Option<Poly> {
 fn flat_offsets(
     node: Node,
     indices: &[Node],
-    loops: &[SweepLoop],
+    (loops, index_vars, at): (&[SweepLoop], &IndexVars, usize),
     ctx: &Context,
     array_index: usize,
     source: &str,
     symbols: &[(String, i64)],
-) -> Result<(Vec<i64>, FlatAccess), Diagnostic> {
+) -> Result<(Reach, FlatAccess, Option<Subscript>), Diagnostic> {
     let grid = ctx.grid;
     let array = &ctx.arrays[array_index];
     let rank = grid.rank();
@@ -900,11 +997,18 @@ fn flat_offsets(
             "({} - {} + {}){stride}",
             var(p),
             grid.dims[p].lo,
-            placeholder(array, loops)
+            placeholder(array, loops, index_vars)
         ));
     }
     let expected = format!("`{}[{expected}]`", array.name);
-    let not_affine = || not_affine(node, array, expected.clone(), placeholder(array, loops));
+    let not_affine = || {
+        not_affine(
+            node,
+            array,
+            expected.clone(),
+            placeholder(array, loops, index_vars),
+        )
+    };
     // The first indices as written, and with macros expanded (for a subscript
     // read from a macro's expansion).
     let los: Option<Vec<Poly>> = grid.dims.iter().map(|d| poly_of_text(&d.lo)).collect();
@@ -932,25 +1036,65 @@ fn flat_offsets(
     if indices.len() != 1 {
         return Err(not_affine());
     }
-    let index = Poly::from_node(indices[0], source).ok_or_else(not_affine)?;
-    let vars: Vec<&str> = (0..rank).map(var).collect();
-    let read = decompose(&index, &vars, &los, symbols);
-    let read = match (read, expanded_los) {
-        (Err(Problem::NotAffine), Some(e)) => decompose(&index, &vars, &e, symbols),
-        (r, _) => r,
+    let (values, kept) = match index_vars.subscript(indices[0], source, at, ctx.types.macros) {
+        Values::None => (
+            vec![Poly::from_node(indices[0], source).ok_or_else(not_affine)?],
+            None,
+        ),
+        Values::Some(v) => (
+            v,
+            Some(Subscript::Flat(text(indices[0], source).to_string())),
+        ),
+        Values::Unknown(v) => return Err(unfollowed(node, array, Some(&v))),
+        Values::TooMany => return Err(unfollowed(node, array, None)),
     };
-    match read {
-        Ok((offsets, strides, component)) => Ok((
-            offsets,
-            FlatAccess {
-                array: array_index,
-                strides,
-                component,
-                span: span(node),
-            },
-        )),
-        Err(Problem::NotAffine) => Err(not_affine()),
-        Err(Problem::TwoComponents) => Err(Diagnostic::new(
+    let vars: Vec<&str> = (0..rank).map(var).collect();
+    let mut reach = Vec::new();
+    let mut first = None;
+    for index in &values {
+        let read = decompose(index, &vars, &los, symbols);
+        let read = match (read, &expanded_los) {
+            (Err(Problem::NotAffine), Some(e)) => decompose(index, &vars, e, symbols),
+            (r, _) => r,
+        };
+        let read = match read {
+            // A kept subscript is the array's own numbering: no component in it.
+            Ok((_, _, Some(_))) if kept.is_some() => Err(Problem::NotAffine),
+            r => r,
+        };
+        match read {
+            Ok((offsets, strides, component)) => {
+                if !reach.contains(&offsets) {
+                    reach.push(offsets);
+                }
+                first.get_or_insert((strides, component));
+            }
+            Err(p) => return Err(flat_problem(p, node, array, &not_affine)),
+        }
+    }
+    let (strides, component) = first.expect("a subscript has at least one value");
+    Ok((
+        reach,
+        FlatAccess {
+            array: array_index,
+            strides,
+            component,
+            span: span(node),
+        },
+        kept,
+    ))
+}
+
+/// The diagnostic for a flat subscript that could not be read.
+fn flat_problem(
+    problem: Problem,
+    node: Node,
+    array: &Array,
+    not_affine: &dyn Fn() -> Diagnostic,
+) -> Diagnostic {
+    match problem {
+        Problem::NotAffine => not_affine(),
+        Problem::TwoComponents => Diagnostic::new(
             span(node),
             format!(
                 "the subscript of `{}` selects a component with more than one constant",
@@ -959,6 +1103,6 @@ fn flat_offsets(
             "two component indices",
             "tpace reads one constant macro argument that multiplies a stride of its own as the \
              component (Himeno's `MR(a, 3, i, j, k)`); fold the others into it",
-        )),
+        ),
     }
 }
