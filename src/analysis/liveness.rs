@@ -50,6 +50,8 @@
 //! that rewrites it. Not seen: a macro given on the compiler's command line
 //! (`-D`) or by a header outside the program that names the array.
 
+mod outputs;
+
 use crate::diag::line_col;
 use crate::front::{cst, pragmas};
 use crate::ir::{Pipeline, Program};
@@ -106,9 +108,71 @@ pub fn liveness(program: &Program, pipeline: &Pipeline) -> Vec<After> {
     pipeline
         .arrays
         .iter()
-        .map(|a| match file.after(pipeline, &a.name) {
+        .map(|a| match file.after(pipeline, &a.name, None) {
             Ok(dead) => dead,
             Err(why) => After::Read(why),
+        })
+        .collect()
+}
+
+/// Where a listed array's final values must be after its pipeline when MPI ranks run
+/// the program: every rank runs the code after the pipeline, and only rank 0's output
+/// is kept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Receivers {
+    /// Rank 0 alone: the code after the pipeline only outputs it (prints it, sums it
+    /// into what it prints, writes it to a file); how, in words.
+    Root(String),
+    /// Every rank: the code after it may change what every rank does next (or tpace
+    /// can not tell); why, in words.
+    Every(String),
+}
+
+impl Receivers {
+    /// Whether rank 0 alone receives it.
+    pub fn root(&self) -> bool {
+        matches!(self, Receivers::Root(_))
+    }
+}
+
+/// For each listed array of `pipeline` (in clause order), which ranks need its final
+/// values: the walk of [`liveness`] over the code after the pipeline, where a read is
+/// allowed if what it reads reaches nothing but output ([`outputs`]).
+pub fn receivers(program: &Program, pipeline: &Pipeline) -> Vec<Receivers> {
+    let lines = pragmas::scan(&program.source);
+    let blanked = pragmas::blank(&program.source, &lines);
+    let tree = cst::parse_c(&blanked);
+    let depth = nesting_depth(&tree);
+    if depth > MAX_NESTING {
+        let why = format!(
+            "the file nests {depth} levels deep, more than the {MAX_NESTING} tpace follows for this"
+        );
+        return pipeline
+            .arrays
+            .iter()
+            .map(|_| Receivers::Every(why.clone()))
+            .collect();
+    }
+    let file = File {
+        src: &blanked,
+        tree: &tree,
+    };
+    pipeline
+        .arrays
+        .iter()
+        .map(|a| {
+            let notes = std::cell::RefCell::new(Vec::new());
+            match file.after(pipeline, &a.name, Some(&notes)) {
+                Ok(_) => {
+                    let notes = notes.into_inner();
+                    Receivers::Root(if notes.is_empty() {
+                        "nothing after the pipeline reads it".to_string()
+                    } else {
+                        format!("after the pipeline it is only output: {}", notes.join(", "))
+                    })
+                }
+                Err(why) => Receivers::Every(why),
+            }
         })
         .collect()
 }
@@ -139,6 +203,8 @@ enum Mention {
     NoData,
     /// The argument of `free`.
     Freed,
+    /// Written out whole (or a row of it) by `fwrite`, its first argument: read, aliased by nothing.
+    Output,
     /// `w = malloc(...)` or `w = NULL`.
     Allocated,
     /// Anything else: what it is, in words.
@@ -160,7 +226,9 @@ impl<'t> File<'t> {
     }
 
     /// The verdict for the array named `name`; `Err` says why it is taken as read.
-    fn after(&self, p: &Pipeline, name: &str) -> Walk<After> {
+    /// With `outputs` (notes of where the values go), reads whose values reach only
+    /// output are allowed ([`outputs`]).
+    fn after(&self, p: &Pipeline, name: &str, outputs: Option<&outputs::Notes>) -> Walk<After> {
         if !is_identifier(name) {
             return Err(format!(
                 "`{name}` is not a plain variable: tpace follows only those"
@@ -213,6 +281,7 @@ impl<'t> File<'t> {
             file: self,
             name,
             depth,
+            outputs: outputs.map(|notes| outputs::Sinks::new(self, &touching, name, notes)),
             touching: &touching,
             // A local's lifetime ends with the block that declares it.
             block: (storage != Storage::FileStatic).then(|| enclosing_block(decl)),
@@ -423,6 +492,9 @@ impl<'t> File<'t> {
         }
         if subs > 0 {
             if subs != depth {
+                if self.fwrite_buffer(cur) {
+                    return Mention::Output;
+                }
                 return Mention::Other(format!(
                     "`{}` takes a part of it as a pointer",
                     self.text(cur)
@@ -492,6 +564,7 @@ impl<'t> File<'t> {
                     .and_then(|c| c.child_by_field_name("function"))
                     .map(|f| self.text(f));
                 match (callee, call) {
+                    (Some("fwrite"), Some(_)) if self.fwrite_buffer(id) => Mention::Output,
                     (Some("free"), Some(c)) => {
                         let args = c
                             .child_by_field_name("arguments")
@@ -514,6 +587,21 @@ impl<'t> File<'t> {
             "return_statement" => Mention::Other("it is returned".into()),
             _ => Mention::Other(format!("`{}` uses its address", whole())),
         }
+    }
+
+    /// Whether `n` (the array, or a row of it) is the first argument of `fwrite`: the
+    /// buffer it writes out, which it only reads.
+    fn fwrite_buffer(&self, n: Node) -> bool {
+        let up = up_through_parens(n);
+        let Some(list) = up.parent().filter(|l| l.kind() == "argument_list") else {
+            return false;
+        };
+        let first = list.named_child(0).map(|c| c.id()) == Some(up.id());
+        let callee = list
+            .parent()
+            .and_then(|c| c.child_by_field_name("function"))
+            .map(|f| self.text(f));
+        first && callee == Some("fwrite")
     }
 
     /// Functions of the file that mention `name`, directly or through the
@@ -592,6 +680,9 @@ struct Walker<'a, 't> {
     file: &'a File<'t>,
     name: &'a str,
     depth: usize,
+    /// Reads whose values reach only output are allowed (and noted): the walk that
+    /// decides whether rank 0 alone needs the array ([`receivers`]).
+    outputs: Option<outputs::Sinks<'a, 't>>,
     /// File-scope statics: functions that use the array (a call is a use).
     touching: &'a BTreeSet<String>,
     /// Locals: the block whose end ends the array's lifetime.
@@ -737,6 +828,10 @@ impl<'t> Walker<'_, 't> {
             let word = file.text(n);
             let line = file.line(n.start_byte());
             if self.touching.contains(word) {
+                if let Some(sinks) = &self.outputs {
+                    sinks.call(n)?;
+                    continue;
+                }
                 return Err(format!(
                     "line {line}: `{word}` is called after the pipeline and uses `{}`",
                     self.name
@@ -747,6 +842,11 @@ impl<'t> Walker<'_, 't> {
             }
             match file.classify(n, self.depth) {
                 Mention::NoData => {}
+                Mention::Element | Mention::Output if self.outputs.is_some() => {
+                    if let Some(sinks) = &self.outputs {
+                        sinks.mention(n, self.depth)?;
+                    }
+                }
                 Mention::Freed => {
                     // `free(w);` as a statement of its own, on every path from here.
                     let whole = up_through_parens(n)

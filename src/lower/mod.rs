@@ -151,7 +151,14 @@ pub fn lower<'a>(compiled: &'a Compiled, options: &Options<'_>) -> Result<Lowere
         pipelines.push(LoweredPipeline {
             unit,
             inputs: inputs::definition(unit, &names),
-            glue: glue::glue(unit, &names, &model, fusion.as_ref(), options.steps_hook),
+            glue: glue::glue(
+                unit,
+                &names,
+                &model,
+                fusion.as_ref(),
+                options.steps_hook,
+                options.mpi,
+            ),
             names,
             fused: fusion.is_some(),
             fusion,
