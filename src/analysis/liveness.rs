@@ -1392,4 +1392,131 @@ mod tests {
         let src = program(&head, "@    printf(\"%f\\n\", peek());");
         assert_read(&src, "w", "declared 2 times");
     }
+
+    /// Which ranks need `name` after the first pipeline.
+    fn receivers_of(source: &str, name: &str) -> Receivers {
+        let program = crate::front::parse("t.c", source)
+            .unwrap_or_else(|d| panic!("does not parse: {d:?}\n{source}"));
+        crate::analysis::validate(&program).expect("valid");
+        let p = &program.pipelines[0];
+        let i = p
+            .arrays
+            .iter()
+            .position(|a| a.name == name)
+            .expect("listed");
+        receivers(&program, p).swap_remove(i)
+    }
+
+    fn assert_root(source: &str, name: &str, how: &str) {
+        match receivers_of(source, name) {
+            Receivers::Root(h) => assert!(h.contains(how), "`{h}` lacks `{how}`"),
+            Receivers::Every(why) => panic!("`{name}` goes to every rank: {why}\n{source}"),
+        }
+    }
+
+    fn assert_every(source: &str, name: &str, why: &str) {
+        match receivers_of(source, name) {
+            Receivers::Every(w) => assert!(w.contains(why), "`{w}` lacks `{why}`"),
+            Receivers::Root(how) => panic!("`{name}` goes to rank 0 alone ({how}):\n{source}"),
+        }
+    }
+
+    /// A checksum accumulated in a local and printed, directly or through a static
+    /// function that returns it, or the array written out with fwrite: rank 0 alone.
+    #[test]
+    fn only_output_after_the_pipeline_goes_to_rank_zero() {
+        let direct = program(
+            STATICS,
+            "@    double s = 0.0;\n    for (x = 0; x < X; x++)\n        for (y = 0; y < Y; y++) {\n            \
+             const double w8 = (double)(x % 3 + 1);\n            s += fabs(a[x][y]) * w8;\n        }\n    \
+             printf(\"%f %f\\n\", s, x > 1 ? a[1][1] : -a[2][2]);",
+        );
+        assert_root(&direct, "a", "printed by `printf` at line");
+        let through = program(STATICS, "@    printf(\"%f\\n\", sum());");
+        assert_root(&through, "a", "printed by `printf`");
+        let file = program(
+            STATICS,
+            "@    FILE *f = fopen(\"out.bin\", \"wb\");\n    if (f) {\n        \
+             fwrite(a, sizeof a[0][0], X * Y, f);\n        fwrite(a[3], sizeof(double), Y, f);\n        fclose(f);\n    }",
+        );
+        assert_root(&file, "a", "written out by `fwrite`");
+        let local = program(
+            "",
+            &format!(
+                "{LOCALS}@    printf(\"%.3f\\n\", a[2][3] + a[3][2]);\n    free(a);\n    free(w);"
+            ),
+        );
+        assert_root(&local, "a", "printed");
+    }
+
+    /// Whatever can change what every rank does next keeps the array on every rank.
+    #[test]
+    fn what_may_steer_the_ranks_goes_to_every_rank() {
+        let cases = [
+            // A branch on a value.
+            (
+                "@    if (a[1][1] > 0.5)\n        printf(\"big\\n\");",
+                "a branch or loop depends on it",
+            ),
+            // A loop bound.
+            (
+                "@    for (x = 0; x < a[0][0]; x++)\n        printf(\"x\\n\");",
+                "a branch or loop depends on it",
+            ),
+            // The exit status.
+            ("@    return a[1][1] > 0.0;", "it is returned"),
+            // An index.
+            (
+                "@    printf(\"%f\\n\", a[(int)a[0][0]][0]);",
+                "converted to `int`",
+            ),
+            // An integer (a stale value could overflow its conversion).
+            (
+                "@    int k = a[1][1];\n    printf(\"%d\\n\", k);",
+                "not a plain `float` or `double` local",
+            ),
+            // Into a function tpace does not know.
+            (
+                "@    double v = a[1][1];\n    exit(v > 0.0);",
+                "it is passed to `exit`",
+            ),
+            // A value used in `&&`.
+            (
+                "@    double t = a[1][1];\n    t > 0.0 && printf(\"x\\n\");",
+                "`&&`, `||`",
+            ),
+            // Written after the pipeline.
+            (
+                "@    a[0][0] = 1.0;\n    printf(\"%f\\n\", a[0][0]);",
+                "writes `a` after the pipeline",
+            ),
+            // Stored where the next statement may read it as anything.
+            ("@    w[0][0] = a[1][1];", "it is stored in `w[0][0]`"),
+        ];
+        for (body, why) in cases {
+            assert_every(&program(STATICS, body), "a", why);
+        }
+        // A pipeline inside a loop: the next round reads it.
+        let looped = program(
+            STATICS,
+            "    for (int r = 0; r < 2; r++) {\n@    }\n    printf(\"%f\\n\", sum());",
+        );
+        assert_every(&looped, "a", "inside a loop");
+        // A static function that reads it and steers what it returns.
+        let head = format!(
+            "{STATICS}static double big(void)\n{{\n    if (a[0][0] > 1.0)\n        return 1.0;\n    return 0.0;\n}}\n"
+        );
+        assert_every(
+            &program(&head, "@    printf(\"%f\\n\", big());"),
+            "a",
+            "a branch or loop depends on it",
+        );
+        // A value kept in a global.
+        let head = format!("{STATICS}static double kept;\n");
+        assert_every(
+            &program(&head, "@    kept = a[1][1];\n    printf(\"%f\\n\", kept);"),
+            "a",
+            "not a local of `main`",
+        );
+    }
 }

@@ -1198,12 +1198,12 @@ static void tpace_run_devices(const tpace_shape *shape, tpace_array *arrays, int
     const double teardown = tpace_max_over_ranks(teardown_end - teardown_start);
     peer_bytes = tpace_sum_over_ranks(peer_bytes);
     host_ghost_bytes = tpace_sum_over_ranks(host_ghost_bytes);
-    char root_names[256], every_names[256], gb[3][32];
+    char root_names[256], every_names[256], gb[2][32];
     fprintf(stderr,
             "tpace: %s: phases over %d device(s) and %d rank(s): setup %.6f s (page-locking, device buffers; not in "
             "seconds=), blocks %.6f s (%s; of which waiting for neighbour ranks' planes %.6f s; ghost planes %s "
             "device to device, %s through host memory), results %.6f s (last copies and reductions, then to rank 0 "
-            "alone: %s; to every rank: %s; %s between ranks), teardown %.6f s (unpinning the arrays, freeing device "
+            "alone: %s; to every rank: %s; %zu bytes between ranks), teardown %.6f s (unpinning the arrays, freeing device "
             "buffers; not in seconds=)\n",
             shape->where, s.devices, w->ranks, setup, blocks,
             s.crew.threads ? "every device at once, one host thread each" : "devices issued in turn from one thread",
@@ -1211,7 +1211,7 @@ static void tpace_run_devices(const tpace_shape *shape, tpace_array *arrays, int
             tpace_bytes_text((double)host_ghost_bytes, gb[1], sizeof gb[1]), whole.seconds - blocks,
             w->ranks > 1 ? tpace_names_of(&s, 1, root_names, sizeof root_names) : "none (one rank)",
             w->ranks > 1 ? tpace_names_of(&s, 0, every_names, sizeof every_names) : "none (one rank)",
-            tpace_bytes_text((double)between_ranks, gb[2], sizeof gb[2]), teardown);
+            between_ranks, teardown);
     whole.predicted = s.slab_shape.predicted;
     snprintf(whole.chosen_by, sizeof whole.chosen_by, "%s", s.slab_shape.chosen_by);
     tpace_report_devices(&whole, s.devices, w->ranks);

@@ -22,8 +22,8 @@
 //! * `fwrite` may write the array (or a row of it) out whole.
 
 use super::{
-    File, Mention, Walk, ancestor, declared_in, function_name, in_declarator, operator, storage_class,
-    strip, up_through_parens,
+    File, Mention, Walk, ancestor, declared_in, function_name, in_declarator, operator,
+    storage_class, strip, up_through_parens,
 };
 use crate::front::cst;
 use std::cell::RefCell;
@@ -140,9 +140,13 @@ impl<'a, 't> Sinks<'a, 't> {
         }
         let f = cst::descendants(file.tree.root_node())
             .into_iter()
-            .find(|f| f.kind() == "function_definition" && function_name(*f, file.src) == Some(fname))
+            .find(|f| {
+                f.kind() == "function_definition" && function_name(*f, file.src) == Some(fname)
+            })
             .ok_or_else(|| format!("tpace could not find the definition of `{fname}`"))?;
-        let body = f.child_by_field_name("body").ok_or("a function without a body")?;
+        let body = f
+            .child_by_field_name("body")
+            .ok_or("a function without a body")?;
         let depth_subs = self.element_depth()?;
         for n in cst::descendants(body) {
             if n.kind() != "identifier" || in_declarator(n) {
@@ -191,15 +195,21 @@ impl<'a, 't> Sinks<'a, 't> {
         let Some(parent) = up.parent() else {
             return Err(format!("line {line}: a use tpace does not follow"));
         };
-        let is_field = |field: &str| parent.child_by_field_name(field).map(|c| c.id()) == Some(up.id());
+        let is_field =
+            |field: &str| parent.child_by_field_name(field).map(|c| c.id()) == Some(up.id());
         match parent.kind() {
             "binary_expression" => match operator(parent, file.src) {
-                Some("&&" | "||") => Err(format!("line {line}: what runs depends on it (`&&`, `||`)")),
+                Some("&&" | "||") => {
+                    Err(format!("line {line}: what runs depends on it (`&&`, `||`)"))
+                }
                 _ => self.sink(parent, function, returns),
             },
             "unary_expression" => self.sink(parent, function, returns),
             "cast_expression" => {
-                let ty = parent.child_by_field_name("type").map(|t| file.text(t)).unwrap_or("");
+                let ty = parent
+                    .child_by_field_name("type")
+                    .map(|t| file.text(t))
+                    .unwrap_or("");
                 if is_real(ty) {
                     self.sink(parent, function, returns)
                 } else {
@@ -212,40 +222,56 @@ impl<'a, 't> Sinks<'a, 't> {
             "conditional_expression" => self.sink(parent, function, returns),
             "argument_list" => {
                 let call = parent.parent().ok_or("an argument list outside a call")?;
-                let callee = call.child_by_field_name("function").map(|f| file.text(f)).unwrap_or("");
+                let callee = call
+                    .child_by_field_name("function")
+                    .map(|f| file.text(f))
+                    .unwrap_or("");
                 if OUTPUT_CALLS.contains(&callee) {
                     self.note(&format!("printed by `{callee}`"), call);
                     Ok(())
                 } else if MATH_CALLS.contains(&callee) {
                     self.sink(call, function, returns)
                 } else {
-                    Err(format!("line {line}: it is passed to `{callee}`, which tpace does not follow"))
+                    Err(format!(
+                        "line {line}: it is passed to `{callee}`, which tpace does not follow"
+                    ))
                 }
             }
-            "assignment_expression" if is_field("left") => {
-                Err(format!("line {line}: the program writes `{}` after the pipeline", self.name))
-            }
+            "assignment_expression" if is_field("left") => Err(format!(
+                "line {line}: the program writes `{}` after the pipeline",
+                self.name
+            )),
             "assignment_expression" => {
-                let left = parent.child_by_field_name("left").map(strip).ok_or("an assignment without a left side")?;
+                let left = parent
+                    .child_by_field_name("left")
+                    .map(strip)
+                    .ok_or("an assignment without a left side")?;
                 if left.kind() != "identifier" {
-                    return Err(format!("line {line}: it is stored in `{}`", file.text(left)));
+                    return Err(format!(
+                        "line {line}: it is stored in `{}`",
+                        file.text(left)
+                    ));
                 }
                 self.variable(file.text(left), function, returns)?;
                 self.sink(parent, function, returns)
             }
             "init_declarator" => {
-                let declared = parent.child_by_field_name("declarator").ok_or("a declaration without a name")?;
+                let declared = parent
+                    .child_by_field_name("declarator")
+                    .ok_or("a declaration without a name")?;
                 if declared.kind() != "identifier" {
-                    return Err(format!("line {line}: it is stored in `{}`", file.text(declared)));
+                    return Err(format!(
+                        "line {line}: it is stored in `{}`",
+                        file.text(declared)
+                    ));
                 }
                 self.variable(file.text(declared), function, returns)
             }
             "expression_statement" | "sizeof_expression" => Ok(()),
             "return_statement" if returns => Ok(()),
             "return_statement" => Err(format!("line {line}: it is returned")),
-            "if_statement" | "while_statement" | "do_statement" | "for_statement" | "switch_statement" => {
-                Err(format!("line {line}: a branch or loop depends on it"))
-            }
+            "if_statement" | "while_statement" | "do_statement" | "for_statement"
+            | "switch_statement" => Err(format!("line {line}: a branch or loop depends on it")),
             "subscript_expression" => Err(format!("line {line}: it indexes an array")),
             _ => Err(format!(
                 "line {line}: `{}` uses it in a way tpace does not follow",
@@ -263,7 +289,9 @@ impl<'a, 't> Sinks<'a, 't> {
             return Ok(());
         }
         let fname = function_name(function, file.src).unwrap_or("?");
-        let body = function.child_by_field_name("body").ok_or("a function without a body")?;
+        let body = function
+            .child_by_field_name("body")
+            .ok_or("a function without a body")?;
         let params = function
             .child_by_field_name("declarator")
             .map_or(0, |d| declared_in(d, name, file.src).len());
@@ -273,18 +301,26 @@ impl<'a, 't> Sinks<'a, 't> {
             .filter(|n| n.kind() == "declaration" && ancestor(*n, "function_definition").is_none())
             .any(|d| !declared_in(d, name, file.src).is_empty());
         let [decl] = decls[..] else {
-            return Err(format!("it is stored in `{name}`, not a local of `{fname}` declared once"));
+            return Err(format!(
+                "it is stored in `{name}`, not a local of `{fname}` declared once"
+            ));
         };
         if params > 0 || global {
-            return Err(format!("it is stored in `{name}`, which is also declared outside `{fname}`"));
+            return Err(format!(
+                "it is stored in `{name}`, which is also declared outside `{fname}`"
+            ));
         }
-        let declaration = ancestor(decl, "declaration").ok_or("a declaration tpace does not follow")?;
+        let declaration =
+            ancestor(decl, "declaration").ok_or("a declaration tpace does not follow")?;
         let plain = decl.parent().is_some_and(|p| {
             p.kind() == "declaration"
                 || (p.kind() == "init_declarator"
                     && p.child_by_field_name("declarator").map(|d| d.id()) == Some(decl.id()))
         });
-        let ty = declaration.child_by_field_name("type").map(|t| file.text(t)).unwrap_or("");
+        let ty = declaration
+            .child_by_field_name("type")
+            .map(|t| file.text(t))
+            .unwrap_or("");
         if !plain || storage_class(declaration, file.src).is_some() || !is_real(ty) {
             return Err(format!(
                 "it is stored in `{name}`, which is not a plain `float` or `double` local of `{fname}`"
@@ -302,7 +338,10 @@ impl<'a, 't> Sinks<'a, 't> {
                 _ if is_left => {}
                 "update_expression" => self.sink(parent, function, returns)?,
                 "pointer_expression" if operator(parent, file.src) == Some("&") => {
-                    return Err(format!("line {}: the address of `{name}` is taken", file.line(n.start_byte())));
+                    return Err(format!(
+                        "line {}: the address of `{name}` is taken",
+                        file.line(n.start_byte())
+                    ));
                 }
                 _ => self.sink(n, function, returns)?,
             }
