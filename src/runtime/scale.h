@@ -1206,7 +1206,9 @@ static void tpace_run_devices(const tpace_shape *shape, tpace_array *arrays, int
             "alone: %s; to every rank: %s; %zu bytes between ranks), teardown %.6f s (unpinning the arrays, freeing device "
             "buffers; not in seconds=)\n",
             shape->where, s.devices, w->ranks, setup, blocks,
-            s.crew.threads ? "every device at once, one host thread each" : "devices issued in turn from one thread",
+            s.crew.threads ? "every device at once, one host thread each"
+            : local > 1    ? "devices issued in turn from one thread"
+                           : "one device in this process",
             waited, tpace_bytes_text((double)peer_bytes, gb[0], sizeof gb[0]),
             tpace_bytes_text((double)host_ghost_bytes, gb[1], sizeof gb[1]), whole.seconds - blocks,
             w->ranks > 1 ? tpace_names_of(&s, 1, root_names, sizeof root_names) : "none (one rank)",
