@@ -255,6 +255,23 @@ TPACE_HOOK void tpace_dev_peer_copy(tpace_rt *r, void *dst, int dst_device, cons
     TPACE_CUDA(r, cudaMemcpyPeerAsync(dst, dst_device, src, r->device, bytes, tpace_stream(r, q)));
 }
 
+/* Page-lock host memory the executor copies from (the host copies of its ghost planes), so
+ * that those copies run asynchronously like the others; if the system refuses, they run
+ * from pageable memory. Portable: every device's copies count it as pinned. */
+TPACE_HOOK void tpace_dev_pin(tpace_rt *r, void *host, size_t bytes)
+{
+    (void)r;
+    if (cudaHostRegister(host, bytes, cudaHostRegisterPortable) != cudaSuccess)
+        (void)cudaGetLastError(); /* pageable then: slower, still right */
+}
+
+TPACE_HOOK void tpace_dev_unpin(tpace_rt *r, void *host)
+{
+    if (cudaHostUnregister(host) != cudaSuccess)
+        (void)cudaGetLastError(); /* it was never pinned (tpace_dev_pin's refusal) */
+    (void)r;
+}
+
 /* Kernels add each step's reduction results into device slots (tpace_block_reduce). */
 TPACE_HOOK int tpace_dev_reduces_on_device(void)
 {

@@ -163,6 +163,20 @@ TPACE_HOOK void tpace_dev_peer_copy(tpace_rt *r, void *dst, int dst_device, cons
     tpace_fail(&r->plan, "internal error: OpenACC has no copies between devices (please report it)");
 }
 
+/* Host memory stays as it is (OpenACC has no call that page-locks it). */
+TPACE_HOOK void tpace_dev_pin(tpace_rt *r, void *host, size_t bytes)
+{
+    (void)r;
+    (void)host;
+    (void)bytes;
+}
+
+TPACE_HOOK void tpace_dev_unpin(tpace_rt *r, void *host)
+{
+    (void)r;
+    (void)host;
+}
+
 /* An OpenACC reduction clause gives its result on the host once the kernel is done,
  * so the generated code adds it into the host's per-step slot (tpace_reduced). */
 TPACE_HOOK int tpace_dev_reduces_on_device(void)

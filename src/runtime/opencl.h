@@ -599,6 +599,20 @@ TPACE_HOOK void tpace_dev_peer_copy(tpace_rt *r, void *dst, int dst_device, cons
     tpace_fail(&r->plan, "internal error: OpenCL runs no copies between devices here (please report it)");
 }
 
+/* Host memory stays as it is (OpenCL 1.2 cannot page-lock memory the program has). */
+TPACE_HOOK void tpace_dev_pin(tpace_rt *r, void *host, size_t bytes)
+{
+    (void)r;
+    (void)host;
+    (void)bytes;
+}
+
+TPACE_HOOK void tpace_dev_unpin(tpace_rt *r, void *host)
+{
+    (void)r;
+    (void)host;
+}
+
 /* Kernels combine each work group's terms and add them into the step's slot with an
  * atomic compare-and-swap (float: 32-bit, double: cl_khr_int64_base_atomics). */
 TPACE_HOOK int tpace_dev_reduces_on_device(void)

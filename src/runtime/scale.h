@@ -770,6 +770,7 @@ static void tpace_device_setup(tpace_scale *s, int g)
             r->ghost[side][a] = (char *)malloc(bytes);
             if (r->ghost[side][a] == NULL)
                 tpace_fail(&r->plan, "host memory ran out for the ghost planes");
+            tpace_dev_pin(r, r->ghost[side][a], bytes);
             for (int parity = 0; parity < 2 && d->peer[side] && tpace_exchanged(&mine[a]); parity++) {
                 if (d->ghost_dev[side][parity] == NULL)
                     d->ghost_dev[side][parity] = (char **)calloc((size_t)s->narrays, sizeof(char *));
@@ -816,7 +817,10 @@ static void tpace_device_free_ghosts(tpace_scale *s, int g)
     tpace_device *d = &s->dev[g];
     for (int side = 0; side < 2; side++) {
         for (int a = 0; a < s->narrays && r->ghost[side]; a++)
-            free(r->ghost[side][a]);
+            if (r->ghost[side][a]) {
+                tpace_dev_unpin(r, r->ghost[side][a]);
+                free(r->ghost[side][a]);
+            }
         free(r->ghost[side]);
         r->ghost[side] = NULL;
         for (int parity = 0; parity < 2; parity++) {

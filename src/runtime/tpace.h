@@ -283,6 +283,8 @@ TPACE_HOOK int tpace_dev_peer_able(tpace_rt *r, int other); /* 1: r->device can 
 TPACE_HOOK void tpace_dev_peer_enable(tpace_rt *r, int other); /* let r->device reach `other` (once; r's device current) */
 TPACE_HOOK void tpace_dev_peer_copy(tpace_rt *r, void *dst, int dst_device, const void *src, size_t bytes, int q);
                                                         /* r's device memory to device dst_device's, on r's queue q */
+TPACE_HOOK void tpace_dev_pin(tpace_rt *r, void *host, size_t bytes); /* page-lock host memory the executor copies from */
+TPACE_HOOK void tpace_dev_unpin(tpace_rt *r, void *host);             /* ... and unlock it (after a sync) */
 
 
 /* ---- Launchers: one per kernel tpace printed. The executor calls a sweep's
