@@ -240,17 +240,42 @@ fn ghost_planes_go_device_to_device_where_devices_reach_each_other() {
         &Params::default(),
         &dir.path().join("r.dump"),
     );
-    let runs = [
-        (params("mmtb", 2, 7, 3), 3, vec![]),
-        (params("mm", 3, 10, 2), 3, vec![]),
-        (params("mmtb", 4, 5, 2), 2, vec![]),
-        (params("mmtb", 2, 7, 3), 3, vec![("TPACE_PEER", "0")]),
-        (params("mmtb", 2, 7, 3), 3, vec![("TPACE_EMU_PEER", "0")]),
-        (params("mmtb", 2, 7, 3), 3, vec![("TPACE_THREADS", "0")]),
-    ];
-    for (p, gpus, extra) in runs {
+    // (plan, devices, settings, whether ghost planes go device to device)
+    let mut runs: Vec<(Params, u64, Vec<(String, String)>, bool)> = Vec::new();
+    let set = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    };
+    runs.push((params("mmtb", 2, 7, 3), 3, set(&[]), true));
+    runs.push((params("mm", 3, 10, 2), 3, set(&[]), true));
+    runs.push((params("mmtb", 4, 5, 2), 2, set(&[]), true));
+    runs.push((
+        params("mmtb", 2, 7, 3),
+        3,
+        set(&[("TPACE_PEER", "0")]),
+        false,
+    ));
+    runs.push((
+        params("mmtb", 2, 7, 3),
+        3,
+        set(&[("TPACE_EMU_PEER", "0")]),
+        false,
+    ));
+    runs.push((
+        params("mmtb", 2, 7, 3),
+        3,
+        set(&[("TPACE_THREADS", "0")]),
+        true,
+    ));
+    let mut plan_bytes = 0u64;
+    let mut i = 0;
+    while i < runs.len() {
+        let (p, gpus, extra, device_to_device) = runs[i].clone();
+        i += 1;
         let mut env = vec![("TPACE_EMU_DEVICES", "3")];
-        env.extend(extra.iter().copied());
+        env.extend(extra.iter().map(|(k, v)| (k.as_str(), v.as_str())));
         let p = Params {
             gpus: Some(gpus),
             ..p
@@ -267,17 +292,31 @@ fn ghost_planes_go_device_to_device_where_devices_reach_each_other() {
         let what = format!("{gpus} devices {p:?} {extra:?}");
         assert_eq!(first_difference(&seq.dump, &got.dump), None, "{what}");
         let peer = between(phases(&got), "ghost planes ", " device to device");
-        if extra.iter().any(|(k, _)| k.contains("PEER")) {
-            assert_eq!(peer, "0 B", "{what}: {}", phases(&got));
-        } else {
+        if device_to_device {
             assert_ne!(
                 peer,
                 "0 B",
                 "{what}: no ghost planes went device to device: {}",
                 phases(&got)
             );
+        } else {
+            assert_eq!(peer, "0 B", "{what}: {}", phases(&got));
+        }
+        // Under a budget that the plan alone fills, no room is left for them on the devices;
+        // under one twice as large, there is.
+        if extra.first().is_some_and(|(k, _)| k == "TPACE_PEER") {
+            plan_bytes = got.report["device_bytes"].parse().unwrap();
+            for (budget, fits) in [(plan_bytes, false), (2 * plan_bytes, true)] {
+                runs.push((
+                    params("mmtb", 2, 7, 3),
+                    3,
+                    set(&[("TPACE_DEVICE_MEM", &budget.to_string())]),
+                    fits,
+                ));
+            }
         }
     }
+    assert!(plan_bytes > 0 && runs.len() == 8);
     // The next block's ghost planes copied into the buffer the current block reads.
     let (_, broken) = builds(
         &tc,
@@ -295,19 +334,22 @@ fn ghost_planes_go_device_to_device_where_devices_reach_each_other() {
         gpus: Some(3),
         ..params("mmtb", 2, 7, 3)
     };
-    let got = run(
-        &tc,
-        &broken.binary,
-        steps,
-        None,
-        &p,
-        &[("TPACE_EMU_DEVICES", "3")],
-        &dir.path().join("b.dump"),
-    );
-    assert!(
-        first_difference(&seq.dump, &got.dump).is_some(),
-        "ghost planes of the wrong block went unnoticed"
-    );
+    for peer in ["1", "0"] {
+        let env = [("TPACE_EMU_DEVICES", "3"), ("TPACE_PEER", peer)];
+        let got = run(
+            &tc,
+            &broken.binary,
+            steps,
+            None,
+            &p,
+            &env,
+            &dir.path().join("b.dump"),
+        );
+        assert!(
+            first_difference(&seq.dump, &got.dump).is_some(),
+            "TPACE_PEER={peer}: ghost planes of the wrong block went unnoticed"
+        );
+    }
 }
 
 /// The toolchain with Open MPI's wrappers; `None` (with a note) where there is no

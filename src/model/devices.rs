@@ -8,7 +8,8 @@
 //! link to the host (measured on a 2-GPU H200 node, 2026-11-26: 55.5 GB/s to each
 //! GPU alone, 111.0 GB/s to both at once), so the run takes what the largest slab
 //! takes. Where ghost planes go device to device (`peer`), their buffers (two sets
-//! per side) come out of each device's memory. After the pipeline the arrays that
+//! per side) take device memory beside the plan, where the budget leaves room (the
+//! plan does not shrink for them: otherwise they go through host memory). After the pipeline the arrays that
 //! come back go to the ranks that read them (rank 0 alone, or every rank), at the
 //! exchange rate: that time is part of the run's too.
 
@@ -39,7 +40,8 @@ pub struct DeviceChoice {
     pub results_s: f64,
     /// Bytes that move between ranks after the pipeline, all ranks together.
     pub results_bytes: u128,
-    /// Device bytes of the ghost planes that come device to device (peer copies).
+    /// Device bytes of the ghost planes that come device to device (peer copies) where
+    /// the budget leaves room for them beside the plan.
     pub ghost_bytes: u128,
     /// Predicted seconds of the whole run.
     pub total_s: f64,
@@ -159,13 +161,7 @@ pub fn choose_devices(
         } else {
             0
         };
-        let cap_k = if ghost_bytes > 0 {
-            cap.or(m.memory_bytes.map(|b| b as u128))
-                .map(|c| c.saturating_sub(ghost_bytes))
-        } else {
-            cap
-        };
-        let choice = match choose_fused(&wk, m, cap_k, &[k], &[Schedule::Mm, Schedule::Mmtb]) {
+        let choice = match choose_fused(&wk, m, cap, &[k], &[Schedule::Mm, Schedule::Mmtb]) {
             Ok(c) => c,
             Err(e) => {
                 last_err = e;

@@ -160,7 +160,7 @@ fn devices_report(
     if d.ghost_bytes > 0 {
         let _ = writeln!(
             out,
-            "  ghost planes       device to device between the devices of a process (peer copies): {} of buffers on each device",
+            "  ghost planes       device to device between the devices of a process (peer copies), where the budget leaves {} on each device beside the plan; else through host memory",
             bytes(d.ghost_bytes as f64)
         );
     }

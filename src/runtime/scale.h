@@ -158,6 +158,7 @@ static void tpace_slab(long lo, long n, long devices, long e, long *from, long *
  * any starts the next. */
 enum tpace_phase {
     TPACE_PHASE_SETUP,    /* plan, device buffers, queues, page-locking its slab */
+    TPACE_PHASE_PEER,     /* device buffers of the ghost planes that come device to device */
     TPACE_PHASE_GHOSTS,   /* a block's start: the host copies of its ghost planes, as they stand */
     TPACE_PHASE_BLOCK,    /* the block's chunks; on a thread of its own, then its device drained */
     TPACE_PHASE_SYNC,     /* its device drained (executors that share one host thread) */
@@ -186,8 +187,12 @@ typedef struct tpace_device {
     int g, device;            /* among this process's executors; the device it drives */
     long own_lo, own_hi;      /* its slab */
     long from, to;            /* the planes it computes: its slab and the ghost planes k steps read */
-    int peer[2];              /* 1: its ghost planes below / above come from this process's devices, device to device */
-    char **ghost_dev[2][2];   /* [side][block parity]: per exchanged array, those planes on its device */
+    int local_side[2];        /* 1: every plane of its ghost region below / above is in the slab of another
+                               * executor of this process, which brings it there as it writes it back */
+    int peer[2];              /* ... device to device (peer copies); 0: into its host copies */
+    char **ghost_host[2][2];  /* [side][block parity]: per array moved in, host copies of those planes (parity 1:
+                               * exchanged arrays on a local side, which blocks fill in turns) */
+    char **ghost_dev[2][2];   /* [side][block parity]: per exchanged array, those planes on its device (peer) */
     size_t ghost_dev_bytes;   /* their device memory */
     size_t peer_bytes;        /* bytes it copied into its neighbours' ghost planes, device to device */
     size_t host_ghost_bytes;  /* bytes of ghost planes it copied through host memory */
@@ -286,17 +291,20 @@ static void tpace_exchange_receive(tpace_scale *s, int side)
 #endif
 
 /* Copy planes [from, to) of executor r's ghost region on `side` (0 below its slab, 1
- * above) from the host arrays into its ghost copies (those of the arrays that do not come
- * device to device this block). */
+ * above) from the host arrays into its ghost copies. After the first block only an
+ * exchanged array's from another rank's planes: an array no sweep writes back before the
+ * last block (read-only, or a temporary) is as the first block found it, and this
+ * process's devices bring their planes themselves (tpace_planes_out). */
 static void tpace_ghost_copy(tpace_rt *r, int side, long from, long to)
 {
     const tpace_plan *p = &r->plan;
     tpace_scale *s = (tpace_scale *)r->scale;
+    const tpace_device *d = &s->dev[r - s->rt];
     const long first = side == 0 ? p->s.lo : r->own_hi; /* the ghost copy's first plane */
     for (int a = 0; a < r->narrays && from < to; a++) {
         const tpace_array *arr = &r->arrays[a];
         const size_t plane = p->s.plane * arr->elem;
-        if (r->ghost[side][a] == NULL || (r->ghost_dev[side] && r->ghost_dev[side][a]))
+        if (r->ghost[side][a] == NULL || (s->t > 0 && (!tpace_exchanged(arr) || d->local_side[side])))
             continue;
         memcpy(r->ghost[side][a] + (size_t)(from - first) * plane,
                (const char *)arr->host + (size_t)(from - p->s.lo) * plane, (size_t)(to - from) * plane);
@@ -353,19 +361,22 @@ static void tpace_ghost_fill(tpace_rt *r, int side)
 }
 
 /* Executor r's slab planes [from, to) of chunk ch are on their way to the host: those
- * that another device of this process reads as ghost planes in the next block go to its
- * device too, straight from r's (peer copies on ch's queue, after the same kernels). */
+ * that another device of this process reads as ghost planes in the next block go to it
+ * too, from r's device as they are (on ch's queue, after the same kernels): into its
+ * device's memory where the devices reach each other (peer copies), else into its host
+ * copies, one more download. Blocks take turns with two sets of them: the next block's
+ * are filled while this block's are read. */
 static void tpace_planes_out(tpace_rt *r, const tpace_chunk *ch, long from, long to)
 {
     tpace_scale *s = (tpace_scale *)r->scale;
     if (ch->last_block) /* no block after it reads them */
         return;
     const int h = (int)(r - s->rt);
-    const int parity = (int)((ch->t / s->k + 1) % 2); /* the next block's buffers */
+    const int parity = (int)((ch->t / s->k + 1) % 2); /* the next block's set */
     for (int g = 0; g < s->local; g++) {
         const tpace_device *d = &s->dev[g];
         for (int side = 0; side < 2 && g != h; side++) {
-            if (!d->peer[side])
+            if (!d->local_side[side])
                 continue;
             long lo, hi;
             tpace_ghost_region(&s->rt[g], side, &lo, &hi);
@@ -373,15 +384,20 @@ static void tpace_planes_out(tpace_rt *r, const tpace_chunk *ch, long from, long
             lo = TPACE_MAX(lo, from);
             hi = TPACE_MIN(hi, to);
             for (int a = 0; a < r->narrays && lo < hi; a++) {
-                char *dst = d->ghost_dev[side][parity][a];
-                if (dst == NULL)
-                    continue;
                 const tpace_array *arr = &r->arrays[a];
-                const size_t plane = s->plane * arr->elem;
-                tpace_dev_peer_copy(r, dst + (size_t)(lo - first) * plane, d->device,
-                                    tpace_buf_plane(r, arr, tpace_final_buffer(r, ch, a), ch->base, lo),
-                                    (size_t)(hi - lo) * plane, ch->slot);
-                s->dev[h].peer_bytes += (size_t)(hi - lo) * plane;
+                if (!tpace_exchanged(arr))
+                    continue;
+                const size_t plane = s->plane * arr->elem, bytes = (size_t)(hi - lo) * plane;
+                const char *src = tpace_buf_plane(r, arr, tpace_final_buffer(r, ch, a), ch->base, lo);
+                if (d->peer[side]) {
+                    tpace_dev_peer_copy(r, d->ghost_dev[side][parity][a] + (size_t)(lo - first) * plane, d->device,
+                                        src, bytes, ch->slot);
+                    s->dev[h].peer_bytes += bytes;
+                } else {
+                    tpace_dev_download(r, d->ghost_host[side][parity][a] + (size_t)(lo - first) * plane, src, bytes,
+                                       ch->slot);
+                    s->dev[h].host_ghost_bytes += bytes;
+                }
             }
         }
     }
@@ -567,16 +583,6 @@ static void tpace_combine_reductions(tpace_scale *s, tpace_reduction *reds, int 
     }
 }
 
-/* Device bytes of the ghost planes that come device to device (peer copies) for blocks of k
- * steps: both sides' k steps of reach, of every exchanged plane, twice (one block reads one
- * set while its neighbours fill the other for the next); none where one block does all steps. */
-static size_t tpace_ghost_dev_bytes(const tpace_shape *shape, size_t exchanged, long k)
-{
-    if (k <= 0 || shape->steps <= k)
-        return 0;
-    return (size_t)2 * (size_t)k * (size_t)(shape->reach_lo + shape->reach_hi) * exchanged;
-}
-
 /* Seconds to bring the results where the program reads them after the pipeline (see
  * tpace_gather), at the model's rate between ranks: the rank that receives the most, all
  * of every other rank's planes of each array that comes back. */
@@ -599,14 +605,13 @@ static double tpace_results_seconds(const tpace_model *m, const tpace_shape *sha
  * largest slab with its ghost planes (k steps' reach on each side), counting one
  * exchange of those planes per block (so a larger k also means fewer exchanges), under
  * the smallest budget of any device of any rank (devices that ranks share split their
- * memory), less the ghost planes that come device to device (`peer`: they may). Devices
- * run at once, each on its own link to the host: the run takes what its largest slab
+ * memory). Devices run at once, each on its own link to the host: the run takes what its largest slab
  * takes, plus the results brought to the ranks that read them (thinnest: the fewest
  * planes of any rank; rank0: rank 0's). TPACE_* settings fix what they set, as with one
  * device. The result goes into `out`'s force fields. */
 static void tpace_plan_devices(const tpace_shape *shape, const tpace_array *arrays, int narrays,
                                const tpace_reduction *reds, int nreds, int devices, int local, long thinnest,
-                               long rank0, int peer, tpace_shape *out)
+                               long rank0, tpace_shape *out)
 {
     const tpace_world *w = &tpace_the_world;
     *out = *shape;
@@ -672,14 +677,12 @@ static void tpace_plan_devices(const tpace_shape *shape, const tpace_array *arra
     if (m) {
         static tpace_u64 ks[TPACE_MC_MAX_CANDIDATES];
         const int nk = env_k ? (ks[0] = (tpace_u64)env_k, 1) : tpace_mc_k_candidates((tpace_u64)steps, ks);
-        tpace_u128 all_cap = budget ? (tpace_u128)budget : (tpace_u128)m->memory_bytes;
-        all_cap = all_cap > reduction_bytes ? all_cap - reduction_bytes : 0;
+        tpace_u128 model_cap = budget ? (tpace_u128)budget : (tpace_u128)m->memory_bytes;
+        model_cap = model_cap > reduction_bytes ? model_cap - reduction_bytes : 0;
         for (int i = 0; i < nk; i++) {
             const long k = (long)ks[i];
             if (k > k_most)
                 continue;
-            const tpace_u128 ghosts = peer ? (tpace_u128)tpace_ghost_dev_bytes(shape, exchanged, k) : 0;
-            const tpace_u128 model_cap = all_cap > ghosts ? all_cap - ghosts : 0;
             const tpace_model_run run = {(tpace_u64)TPACE_MIN(shape->n, slab + k * reach), (tpace_u64)shape->plane,
                                          (tpace_u64)shape->steps};
             tpace_model_choice c = tpace_model_choose_fused(
@@ -723,10 +726,6 @@ static void tpace_plan_devices(const tpace_shape *shape, const tpace_array *arra
     }
     if (out->force_schedule == TPACE_NAIVE)
         out->force_k = 1;
-    /* Each executor plans its chunks within what the ghost planes leave. */
-    const size_t ghosts = peer ? tpace_ghost_dev_bytes(shape, exchanged, out->force_k) : 0;
-    if (budget && ghosts)
-        out->force_budget = budget > ghosts ? budget - ghosts : 1;
 }
 
 /* ---- The executors' phases, on their host threads ---- */
@@ -761,35 +760,55 @@ static void tpace_device_setup(tpace_scale *s, int g)
     for (int side = 0; side < 2; side++) {
         const long planes = side == 0 ? d->own_lo - d->from : d->to - d->own_hi;
         r->ghost[side] = (char **)calloc((size_t)s->narrays, sizeof(char *));
-        if (r->ghost[side] == NULL)
+        for (int parity = 0; parity < 2; parity++)
+            d->ghost_host[side][parity] = (char **)calloc((size_t)s->narrays, sizeof(char *));
+        if (r->ghost[side] == NULL || d->ghost_host[side][0] == NULL || d->ghost_host[side][1] == NULL)
             tpace_fail(&r->plan, "host memory ran out for the ghost planes");
         for (int a = 0; a < s->narrays; a++) {
             if (planes <= 0 || !tpace_moves_in(&mine[a], 1))
                 continue;
             const size_t bytes = (size_t)planes * s->plane * mine[a].elem;
-            r->ghost[side][a] = (char *)malloc(bytes);
-            if (r->ghost[side][a] == NULL)
-                tpace_fail(&r->plan, "host memory ran out for the ghost planes");
-            tpace_dev_pin(r, r->ghost[side][a], bytes);
-            for (int parity = 0; parity < 2 && d->peer[side] && tpace_exchanged(&mine[a]); parity++) {
-                if (d->ghost_dev[side][parity] == NULL)
-                    d->ghost_dev[side][parity] = (char **)calloc((size_t)s->narrays, sizeof(char *));
-                char *buf = d->ghost_dev[side][parity] ? (char *)tpace_dev_alloc(r, bytes) : NULL;
+            for (int parity = 0; parity < (d->local_side[side] && tpace_exchanged(&mine[a]) ? 2 : 1); parity++) {
+                char *buf = (char *)malloc(bytes);
                 if (buf == NULL)
+                    tpace_fail(&r->plan, "host memory ran out for the ghost planes");
+                tpace_dev_pin(r, buf, bytes);
+                d->ghost_host[side][parity][a] = buf;
+            }
+            r->ghost[side][a] = d->ghost_host[side][0][a];
+        }
+    }
+}
+
+/* Executor g's device buffers for the ghost planes that come device to device (peer
+ * copies), and access to the devices whose ghost planes its slab fills. */
+static void tpace_device_peer(tpace_scale *s, int g)
+{
+    tpace_rt *r = &s->rt[g];
+    tpace_device *d = &s->dev[g];
+    tpace_dev_activate(r);
+    for (int side = 0; side < 2; side++) {
+        const long planes = side == 0 ? d->own_lo - d->from : d->to - d->own_hi;
+        for (int parity = 0; parity < 2 && d->peer[side]; parity++) {
+            d->ghost_dev[side][parity] = (char **)calloc((size_t)s->narrays, sizeof(char *));
+            if (d->ghost_dev[side][parity] == NULL)
+                tpace_fail(&r->plan, "host memory ran out for the ghost planes");
+            for (int a = 0; a < s->narrays; a++) {
+                if (!tpace_exchanged(&r->arrays[a]))
+                    continue;
+                const size_t bytes = (size_t)planes * s->plane * r->arrays[a].elem;
+                d->ghost_dev[side][parity][a] = (char *)tpace_dev_alloc(r, bytes);
+                if (d->ghost_dev[side][parity][a] == NULL)
                     tpace_fail(&r->plan, "device memory ran out for the ghost planes that come from the neighbouring "
-                                         "devices; set TPACE_PEER=0 (through host memory), or lower TPACE_K");
-                d->ghost_dev[side][parity][a] = buf;
+                                         "devices; set TPACE_PEER=0 (through host memory)");
                 d->ghost_dev_bytes += bytes;
             }
         }
     }
-    /* Access to the devices whose ghost planes this one's slab fills. */
     for (int h = 0; h < s->local; h++)
         for (int side = 0; side < 2 && h != g; side++) {
-            long lo, hi;
             const tpace_device *e = &s->dev[h];
-            lo = side == 0 ? e->from : e->own_hi;
-            hi = side == 0 ? e->own_lo : e->to;
+            const long lo = side == 0 ? e->from : e->own_hi, hi = side == 0 ? e->own_lo : e->to;
             if (e->peer[side] && TPACE_MAX(lo, d->own_lo) < TPACE_MIN(hi, d->own_hi))
                 tpace_dev_peer_enable(r, e->device);
         }
@@ -802,8 +821,13 @@ static void tpace_device_ghosts(tpace_scale *s, int g)
     tpace_rt *r = &s->rt[g];
     const tpace_device *d = &s->dev[g];
     const int ranks = tpace_the_world.ranks;
+    const int parity = (int)((s->t / s->k) % 2);
     for (int side = 0; side < 2; side++) {
-        r->ghost_dev[side] = s->t > 0 && d->peer[side] ? d->ghost_dev[side][(s->t / s->k) % 2] : NULL;
+        r->ghost_dev[side] = s->t > 0 && d->peer[side] ? d->ghost_dev[side][parity] : NULL;
+        /* The host copies this block reads: those its neighbours filled during the last one. */
+        for (int a = 0; a < s->narrays && s->t > 0 && d->local_side[side]; a++)
+            if (d->ghost_host[side][1][a])
+                r->ghost[side][a] = d->ghost_host[side][parity][a];
         long lo, hi;
         tpace_ghost_region(r, side, &lo, &hi);
         tpace_ghost_start(r, side, ranks > 1 && s->t > 0 && (side == 0 ? lo < s->rank_lo : hi > s->rank_hi));
@@ -816,14 +840,16 @@ static void tpace_device_free_ghosts(tpace_scale *s, int g)
     tpace_rt *r = &s->rt[g];
     tpace_device *d = &s->dev[g];
     for (int side = 0; side < 2; side++) {
-        for (int a = 0; a < s->narrays && r->ghost[side]; a++)
-            if (r->ghost[side][a]) {
-                tpace_dev_unpin(r, r->ghost[side][a]);
-                free(r->ghost[side][a]);
-            }
         free(r->ghost[side]);
         r->ghost[side] = NULL;
         for (int parity = 0; parity < 2; parity++) {
+            for (int a = 0; a < s->narrays && d->ghost_host[side][parity]; a++)
+                if (d->ghost_host[side][parity][a]) {
+                    tpace_dev_unpin(r, d->ghost_host[side][parity][a]);
+                    free(d->ghost_host[side][parity][a]);
+                }
+            free(d->ghost_host[side][parity]);
+            d->ghost_host[side][parity] = NULL;
             for (int a = 0; a < s->narrays && d->ghost_dev[side][parity]; a++)
                 if (d->ghost_dev[side][parity][a])
                     tpace_dev_free(r, d->ghost_dev[side][parity][a]);
@@ -840,6 +866,9 @@ static void tpace_phase_run(tpace_scale *s, int g, int phase)
     switch (phase) {
     case TPACE_PHASE_SETUP:
         tpace_device_setup(s, g);
+        break;
+    case TPACE_PHASE_PEER:
+        tpace_device_peer(s, g);
         break;
     case TPACE_PHASE_GHOSTS:
         tpace_device_ghosts(s, g);
@@ -976,19 +1005,32 @@ static void tpace_crew_stop(tpace_scale *s)
     TPACE_PTHREAD(pthread_mutex_destroy(&c->lock));
 }
 
-/* Whether executor g's ghost planes on `side` can come device to device: every plane of
- * them is in the slab of one of this process's executors, whose device can copy into g's
- * (able[h * local + g]), and a block after the first reads them. */
-static int tpace_peer_side(const tpace_scale *s, const int *able, int g, int side)
+/* Whether executor g's ghost planes on `side` are in the slabs of this process's other
+ * executors alone (none of another rank's), and a block after the first reads them. With
+ * `able` (able[h * local + g]: h's device can copy into g's), whether they can all come
+ * device to device. */
+static int tpace_local_side(const tpace_scale *s, const int *able, int g, int side)
 {
     const tpace_device *d = &s->dev[g];
     const long lo = side == 0 ? d->from : d->own_hi, hi = side == 0 ? d->own_lo : d->to;
     if (lo >= hi || s->shape->steps <= s->k || lo < s->rank_lo || hi > s->rank_hi)
         return 0;
-    for (int h = 0; h < s->local; h++)
+    for (int h = 0; h < s->local && able; h++)
         if (h != g && TPACE_MAX(lo, s->dev[h].own_lo) < TPACE_MIN(hi, s->dev[h].own_hi) && !able[h * s->local + g])
             return 0;
     return 1;
+}
+
+/* Device bytes of executor g's ghost planes on its local sides, two sets (peer copies). */
+static size_t tpace_ghost_dev_bytes(const tpace_scale *s, int g)
+{
+    const tpace_device *d = &s->dev[g];
+    size_t exchanged = 0;
+    for (int a = 0; a < s->narrays; a++)
+        if (tpace_exchanged(&s->arrays[a]))
+            exchanged += s->plane * s->arrays[a].elem;
+    const long planes = (d->local_side[0] ? d->own_lo - d->from : 0) + (d->local_side[1] ? d->to - d->own_hi : 0);
+    return 2 * (size_t)planes * exchanged;
 }
 
 /* The names of the arrays that come back to rank 0 alone (to_root) or to every rank, in
@@ -1101,7 +1143,6 @@ static void tpace_run_devices(const tpace_shape *shape, tpace_array *arrays, int
     /* Which devices of this process can copy into which (TPACE_PEER=0: none; ghost planes
      * then go through host memory, as between ranks). */
     const int peer_wanted = (int)tpace_env_long("TPACE_PEER", 1, 0, 1);
-    int any_peer = 0;
     for (int g = 0; g < local; g++) {
         s.dev[g].s = &s;
         s.dev[g].g = g;
@@ -1114,11 +1155,10 @@ static void tpace_run_devices(const tpace_shape *shape, tpace_array *arrays, int
             probe.plan.s = *shape;
             probe.device = s.dev[h].device;
             able[h * local + g] = g != h && tpace_dev_peer_able(&probe, s.dev[g].device);
-            any_peer |= able[h * local + g] && (g == h - 1 || g == h + 1);
         }
     /* The plan: one for every device (see tpace_plan_devices). */
     tpace_plan_devices(shape, arrays, narrays, reds, nreds, s.devices, local, thinnest, rank_hi[0] - rank_lo[0],
-                       any_peer, &s.slab_shape);
+                       &s.slab_shape);
     s.k = TPACE_MAX(s.slab_shape.force_k, 1L);
     for (int g = 0; g < local; g++) {
         tpace_device *d = &s.dev[g];
@@ -1131,12 +1171,25 @@ static void tpace_run_devices(const tpace_shape *shape, tpace_array *arrays, int
     }
     for (int g = 0; g < local; g++)
         for (int side = 0; side < 2; side++)
-            s.dev[g].peer[side] = peer_wanted && tpace_peer_side(&s, able, g, side);
+            s.dev[g].local_side[side] = tpace_local_side(&s, NULL, g, side);
     /* Set-up (page-locking, device buffers) is timed apart, as one device's report leaves
      * it out; the report's seconds run from the first block to the results in place. */
     const double setup_start = tpace_now();
     tpace_crew_start(&s);
     tpace_crew_phase(&s, TPACE_PHASE_SETUP);
+    /* Ghost planes device to device where the devices reach each other and every device
+     * has room for two sets of them beside its plan (under the budget); else through host
+     * memory. The plan does not shrink for them. */
+    int peer = peer_wanted;
+    for (int g = 0; g < local && peer; g++) {
+        const size_t used = s.rt[g].plan.device_bytes + s.rt[g].plan.reduction_bytes;
+        const size_t budget = s.slab_shape.force_budget;
+        peer = !budget || (budget > used && budget - used >= tpace_ghost_dev_bytes(&s, g));
+    }
+    for (int g = 0; g < local; g++)
+        for (int side = 0; side < 2; side++)
+            s.dev[g].peer[side] = peer && s.dev[g].local_side[side] && tpace_local_side(&s, able, g, side);
+    tpace_crew_phase(&s, TPACE_PHASE_PEER);
     const double start = tpace_now();
     double exchange_wait = 0.0;
     /* Block by block: the exchange with the neighbour ranks, the host copies of the ghost
