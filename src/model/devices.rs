@@ -24,7 +24,8 @@ pub struct DeviceChoice {
     pub devices: u64,
     /// Planes of the largest slab.
     pub slab: u64,
-    /// Planes that device computes: its slab and its ghost planes.
+    /// Planes a step of that device computes on average: its slab and half of its ghost
+    /// planes ([`planes_computed`]).
     pub planes: u64,
     /// The one-device choice on those planes at the chosen k.
     pub choice: Choice,
@@ -92,6 +93,22 @@ pub fn results_bytes(w: &Workload, planes: &[u64]) -> (u128, u128) {
     (total, most)
 }
 
+/// Planes a step of the largest slab's device computes on average, which the plan
+/// is chosen for: its slab and half of its ghost planes, k steps' reach on each side
+/// where it has a neighbour (both for an inner slab of three devices or more, one
+/// for two). The ghost region shrinks by a step's reach each step (k(k-1)/2 planes'
+/// worth of steps a side, about half of k planes at every step), and its planes go in
+/// but do not come back, so half of them also counts their copies (the runtime's
+/// `tpace_planes_computed`).
+pub fn planes_computed(w: &Workload, devices: u64, slab: u64, k: u64) -> u64 {
+    let sides = match devices {
+        0 | 1 => 0,
+        2 => w.h_lo.max(w.h_hi),
+        _ => w.h_lo + w.h_hi,
+    };
+    w.n.min(slab + (k * sides).div_ceil(2))
+}
+
 /// Planes of the largest of `devices` slabs of `n` planes.
 pub fn largest_slab(n: u64, devices: u64) -> u64 {
     n.div_ceil(devices.max(1))
@@ -150,7 +167,7 @@ pub fn choose_devices(
         if k > k_most {
             continue;
         }
-        let planes = w.n.min(slab + k * reach);
+        let planes = planes_computed(w, devices, slab, k);
         let wk = Workload {
             n: planes,
             ..w.clone()

@@ -141,7 +141,7 @@ fn devices_report(
     };
     let _ = writeln!(
         out,
-        "\n{} devices ({} rank(s)): slabs of up to {} planes; each device computes {} planes (its slab and the ghost planes {} steps read)",
+        "\n{} devices ({} rank(s)): slabs of up to {} planes; each device computes {} planes a step on average (its slab and half of the ghost planes {} steps read, its ghost region shrinking step by step)",
         d.devices, ranks, d.slab, d.planes, c.k
     );
     let _ = writeln!(

@@ -583,6 +583,19 @@ static void tpace_combine_reductions(tpace_scale *s, tpace_reduction *reds, int 
     }
 }
 
+/* Planes a step of the largest slab's device computes on average, for the model (devices.rs
+ * planes_computed): its slab and half of its ghost planes, k steps' reach on each side it
+ * has a neighbour (both for an inner slab of three devices or more, one for two): the
+ * ghost region shrinks by a step's reach each step, and the ghost planes go in but do
+ * not come back, so half of them counts their copies too. */
+static long tpace_planes_computed(const tpace_shape *shape, int devices, long slab, long k)
+{
+    const long sides = devices >= 3 ? shape->reach_lo + shape->reach_hi
+                       : devices == 2 ? TPACE_MAX(shape->reach_lo, shape->reach_hi)
+                                      : 0;
+    return TPACE_MIN(shape->n, slab + (k * sides + 1) / 2);
+}
+
 /* Seconds to bring the results where the program reads them after the pipeline (see
  * tpace_gather), at the model's rate between ranks: the rank that receives the most, all
  * of every other rank's planes of each array that comes back. */
@@ -683,7 +696,7 @@ static void tpace_plan_devices(const tpace_shape *shape, const tpace_array *arra
             const long k = (long)ks[i];
             if (k > k_most)
                 continue;
-            const tpace_model_run run = {(tpace_u64)TPACE_MIN(shape->n, slab + k * reach), (tpace_u64)shape->plane,
+            const tpace_model_run run = {(tpace_u64)tpace_planes_computed(shape, devices, slab, k), (tpace_u64)shape->plane,
                                          (tpace_u64)shape->steps};
             tpace_model_choice c = tpace_model_choose_fused(
                 m, &run, model_cap, schedule >= 0 ? tpace_model_of_schedule[schedule] : -1, (tpace_u64)k,
