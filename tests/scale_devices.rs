@@ -214,6 +214,9 @@ fn the_devices_of_one_process_run_at_once() {
     }
 }
 
+/// One run of the peer test: plan, devices, settings, whether ghost planes go device to device.
+type PeerRun = (Params, u64, Vec<(String, String)>, bool);
+
 /// Ghost planes between the devices of one process go device to device where they
 /// reach each other (peer copies), through host memory with TPACE_PEER=0 or where
 /// they do not (TPACE_EMU_PEER=0): the same answer, bit for bit, either way, over
@@ -240,8 +243,7 @@ fn ghost_planes_go_device_to_device_where_devices_reach_each_other() {
         &Params::default(),
         &dir.path().join("r.dump"),
     );
-    // (plan, devices, settings, whether ghost planes go device to device)
-    let mut runs: Vec<(Params, u64, Vec<(String, String)>, bool)> = Vec::new();
+    let mut runs: Vec<PeerRun> = Vec::new();
     let set = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
         pairs
             .iter()
