@@ -138,7 +138,7 @@ fn overlapping(a: &[(f64, f64)], b: &[(f64, f64)]) -> usize {
 
 /// Two devices of one process run at once: from the trace (the emulation's device
 /// timers are the host's clock), kernels of one device run while the other's do.
-/// The kernels take tens of milliseconds each, so that on a loaded machine of one or
+/// The kernels take tens of milliseconds each (20 to 40 on an idle CPU), so that on a loaded machine of one or
 /// two cores the two host threads' time slices still interleave within them.
 /// With TPACE_THREADS=0 the same program issues both devices' work from one thread
 /// and waits for one device after the other: then no two kernels overlap, which is
@@ -151,7 +151,7 @@ fn the_devices_of_one_process_run_at_once() {
         &tc,
         dir.path(),
         "jacobi_overlap",
-        &jacobi_source(360, 240),
+        &jacobi_source(600, 240),
         Target::Cuda,
         false,
         None,
@@ -167,7 +167,7 @@ fn the_devices_of_one_process_run_at_once() {
     let trace_text = trace.display().to_string();
     let p = Params {
         gpus: Some(2),
-        ..params("mmtb", 6, 45, 2)
+        ..params("mmtb", 6, 75, 2)
     };
     for threads in ["1", "0"] {
         let env = [
