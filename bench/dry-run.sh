@@ -14,10 +14,12 @@ cd "$(dirname "$0")/.."
 [[ -x bench/gen/tpace ]] || { echo "dry-run.sh: run bench/prepare.sh first" >&2; exit 1; }
 stubs=$(mktemp -d)
 res=$(mktemp -d)
-trap 'rm -rf "$stubs" "$res" /tmp/tpace-work' EXIT
+export WORK=$(mktemp -d) # its own scratch folder: other dry runs may be running
+trap 'rm -rf "$stubs" "$res" "$WORK"' EXIT
 cat >"$stubs/nvidia-smi" <<'SH'
 #!/bin/sh
 case "$*" in
+-L) printf 'GPU 0: dry run (no GPU)\nGPU 1: dry run (no GPU)\n' ;;
 *memory.total*nounits*) echo 1000 ;;
 *--query-gpu*) echo "dry run (no GPU), 1000 MiB, none" ;;
 esac
@@ -27,12 +29,13 @@ cat >"$stubs/nvcc" <<'SH'
 # nvcc's command line as gpu.sh writes it, built for the CPU.
 set -e
 [[ $1 == --version ]] && { echo "dry run: nvcc stand-in (g++)"; exit 0; }
-out=a.out; defs=(); srcs=(); xcu=0
+out=a.out; defs=(); srcs=(); xcu=0; cxx=g++; cc=gcc
 while [[ $# -gt 0 ]]; do
     case $1 in
     -o) out=$2; shift ;;
     -D* | -I*) defs+=("$1") ;;
-    -Werror | -Xcompiler | -ccbin) shift ;; # and their argument
+    -ccbin) [[ $2 == mpicxx ]] && { cxx=mpicxx; cc=mpicc; }; shift ;; # Open MPI's wrappers: MPI's headers and library
+    -Werror | -Xcompiler) shift ;; # and their argument
     -x) [[ $2 == cu ]] && xcu=1; shift ;;
     -O* | -arch=* | --fmad=*) ;;
     *) srcs+=("$1") ;;
@@ -47,12 +50,12 @@ for s in "${srcs[@]}"; do
     *managed*.cu)
         sed 's/jacobi_step<<<grid, block>>>(dst, src)/TPACE_SHIM_LAUNCH(jacobi_step, grid, block, dst, src)/' "$s" >"$tmp/m.cpp"
         g++ -O2 -ffp-contract=off -Ibench/managed/cpu_shim "${defs[@]}" -c "$tmp/m.cpp" -o "$o" ;;
-    *.cu | *.cpp) g++ -O2 -ffp-contract=off -std=c++17 -mcmodel=medium "${defs[@]}" -x c++ -c "$s" -o "$o" ;;
-    *.c) gcc -O2 -ffp-contract=off -std=gnu11 -mcmodel=medium "${defs[@]}" -c "$s" -o "$o" ;;
+    *.cu | *.cpp) $cxx -O2 -ffp-contract=off -std=c++17 -mcmodel=medium "${defs[@]}" -x c++ -c "$s" -o "$o" ;;
+    *.c) $cc -O2 -ffp-contract=off -std=gnu11 -mcmodel=medium "${defs[@]}" -c "$s" -o "$o" ;;
     esac
     objs+=("$o")
 done
-g++ "${objs[@]}" -o "$out" -lm
+$cxx "${objs[@]}" -o "$out" -lm
 rm -rf "$tmp"
 SH
 cat >"$stubs/ncu" <<'SH'
@@ -75,6 +78,9 @@ export HUGE_STEPS=4 MANAGED_SAME_STEPS=1 MANAGED_OVER_MODES="plain prefetch"
 export CODES_SIZES=tiny
 export OPENACC_DEVICE=host OPENACC_STEPS=4 OPENACC_TIMEOUT=60
 export OPENACC_GRIDS="jacobi2d:-DX=200,-DY=120:100K heat3d:-DNX=24,-DNY=20,-DNZ=16:80K"
+# Part mpi: two emulated GPUs that reach each other, tiny grids, a "huge" one that the host holds.
+export TPACE_EMU_DEVICES=2 MPI_STEPS=8 MPI_GRIDS="jacobi2d:-DX=300,-DY=200 heat3d:-DNX=40,-DNY=24,-DNZ=20"
+export MPI_HUGE="jacobi2d:-DX=400,-DY=300"
 bash bench/gpu.sh >"$res/log.txt" 2>&1 || true
 cat "$res/table.txt"
 bad=$(grep -cE 'FAILED|DIFFERENT|no ratio|nvcc failed|build failed|no working' "$res/table.txt" || true)
@@ -106,6 +112,14 @@ if [[ $BENCH_PARTS == *codes* ]]; then
     # 4 checks per program, identical; 4 timed rows each and Parboil unfused.
     [[ $(grep -cE '^(hotspot3d_do|stencil3d_parboil) NX=24 NY=20 NZ=30 .* identical$' "$res/table.txt") == 8 ]] || want=1
     [[ $(grep -cE '^(hotspot3d_do|stencil3d_parboil) NX=40 NY=32 NZ=48 .*[0-9]\.[0-9]' "$res/table.txt") == 9 ]] || want=1
+fi
+if [[ $BENCH_PARTS == *mpi* ]]; then
+    # 3 programs x 6 small checks; 2 grids x 2 budgets x 3 timed rows and 3 beyond one GPU,
+    # each with a prediction; a phases line under each run over several GPUs (2 x 2 x 2 + 2).
+    [[ $(grep -c '^mpi-.* identical (' "$res/table.txt") == 18 ]] || want=1
+    [[ $(grep -cE '^(jacobi2d|heat3d) .*(1 GPU|x 1 GPU); predicted [0-9.e+-]+ s \(measured/predicted' "$res/table.txt") == 15 ]] || want=1
+    [[ $(grep -c '^    phases: 2 device(s)' "$res/table.txt") == 10 ]] || want=1
+    grep -q 'phases: 2 device(s) and 2 rank(s).*to rank 0 alone: a;' "$res/table.txt" || want=1
 fi
 if [[ $BENCH_PARTS == *plans* ]]; then
     # The model's plan and the plans given: 3 + 3 + 3 + 4 rows.

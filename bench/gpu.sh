@@ -29,7 +29,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 # $OUT gets the table and the tune folders; every other log goes to $work/logs.
 res=${OUT:-/tmp/tpace-bench}
-work=/tmp/tpace-work
+work=${WORK:-/tmp/tpace-work} # WORK: another scratch folder (dry runs side by side)
 out=$work/logs
 mkdir -p "$res" "$work" "$out"
 parts=${BENCH_PARTS:-check run himeno cip}
@@ -420,61 +420,132 @@ if [[ $parts == *ab* ]]; then
     fi
 fi
 if [[ $parts == *mpi* ]]; then
-    # The --mpi translations (bench/prepare.sh): every GPU of the node, first checked bit
-    # for bit at the default sizes (2 ranks, and 1 process driving every GPU), then timed
-    # on the large grids: 1 rank, 2 ranks (sharing the GPU on a one-GPU machine, one GPU
-    # each on two), and one process with TPACE_GPUS set to every GPU.
+    # Several GPUs (issue 25). The --mpi translations (bench/prepare.sh), first checked bit
+    # for bit at their default sizes (2 ranks, 1 process driving every GPU, uneven slabs),
+    # then timed on the large grids, 128 steps, at 8G and without a budget: 1 GPU, 1 process
+    # driving all N GPUs of the node (TPACE_GPUS=N), N ranks of one GPU each. Each row gives
+    # the model's predicted seconds and the ratio to 1 GPU of the same grid and budget; each
+    # run over several GPUs its phases line (setup, blocks, results, teardown; which arrays go
+    # to which ranks) and, for the 1-process runs, its trace under $OUT/traces. Then the 84.6 GB
+    # Jacobi-2D on 2 GPUs against 1, where the host has the memory. MPI_GRIDS, MPI_HUGE (off:
+    # none), MPI_STEPS, MPI_CHECK=0 (no small checks) shorten it (bench/dry-run.sh does).
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
     ngpu=$(nvidia-smi -L | grep -c GPU)
+    ngpu=${MPI_GPUS:-$ngpu}
     echo "== MPI and several GPUs: $ngpu GPU(s), $(mpirun --version 2>&1 | head -1) ==" | tee -a "$table"
+    mkdir -p "$res/traces"
+    grids=${MPI_GRIDS:-"jacobi2d:-DX=49152,-DY=61440 heat3d:-DNX=1152,-DNY=1536,-DNZ=1728"}
+    huge=${MPI_HUGE:-"jacobi2d:-DX=86016,-DY=122880"}
+    [[ $huge == off ]] && huge=""
+    # Every build at once (nvcc takes a while): the small checks' and the timed grids'.
     for name in jacobi2d heat3d himeno; do
+        [[ ${MPI_CHECK:-1} == 1 ]] || continue
         dir=bench/gen/mpi-$name
-        gcc -O2 -std=gnu11 -Wno-unknown-pragmas "$dir/reference.c" -o "$work/mpi-$name.ref" -lm
-        nvcc $nvflags -ccbin mpicxx -Werror all-warnings $(cuda_sources "$dir") -o "$work/mpi-$name.small" 2>"$out/mpi-$name.nvcc.txt" ||
-            { echo "$name --mpi: nvcc failed: $(head -3 "$out/mpi-$name.nvcc.txt")" | tee -a "$table"; continue; }
+        gcc -O2 -std=gnu11 -Wno-unknown-pragmas "$dir/reference.c" -o "$work/mpi-$name.ref" -lm &
+        nvcc $nvflags -ccbin mpicxx -Werror all-warnings $(cuda_sources "$dir") -o "$work/mpi-$name.small" 2>"$out/mpi-$name.nvcc.txt" &
+    done
+    for cfg in $grids $huge; do
+        name=${cfg%%:*}
+        defs=${cfg#*:}
+        tag=$(tr -d ' ' <<<"${defs//,/ }" | sed 's/-D[A-Z]*=/x/g; s/^x//')
+        nvcc $nvflags -ccbin mpicxx ${defs//,/ } $(cuda_sources "bench/gen/mpi-$name") -o "$work/mpi-$name-$tag.big" 2>"$out/mpi-$name-$tag.nvcc.txt" &
+    done
+    wait
+    for name in jacobi2d heat3d himeno; do
+        [[ ${MPI_CHECK:-1} == 1 ]] || continue
+        [[ -x $work/mpi-$name.small ]] || { echo "$name --mpi: nvcc failed: $(head -3 "$out/mpi-$name.nvcc.txt")" | tee -a "$table"; continue; }
         rm -f "$work/mref.dump" # tpace_dump appends
         TPACE_DUMP="$work/mref.dump" "$work/mpi-$name.ref" 13 >"$work/mref.out" 2>/dev/null
-        for how in "2 1" "1 $ngpu" "2 1 mmtb 3 7 3" "3 1 mm 2 5 2"; do
-            read -r ranks gpus s k b n <<<"$how"
+        for how in "2 1" "1 $ngpu" "2 1 mmtb 3 7 3" "3 1 mm 2 5 2" "1 $ngpu mmtb 3 7 3" "1 $ngpu mmtb 2 5 2 TPACE_PEER=0"; do
+            read -r ranks gpus s k b n extra <<<"$how"
             rm -f "$work/mgpu.dump"
-            set_env=(TPACE_GPUS=$gpus)
+            set_env=(TPACE_GPUS=$gpus $extra)
             [[ -n $s ]] && set_env+=(TPACE_SCHEDULE=$s TPACE_K=$k TPACE_CHUNK=$b TPACE_STREAMS=$n)
             env "${set_env[@]}" TPACE_DUMP="$work/mgpu.dump" mpirun --oversubscribe -np "$ranks" "$work/mpi-$name.small" 13 \
                 >"$work/mgpu.out" 2>"$out/mpi-$name-$ranks-$gpus.err"
-            line=$(grep '^tpace: ' "$out/mpi-$name-$ranks-$gpus.err" | tail -1)
+            line=$(grep '^tpace: ' "$out/mpi-$name-$ranks-$gpus.err" | grep -v ': phases over ' | tail -1)
             if verdict=$("$tpace" compare "$work/mref.dump" "$work/mgpu.dump" --stdout "$work/mref.out" "$work/mgpu.out"); then
-                verdict="identical ($ranks ranks x TPACE_GPUS=$gpus)"
+                verdict="identical ($ranks ranks x TPACE_GPUS=$gpus${extra:+ $extra})"
             else
-                verdict="DIFFERENT ($ranks ranks x TPACE_GPUS=$gpus): $(tr '\n' ' ' <<<"$verdict") $(tail -2 "$out/mpi-$name-$ranks-$gpus.err" | tr '\n' ' ')"
+                verdict="DIFFERENT ($ranks ranks x TPACE_GPUS=$gpus${extra:+ $extra}): $(tr '\n' ' ' <<<"$verdict") $(tail -2 "$out/mpi-$name-$ranks-$gpus.err" | tr '\n' ' ')"
             fi
             row "mpi-$name" "$(field schedule "$line")" "$(field k "$line")" "$(field b "$line")" "$(field streams "$line")" \
                 "$(field chunks "$line")" "$(field fuse "$line")" 13 "$(field seconds "$line")" "$(field glups "$line")" "$verdict"
         done
     done
-    for cfg in "jacobi2d -DX=49152 -DY=61440" "heat3d -DNX=1152 -DNY=1536 -DNZ=1728"; do
-        read -r name defs <<<"$cfg"
-        nvcc $nvflags -ccbin mpicxx $defs $(cuda_sources "bench/gen/mpi-$name") -o "$work/mpi-$name.big"
-        steps=${MPI_STEPS:-128}
-        mrun() { # label ranks gpus env...
-            local label=$1 ranks=$2 gpus=$3
-            shift 3
-            local line log="$out/mpi-$name-${label// /-}.stderr"
-            line=$(env TPACE_GPUS=$gpus "$@" mpirun --oversubscribe -np "$ranks" "$work/mpi-$name.big" "$steps" 2>&1 >/dev/null |
-                tee "$log" | grep '^tpace: ' | grep -v ': trace: ' | tail -1)
-            if [[ -z $line ]]; then
-                row "$name $label" "" "" "" "" "" "" "$steps" "" "" "FAILED: $(tail -4 "$log" | tr '\n' ' ' | cut -c1-500) $*"
-                return
-            fi
-            row "$name $label" "$(field schedule "$line")" "$(field k "$line")" "$(field b "$line")" "$(field streams "$line")" \
-                "$(field chunks "$line")" "$(field fuse "$line")" "$steps" "$(field seconds "$line")" "$(field glups "$line")" \
-                "devices=$(field devices "$line") ranks=$(field ranks "$line") predicted=$(field predicted_seconds "$line") $*"
-        }
+    steps=${MPI_STEPS:-128}
+    # mrun LABEL RANKS GPUS ENV...: one timed run of $bin, a row (with the model's prediction and,
+    # past the first row of a grid and budget, the ratio to it), its phases line under it.
+    mrun() {
+        local label=$1 ranks=$2 gpus=$3
+        shift 3
+        local line log="$out/mpi-$tag-${label// /-}.stderr" trace=()
+        [[ $ranks == 1 && $gpus -gt 1 ]] && trace=(TPACE_TRACE="$res/traces/mpi-$tag-${label//[^A-Za-z0-9._-]/-}.tsv")
+        line=$(env TPACE_GPUS=$gpus "${trace[@]}" "$@" mpirun --oversubscribe -np "$ranks" "$bin" "$steps" 2>&1 >/dev/null |
+            tee "$log" | grep '^tpace: ' | grep -v ': trace: \|: phases over ' | tail -1)
+        if [[ $line != *": schedule="* ]]; then
+            row "$name $label" "" "" "" "" "" "" "$steps" "" "" "FAILED: $(tail -4 "$log" | tr '\n' ' ' | cut -c1-500) $*"
+            return
+        fi
+        local glups predicted ratio
+        glups=$(field glups "$line")
+        predicted=$(field predicted_seconds "$line")
+        if [[ -z $base ]]; then
+            base=$glups
+            ratio="1 GPU"
+        else
+            ratio=$(awk -v a="$glups" -v b="$base" 'BEGIN { if (a > 0 && b > 0) printf "%.2fx 1 GPU", a / b; else print "no ratio" }')
+        fi
+        row "$name $label" "$(field schedule "$line")" "$(field k "$line")" "$(field b "$line")" "$(field streams "$line")" \
+            "$(field chunks "$line")" "$(field fuse "$line")" "$steps" "$(field seconds "$line")" "$glups" \
+            "$ratio; predicted $(awk -v p="$predicted" -v s="$(field seconds "$line")" 'BEGIN { printf "%.4g s (measured/predicted %.2f)", p, (p > 0 ? s / p : 0) }'); devices=$(field devices "$line") ranks=$(field ranks "$line") $*"
+        grep ': phases over ' "$log" | tail -1 | sed 's/^tpace: [^ ]* phases over /    phases: /' | tee -a "$table"
+        grep ': trace: ' "$log" | sed 's/^tpace: [^ ]* trace: /    trace: /' | tee -a "$table"
+    }
+    # gb NAME DEFS: the grid's bytes (two arrays of floats: Jacobi's a and work, heat-3D's a and b).
+    gb() {
+        awk -v d="$2" 'BEGIN { n = 1; m = split(d, p, ","); for (i = 1; i <= m; i++) { sub(/.*=/, "", p[i]); n *= p[i] } printf "%.1f", n * 8 / 1e9 }'
+    }
+    for cfg in $grids; do
+        name=${cfg%%:*}
+        defs=${cfg#*:}
+        tag=$(tr -d ' ' <<<"${defs//,/ }" | sed 's/-D[A-Z]*=/x/g; s/^x//')
+        bin=$work/mpi-$name-$tag.big
+        [[ -x $bin ]] || { echo "$name $tag --mpi: nvcc failed: $(head -3 "$out/mpi-$name-$tag.nvcc.txt")" | tee -a "$table"; continue; }
+        echo "-- $name $tag ($(gb "$name" "$defs") GB), $steps steps, 1 GPU / 1 process x $ngpu GPUs / $ngpu ranks x 1 GPU --" | tee -a "$table"
         for budget in 8G ""; do
             b=${budget:+TPACE_DEVICE_MEM=$budget}
-            mrun "1 rank" 1 1 $b
-            mrun "2 ranks" 2 1 $b
-            [[ $ngpu -gt 1 ]] && mrun "1 process, $ngpu GPUs" 1 "$ngpu" $b
+            base=""
+            mrun "${budget:-no budget} 1 GPU" 1 1 $b
+            if [[ $ngpu -gt 1 ]]; then
+                mrun "${budget:-no budget} 1 process $ngpu GPUs" 1 "$ngpu" $b
+                mrun "${budget:-no budget} $ngpu ranks" "$ngpu" 1 $b
+            fi
         done
+    done
+    # Beyond one GPU's memory: 2 GPUs against 1 (one process each, and 2 ranks where the host
+    # holds the grid twice: every rank holds the whole arrays).
+    for cfg in $huge; do
+        name=${cfg%%:*}
+        defs=${cfg#*:}
+        tag=$(tr -d ' ' <<<"${defs//,/ }" | sed 's/-D[A-Z]*=/x/g; s/^x//')
+        bin=$work/mpi-$name-$tag.big
+        [[ -x $bin ]] || { echo "$name $tag --mpi: nvcc failed: $(head -3 "$out/mpi-$name-$tag.nvcc.txt")" | tee -a "$table"; continue; }
+        need=$(gb "$name" "$defs")
+        avail=$(awk '/MemAvailable/ { printf "%.1f", $2 * 1024 / 1e9 }' /proc/meminfo)
+        echo "-- $name $tag ($need GB, beyond one GPU), $steps steps; host memory available $avail GB --" | tee -a "$table"
+        if awk -v n="$need" -v a="$avail" 'BEGIN { exit !(a > 1.1 * n) }'; then
+            base=""
+            mrun "no budget 1 GPU" 1 1
+            mrun "no budget 1 process 2 GPUs" 1 2
+            if awk -v n="$need" -v a="$avail" 'BEGIN { exit !(a > 2.2 * n) }'; then
+                mrun "no budget 2 ranks" 2 1
+            else
+                echo "$name $tag: 2 ranks skipped: they hold the grid twice ($need GB each), the host has $avail GB available" | tee -a "$table"
+            fi
+        else
+            echo "$name $tag: skipped: the host has $avail GB available, the grid needs $need GB" | tee -a "$table"
+        fi
     done
 fi
 # glups_of LABEL: the Glup/s of an earlier row (a tpace run's report, or a managed run's).

@@ -440,6 +440,7 @@ fn real_main(cli: Cli) -> Result<ExitCode, Failure> {
                 fuse_steps: None,
                 devices,
                 ranks: ranks.unwrap_or(devices),
+                peer: matches!(target, Target::Cuda),
             };
             for unit in compiled.units() {
                 let text = if target.chooses_steps() {

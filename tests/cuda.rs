@@ -1132,7 +1132,11 @@ fn a_fused_kernel_gets_only_the_shared_memory_the_device_has() {
         "{e}"
     );
     // Without the opt-in, a launch of more than 48 KiB fails even where the device has room.
-    let not_opted = build("not_opted", "        if (!tp_opted)\n", "        if (0)\n");
+    let not_opted = build(
+        "not_opted",
+        "        if (!tp_opted[tp->device % 64])\n",
+        "        if (0)\n",
+    );
     let e = failed(&not_opted.binary, &env(&[("TPACE_FUSE", "4")]));
     assert!(e.contains("launching tpace_p1_sweep1_fused"), "{e}");
     // A launch that gives less than the kernel's layout uses stops the emulation.

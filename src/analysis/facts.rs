@@ -1,7 +1,7 @@
 //! Facts about a validated program: read/write sets, the halo actually used,
 //! copy sweeps, pure temporaries, and work per grid point.
 
-use super::liveness::{After, liveness};
+use super::liveness::{After, Receivers, liveness, receivers};
 use crate::ir::{AccessKind, Halo, Intent, Pipeline, Program, Sweep};
 use std::collections::BTreeSet;
 
@@ -30,6 +30,8 @@ pub struct ArrayFacts {
     pub pure_temporary: bool,
     /// What the program does with it after the pipeline ([`super::liveness`]).
     pub after: After,
+    /// Under MPI, which ranks need its final values after the pipeline ([`receivers`]).
+    pub receivers: Receivers,
 }
 
 /// Everything the planner and back ends need to know beyond the IR itself.
@@ -63,13 +65,16 @@ pub fn facts(program: &Program, p: &Pipeline) -> Facts {
         }
     }
     let after = liveness(program, p);
+    let ranks = receivers(program, p);
     let arrays = (0..p.arrays.len())
         .zip(after)
-        .map(|(a, after)| ArrayFacts {
+        .zip(ranks)
+        .map(|((a, after), receivers)| ArrayFacts {
             read: sweeps.iter().any(|s| s.reads.contains(&a)),
             written: sweeps.iter().any(|s| s.writes.contains(&a)),
             pure_temporary: p.arrays[a].intent == Intent::InOut && is_pure_temporary(p, a),
             after,
+            receivers,
         })
         .collect();
     let elem_bytes = |a: usize| p.arrays[a].elem.bytes() as u32;

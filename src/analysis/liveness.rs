@@ -50,6 +50,8 @@
 //! that rewrites it. Not seen: a macro given on the compiler's command line
 //! (`-D`) or by a header outside the program that names the array.
 
+mod outputs;
+
 use crate::diag::line_col;
 use crate::front::{cst, pragmas};
 use crate::ir::{Pipeline, Program};
@@ -106,9 +108,71 @@ pub fn liveness(program: &Program, pipeline: &Pipeline) -> Vec<After> {
     pipeline
         .arrays
         .iter()
-        .map(|a| match file.after(pipeline, &a.name) {
+        .map(|a| match file.after(pipeline, &a.name, None) {
             Ok(dead) => dead,
             Err(why) => After::Read(why),
+        })
+        .collect()
+}
+
+/// Where a listed array's final values must be after its pipeline when MPI ranks run
+/// the program: every rank runs the code after the pipeline, and only rank 0's output
+/// is kept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Receivers {
+    /// Rank 0 alone: the code after the pipeline only outputs it (prints it, sums it
+    /// into what it prints, writes it to a file); how, in words.
+    Root(String),
+    /// Every rank: the code after it may change what every rank does next (or tpace
+    /// can not tell); why, in words.
+    Every(String),
+}
+
+impl Receivers {
+    /// Whether rank 0 alone receives it.
+    pub fn root(&self) -> bool {
+        matches!(self, Receivers::Root(_))
+    }
+}
+
+/// For each listed array of `pipeline` (in clause order), which ranks need its final
+/// values: the walk of [`liveness`] over the code after the pipeline, where a read is
+/// allowed if what it reads reaches nothing but output ([`outputs`]).
+pub fn receivers(program: &Program, pipeline: &Pipeline) -> Vec<Receivers> {
+    let lines = pragmas::scan(&program.source);
+    let blanked = pragmas::blank(&program.source, &lines);
+    let tree = cst::parse_c(&blanked);
+    let depth = nesting_depth(&tree);
+    if depth > MAX_NESTING {
+        let why = format!(
+            "the file nests {depth} levels deep, more than the {MAX_NESTING} tpace follows for this"
+        );
+        return pipeline
+            .arrays
+            .iter()
+            .map(|_| Receivers::Every(why.clone()))
+            .collect();
+    }
+    let file = File {
+        src: &blanked,
+        tree: &tree,
+    };
+    pipeline
+        .arrays
+        .iter()
+        .map(|a| {
+            let notes = std::cell::RefCell::new(Vec::new());
+            match file.after(pipeline, &a.name, Some(&notes)) {
+                Ok(_) => {
+                    let notes = notes.into_inner();
+                    Receivers::Root(if notes.is_empty() {
+                        "nothing after the pipeline reads it".to_string()
+                    } else {
+                        format!("after the pipeline it is only output: {}", notes.join(", "))
+                    })
+                }
+                Err(why) => Receivers::Every(why),
+            }
         })
         .collect()
 }
@@ -139,6 +203,8 @@ enum Mention {
     NoData,
     /// The argument of `free`.
     Freed,
+    /// Written out whole (or a row of it) by `fwrite`, its first argument: read, aliased by nothing.
+    Output,
     /// `w = malloc(...)` or `w = NULL`.
     Allocated,
     /// Anything else: what it is, in words.
@@ -160,7 +226,9 @@ impl<'t> File<'t> {
     }
 
     /// The verdict for the array named `name`; `Err` says why it is taken as read.
-    fn after(&self, p: &Pipeline, name: &str) -> Walk<After> {
+    /// With `outputs` (notes of where the values go), reads whose values reach only
+    /// output are allowed ([`outputs`]).
+    fn after(&self, p: &Pipeline, name: &str, outputs: Option<&outputs::Notes>) -> Walk<After> {
         if !is_identifier(name) {
             return Err(format!(
                 "`{name}` is not a plain variable: tpace follows only those"
@@ -215,6 +283,7 @@ impl<'t> File<'t> {
             file: self,
             name,
             depth,
+            outputs: outputs.map(|notes| outputs::Sinks::new(self, &touching, name, notes)),
             touching: &touching,
             // A local's lifetime ends with the block that declares it.
             block: (storage != Storage::FileStatic).then(|| enclosing_block(decl)),
@@ -425,6 +494,9 @@ impl<'t> File<'t> {
         }
         if subs > 0 {
             if subs != depth {
+                if self.fwrite_buffer(cur) {
+                    return Mention::Output;
+                }
                 return Mention::Other(format!(
                     "`{}` takes a part of it as a pointer",
                     self.text(cur)
@@ -494,6 +566,7 @@ impl<'t> File<'t> {
                     .and_then(|c| c.child_by_field_name("function"))
                     .map(|f| self.text(f));
                 match (callee, call) {
+                    (Some("fwrite"), Some(_)) if self.fwrite_buffer(id) => Mention::Output,
                     (Some("free"), Some(c)) => {
                         let args = c
                             .child_by_field_name("arguments")
@@ -516,6 +589,21 @@ impl<'t> File<'t> {
             "return_statement" => Mention::Other("it is returned".into()),
             _ => Mention::Other(format!("`{}` uses its address", whole())),
         }
+    }
+
+    /// Whether `n` (the array, or a row of it) is the first argument of `fwrite`: the
+    /// buffer it writes out, which it only reads.
+    fn fwrite_buffer(&self, n: Node) -> bool {
+        let up = up_through_parens(n);
+        let Some(list) = up.parent().filter(|l| l.kind() == "argument_list") else {
+            return false;
+        };
+        let first = list.named_child(0).map(|c| c.id()) == Some(up.id());
+        let callee = list
+            .parent()
+            .and_then(|c| c.child_by_field_name("function"))
+            .map(|f| self.text(f));
+        first && callee == Some("fwrite")
     }
 
     /// Functions of the file that mention `name`, directly or through the
@@ -594,6 +682,9 @@ struct Walker<'a, 't> {
     file: &'a File<'t>,
     name: &'a str,
     depth: usize,
+    /// Reads whose values reach only output are allowed (and noted): the walk that
+    /// decides whether rank 0 alone needs the array ([`receivers`]).
+    outputs: Option<outputs::Sinks<'a, 't>>,
     /// File-scope statics: functions that use the array (a call is a use).
     touching: &'a BTreeSet<String>,
     /// Locals: the block whose end ends the array's lifetime.
@@ -739,6 +830,10 @@ impl<'t> Walker<'_, 't> {
             let word = file.text(n);
             let line = file.line(n.start_byte());
             if self.touching.contains(word) {
+                if let Some(sinks) = &self.outputs {
+                    sinks.call(n)?;
+                    continue;
+                }
                 return Err(format!(
                     "line {line}: `{word}` is called after the pipeline and uses `{}`",
                     self.name
@@ -749,6 +844,11 @@ impl<'t> Walker<'_, 't> {
             }
             match file.classify(n, self.depth) {
                 Mention::NoData => {}
+                Mention::Element | Mention::Output if self.outputs.is_some() => {
+                    if let Some(sinks) = &self.outputs {
+                        sinks.mention(n, self.depth)?;
+                    }
+                }
                 Mention::Freed => {
                     // `free(w);` as a statement of its own, on every path from here.
                     let whole = up_through_parens(n)
@@ -1293,5 +1393,132 @@ mod tests {
         );
         let src = program(&head, "@    printf(\"%f\\n\", peek());");
         assert_read(&src, "w", "declared 2 times");
+    }
+
+    /// Which ranks need `name` after the first pipeline.
+    fn receivers_of(source: &str, name: &str) -> Receivers {
+        let program = crate::front::parse("t.c", source)
+            .unwrap_or_else(|d| panic!("does not parse: {d:?}\n{source}"));
+        crate::analysis::validate(&program).expect("valid");
+        let p = &program.pipelines[0];
+        let i = p
+            .arrays
+            .iter()
+            .position(|a| a.name == name)
+            .expect("listed");
+        receivers(&program, p).swap_remove(i)
+    }
+
+    fn assert_root(source: &str, name: &str, how: &str) {
+        match receivers_of(source, name) {
+            Receivers::Root(h) => assert!(h.contains(how), "`{h}` lacks `{how}`"),
+            Receivers::Every(why) => panic!("`{name}` goes to every rank: {why}\n{source}"),
+        }
+    }
+
+    fn assert_every(source: &str, name: &str, why: &str) {
+        match receivers_of(source, name) {
+            Receivers::Every(w) => assert!(w.contains(why), "`{w}` lacks `{why}`"),
+            Receivers::Root(how) => panic!("`{name}` goes to rank 0 alone ({how}):\n{source}"),
+        }
+    }
+
+    /// A checksum accumulated in a local and printed, directly or through a static
+    /// function that returns it, or the array written out with fwrite: rank 0 alone.
+    #[test]
+    fn only_output_after_the_pipeline_goes_to_rank_zero() {
+        let direct = program(
+            STATICS,
+            "@    double s = 0.0;\n    for (x = 0; x < X; x++)\n        for (y = 0; y < Y; y++) {\n            \
+             const double w8 = (double)(x % 3 + 1);\n            s += fabs(a[x][y]) * w8;\n        }\n    \
+             printf(\"%f %f\\n\", s, x > 1 ? a[1][1] : -a[2][2]);",
+        );
+        assert_root(&direct, "a", "printed by `printf` at line");
+        let through = program(STATICS, "@    printf(\"%f\\n\", sum());");
+        assert_root(&through, "a", "printed by `printf`");
+        let file = program(
+            STATICS,
+            "@    FILE *f = fopen(\"out.bin\", \"wb\");\n    if (f) {\n        \
+             fwrite(a, sizeof a[0][0], X * Y, f);\n        fwrite(a[3], sizeof(double), Y, f);\n        fclose(f);\n    }",
+        );
+        assert_root(&file, "a", "written out by `fwrite`");
+        let local = program(
+            "",
+            &format!(
+                "{LOCALS}@    printf(\"%.3f\\n\", a[2][3] + a[3][2]);\n    free(a);\n    free(w);"
+            ),
+        );
+        assert_root(&local, "a", "printed");
+    }
+
+    /// Whatever can change what every rank does next keeps the array on every rank.
+    #[test]
+    fn what_may_steer_the_ranks_goes_to_every_rank() {
+        let cases = [
+            // A branch on a value.
+            (
+                "@    if (a[1][1] > 0.5)\n        printf(\"big\\n\");",
+                "a branch or loop depends on it",
+            ),
+            // A loop bound.
+            (
+                "@    for (x = 0; x < a[0][0]; x++)\n        printf(\"x\\n\");",
+                "a branch or loop depends on it",
+            ),
+            // The exit status.
+            ("@    return a[1][1] > 0.0;", "it is returned"),
+            // An index.
+            (
+                "@    printf(\"%f\\n\", a[(int)a[0][0]][0]);",
+                "converted to `int`",
+            ),
+            // An integer (a stale value could overflow its conversion).
+            (
+                "@    int k = a[1][1];\n    printf(\"%d\\n\", k);",
+                "not a plain `float` or `double` local",
+            ),
+            // Into a function tpace does not know.
+            (
+                "@    double v = a[1][1];\n    exit(v > 0.0);",
+                "it is passed to `exit`",
+            ),
+            // A value used in `&&`.
+            (
+                "@    double t = a[1][1];\n    t > 0.0 && printf(\"x\\n\");",
+                "`&&`, `||`",
+            ),
+            // Written after the pipeline.
+            (
+                "@    a[0][0] = 1.0;\n    printf(\"%f\\n\", a[0][0]);",
+                "writes `a` after the pipeline",
+            ),
+            // Stored where the next statement may read it as anything.
+            ("@    w[0][0] = a[1][1];", "it is stored in `w[0][0]`"),
+        ];
+        for (body, why) in cases {
+            assert_every(&program(STATICS, body), "a", why);
+        }
+        // A pipeline inside a loop: the next round reads it.
+        let looped = program(
+            STATICS,
+            "    for (int r = 0; r < 2; r++) {\n@    }\n    printf(\"%f\\n\", sum());",
+        );
+        assert_every(&looped, "a", "inside a loop");
+        // A static function that reads it and steers what it returns.
+        let head = format!(
+            "{STATICS}static double big(void)\n{{\n    if (a[0][0] > 1.0)\n        return 1.0;\n    return 0.0;\n}}\n"
+        );
+        assert_every(
+            &program(&head, "@    printf(\"%f\\n\", big());"),
+            "a",
+            "a branch or loop depends on it",
+        );
+        // A value kept in a global.
+        let head = format!("{STATICS}static double kept;\n");
+        assert_every(
+            &program(&head, "@    kept = a[1][1];\n    printf(\"%f\\n\", kept);"),
+            "a",
+            "not a local of `main`",
+        );
     }
 }

@@ -8,5 +8,5 @@ mod liveness;
 mod validate;
 
 pub use facts::{ArrayFacts, Facts, SweepFacts, facts};
-pub use liveness::{After, liveness};
+pub use liveness::{After, Receivers, liveness, receivers};
 pub use validate::validate;

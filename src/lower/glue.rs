@@ -15,13 +15,15 @@ use std::fmt::Write;
 /// is the fused kernel the target prints, if any (the plan has one, the target's
 /// kernels fuse steps, and the machine's shared memory holds two steps or more);
 /// `steps_hook` whether the target defines the function that chooses the steps
-/// per kernel ([`Names::steps`]).
+/// per kernel ([`Names::steps`]); `mpi` whether the program runs as MPI ranks (which of
+/// them receive each array after the pipeline).
 pub fn glue(
     unit: Unit<'_>,
     names: &Names,
     model: &str,
     fusion: Option<&Fusion>,
     steps_hook: bool,
+    mpi: bool,
 ) -> String {
     let p = unit.pipeline;
     let mut w = String::new();
@@ -60,7 +62,7 @@ pub fn glue(
         );
     }
     w.push('\n');
-    w.push_str(&run(unit, names, fusion, steps_hook));
+    w.push_str(&run(unit, names, fusion, steps_hook, mpi));
     if inputs::has_step_values(p) {
         w.push_str(&alloc(unit, names));
     }
@@ -75,7 +77,13 @@ pub fn launched(unit: Unit<'_>) -> impl Iterator<Item = usize> + '_ {
     (0..unit.pipeline.body.len()).filter(move |s| unit.plan.swap.is_none_or(|x| x.copy != *s))
 }
 
-fn run(unit: Unit<'_>, names: &Names, fusion: Option<&Fusion>, steps_hook: bool) -> String {
+fn run(
+    unit: Unit<'_>,
+    names: &Names,
+    fusion: Option<&Fusion>,
+    steps_hook: bool,
+    mpi: bool,
+) -> String {
     let p = unit.pipeline;
     let plan = unit.plan;
     let rank = p.grid.rank();
@@ -138,6 +146,25 @@ fn run(unit: Unit<'_>, names: &Names, fusion: Option<&Fusion>, steps_hook: bool)
                 "    arrays[{i}].unread = 1; /* the program never reads it after the pipeline ({}): no download after the last step */",
                 comment_safe(why)
             );
+        }
+    }
+    for (i, receivers) in plan.receivers.iter().enumerate() {
+        match receivers {
+            Some(crate::analysis::Receivers::Root(how)) if mpi => {
+                let _ = writeln!(
+                    w,
+                    "    arrays[{i}].to_root = 1; /* after the pipeline rank 0 alone receives it: {} */",
+                    comment_safe(how)
+                );
+            }
+            Some(crate::analysis::Receivers::Every(why)) if mpi => {
+                let _ = writeln!(
+                    w,
+                    "    /* arrays[{i}]: every rank receives it after the pipeline ({}) */",
+                    comment_safe(why)
+                );
+            }
+            _ => {}
         }
     }
     if let Some(swap) = plan.swap {

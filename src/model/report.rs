@@ -27,6 +27,9 @@ pub struct PlanRequest {
     pub devices: u64,
     /// MPI ranks among which the devices are (0 or 1: one process).
     pub ranks: u64,
+    /// The devices of one process copy ghost planes into each other's memory (CUDA's
+    /// peer copies), whose buffers the plan leaves room for.
+    pub peer: bool,
 }
 
 /// Parse a byte count: a whole number with an optional unit (`k`, `M`, `G`,
@@ -126,7 +129,7 @@ fn devices_report(
     started: Instant,
 ) -> Result<String, String> {
     let ranks = request.ranks.max(1);
-    let d = super::devices::choose_devices(w, machine, cap, request.devices, ranks)?;
+    let d = super::devices::choose_devices(w, machine, cap, request.devices, ranks, request.peer)?;
     let elapsed = started.elapsed();
     let mut out = String::new();
     header(&mut out, unit, profile, w, extents, d.choice.cap);
@@ -138,7 +141,7 @@ fn devices_report(
     };
     let _ = writeln!(
         out,
-        "\n{} devices ({} rank(s)): slabs of up to {} planes; each device computes {} planes (its slab and the ghost planes {} steps read)",
+        "\n{} devices ({} rank(s)): slabs of up to {} planes; each device computes {} planes a step on average (its slab and half of the ghost planes {} steps read, its ghost region shrinking step by step)",
         d.devices, ranks, d.slab, d.planes, c.k
     );
     let _ = writeln!(
@@ -154,6 +157,26 @@ fn devices_report(
         bytes(d.exchange_bytes as f64),
         d.redundant_points
     );
+    if d.ghost_bytes > 0 {
+        let _ = writeln!(
+            out,
+            "  ghost planes       device to device between the devices of a process (peer copies), where the budget leaves {} on each device beside the plan; else through host memory",
+            bytes(d.ghost_bytes as f64)
+        );
+    }
+    if ranks > 1 {
+        let _ = writeln!(
+            out,
+            "  results            {:>12.6} s   after the pipeline, {} between ranks (rank 0 alone receives what the program only outputs):",
+            d.results_s,
+            bytes(d.results_bytes as f64)
+        );
+        for (i, a) in unit.pipeline.arrays.iter().enumerate() {
+            if let Some(line) = unit.plan.receivers_of(i, &a.display_name()) {
+                let _ = writeln!(out, "    {line}");
+            }
+        }
+    }
     let _ = writeln!(out, "\nevery device's plan, on its planes:");
     let slab_w = Workload {
         n: d.planes,

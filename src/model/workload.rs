@@ -56,6 +56,9 @@ pub struct ArrayLoad {
     /// The program never reads it after the pipeline: nothing of it crosses the
     /// bus in the last block ([`Plan::unread`](crate::plan::Plan::unread)).
     pub unread: bool,
+    /// Under MPI only rank 0 receives its final values after the pipeline
+    /// ([`Plan::receivers`](crate::plan::Plan::receivers)); otherwise every rank does.
+    pub to_root: bool,
 }
 
 impl ArrayLoad {
@@ -151,8 +154,10 @@ impl Workload {
             .iter()
             .zip(&unit.plan.transfers)
             .zip(&unit.plan.unread)
-            .map(|((a, t), unread)| ArrayLoad {
+            .enumerate()
+            .map(|(i, ((a, t), unread))| ArrayLoad {
                 unread: unread.is_some(),
+                to_root: unit.plan.to_root(i),
                 name: a.display_name(),
                 elem_bytes: a.elem.bytes(),
                 movement: match t {

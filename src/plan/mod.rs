@@ -182,6 +182,10 @@ pub struct Plan {
     /// `file:line`: see [`Plan::unread_of`]); `None` for arrays that come back, or
     /// never move out.
     pub unread: Vec<Option<String>>,
+    /// Per listed array that comes back after the last step: which MPI ranks receive its
+    /// final values (rank 0 alone where the program only outputs it afterwards, see
+    /// [`analysis::Receivers`]); `None` for arrays that do not come back.
+    pub receivers: Vec<Option<analysis::Receivers>>,
     /// Window skews of the `mmtb` schedule.
     pub skew: Skew,
     /// The copy sweep that runs as a buffer swap, if any.
@@ -230,11 +234,22 @@ pub fn plan(program: &Program, p: &Pipeline, facts: &Facts) -> Plan {
         .collect();
     let skew = skew(p, swap);
     let unread = unread(program, facts, &transfers);
+    let receivers = facts
+        .arrays
+        .iter()
+        .zip(&transfers)
+        .zip(&unread)
+        .map(|((f, t), unread)| {
+            let back = matches!(t, Transfer::UpDown | Transfer::LastBlock | Transfer::Folded);
+            (back && unread.is_none()).then(|| f.receivers.clone())
+        })
+        .collect();
     Plan {
         step_reach,
         sweep_extra,
         transfers,
         unread,
+        receivers,
         fusion: fusion(program, p, facts, swap, &skew),
         skew,
         swap,
@@ -272,6 +287,24 @@ fn unread(program: &Program, facts: &Facts, transfers: &[Transfer]) -> Vec<Optio
 }
 
 impl Plan {
+    /// Whether rank 0 alone receives array `a`'s final values under MPI.
+    pub fn to_root(&self, a: usize) -> bool {
+        matches!(self.receivers[a], Some(analysis::Receivers::Root(_)))
+    }
+
+    /// The sentence `tpace plan` prints for array `a` (named `name`) that comes back
+    /// after the last step: which MPI ranks receive it, and why.
+    pub fn receivers_of(&self, a: usize, name: &str) -> Option<String> {
+        self.receivers[a].as_ref().map(|r| match r {
+            analysis::Receivers::Root(how) => {
+                format!("with several MPI ranks, rank 0 alone receives `{name}` after the pipeline ({how})")
+            }
+            analysis::Receivers::Every(why) => {
+                format!("with several MPI ranks, every rank receives `{name}` after the pipeline ({why})")
+            }
+        })
+    }
+
     /// The sentence `tpace plan` and `tpace check` print for array `a` (named
     /// `name`) when its final download is skipped.
     pub fn unread_of(&self, a: usize, name: &str) -> Option<String> {

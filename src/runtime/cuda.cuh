@@ -218,6 +218,60 @@ TPACE_HOOK void tpace_dev_activate(tpace_rt *r)
     TPACE_CUDA(r, cudaSetDevice(r->device));
 }
 
+/* Each device's executor runs on a host thread of its own (CUDA's current device is per
+ * thread), so that every device's copies and kernels run at once. */
+TPACE_HOOK int tpace_dev_threads(void)
+{
+    return 1;
+}
+
+/* Whether r's device can copy straight into device `other`'s memory (NVLink or PCIe peer
+ * to peer; cudaDeviceCanAccessPeer). Within one device a copy needs nothing. */
+TPACE_HOOK int tpace_dev_peer_able(tpace_rt *r, int other)
+{
+    if (other == r->device)
+        return 1;
+    int can = 0;
+    TPACE_CUDA(r, cudaDeviceCanAccessPeer(&can, r->device, other));
+    return can;
+}
+
+/* Let r's device (the current one) reach device `other`'s memory. */
+TPACE_HOOK void tpace_dev_peer_enable(tpace_rt *r, int other)
+{
+    if (other == r->device)
+        return;
+    const cudaError_t e = cudaDeviceEnablePeerAccess(other, 0);
+    if (e == cudaErrorPeerAccessAlreadyEnabled) {
+        (void)cudaGetLastError(); /* enabled before (an earlier pipeline): fine */
+        return;
+    }
+    TPACE_CUDA(r, e);
+}
+
+/* Bytes from r's device memory into device dst_device's, on r's queue q. */
+TPACE_HOOK void tpace_dev_peer_copy(tpace_rt *r, void *dst, int dst_device, const void *src, size_t bytes, int q)
+{
+    TPACE_CUDA(r, cudaMemcpyPeerAsync(dst, dst_device, src, r->device, bytes, tpace_stream(r, q)));
+}
+
+/* Page-lock host memory the executor copies from (the host copies of its ghost planes), so
+ * that those copies run asynchronously like the others; if the system refuses, they run
+ * from pageable memory. Portable: every device's copies count it as pinned. */
+TPACE_HOOK void tpace_dev_pin(tpace_rt *r, void *host, size_t bytes)
+{
+    (void)r;
+    if (cudaHostRegister(host, bytes, cudaHostRegisterPortable) != cudaSuccess)
+        (void)cudaGetLastError(); /* pageable then: slower, still right */
+}
+
+TPACE_HOOK void tpace_dev_unpin(tpace_rt *r, void *host)
+{
+    if (cudaHostUnregister(host) != cudaSuccess)
+        (void)cudaGetLastError(); /* it was never pinned (tpace_dev_pin's refusal) */
+    (void)r;
+}
+
 /* Kernels add each step's reduction results into device slots (tpace_block_reduce). */
 TPACE_HOOK int tpace_dev_reduces_on_device(void)
 {

@@ -3,7 +3,12 @@
  * on the CPU against this small emulation of the runtime API: separate "device"
  * memory, and streams whose work is deferred and run in a shuffled order that
  * respects only the events and synchronisations the program asks for, so that a
- * missing wait shows up as a wrong answer. tpace's tests use it; it is not fast.
+ * missing wait shows up as a wrong answer. Each emulated device (TPACE_EMU_DEVICES)
+ * has its own streams and runs their work on the host thread that synchronises it,
+ * so devices driven from several host threads compute at the same time, as GPUs do;
+ * the current device is per host thread, as in CUDA. Peer access between devices is
+ * emulated too (TPACE_EMU_PEER=0: no device reaches another's memory). tpace's tests
+ * use it; it is not fast.
  */
 #ifndef __CUDACC__
 #include <cstdint>
@@ -11,6 +16,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <tuple>
 #include <ucontext.h>
 #include <vector>
@@ -19,20 +25,29 @@
 #define __global__
 #define __device__
 #define __host__
-/* Blocks run one at a time, so a function-static array is the running block's
- * shared memory; launch bounds only steer nvcc's register allocation. */
-#define __shared__ static
+/* Blocks run one at a time on each host thread, so a function-static array (one per
+ * thread) is the running block's shared memory; launch bounds only steer nvcc's
+ * register allocation. */
+#define __shared__ static thread_local
 #define __launch_bounds__(...)
 typedef int cudaError_t;
-enum { cudaSuccess = 0, cudaErrorMemoryAllocation = 2, cudaErrorInvalidValue = 1, cudaErrorInvalidDevice = 101 };
+enum {
+    cudaSuccess = 0,
+    cudaErrorInvalidValue = 1,
+    cudaErrorMemoryAllocation = 2,
+    cudaErrorInvalidDevice = 101,
+    cudaErrorPeerAccessAlreadyEnabled = 704,
+    cudaErrorPeerAccessNotEnabled = 705
+};
 enum cudaFuncAttribute { cudaFuncAttributeMaxDynamicSharedMemorySize = 8 };
 enum cudaMemcpyKind { cudaMemcpyHostToDevice, cudaMemcpyDeviceToHost, cudaMemcpyDeviceToDevice };
 #define cudaHostRegisterDefault 0
+#define cudaHostRegisterPortable 1
 struct dim3 {
     unsigned x, y, z;
     dim3(unsigned a = 1, unsigned b = 1, unsigned c = 1) : x(a), y(b), z(c) {}
 };
-static dim3 blockIdx, threadIdx, blockDim, gridDim; /* the emulation runs on one thread */
+static thread_local dim3 blockIdx, threadIdx, blockDim, gridDim; /* of the block this host thread runs */
 
 namespace tpace_emu {
 struct op {
@@ -41,42 +56,61 @@ struct op {
     long seq;                  /* this op's sequence number */
 };
 struct stream_t {
+    int device; /* the device it belongs to */
     std::deque<op> ops;
 };
-static std::vector<stream_t *> streams;
-static std::vector<char> done; /* done[seq] */
-static long next_seq = 0;
-static unsigned long long rng = 0x9e3779b97f4a7c15ULL;
-static cudaError_t last_error = 0; /* what cudaGetLastError reports: a launch that CUDA would refuse */
-static inline unsigned long long random_next()
+/* Most devices the emulation plays. */
+static const int max_devices = 64;
+/* One emulated device: its streams and their work's bookkeeping. Only the host thread
+ * that holds `lock` touches it (several host threads may drive one device). */
+struct device_t {
+    std::recursive_mutex lock;
+    std::vector<stream_t *> streams;
+    std::vector<char> done; /* done[seq] */
+    long next_seq = 0;
+    unsigned long long rng = 0x9e3779b97f4a7c15ULL;
+    std::map<const void *, int> opted; /* per kernel, the dynamic shared memory it opted in to */
+    bool peer[max_devices] = {};       /* cudaDeviceEnablePeerAccess: this device reaches peer[d]'s memory */
+};
+static device_t devices[max_devices];
+static thread_local int current = 0; /* cudaSetDevice's, per host thread */
+static thread_local cudaError_t last_error = 0; /* what cudaGetLastError reports: a launch that CUDA would refuse */
+static inline device_t &dev(int d) { return devices[d]; }
+typedef std::lock_guard<std::recursive_mutex> hold;
+static inline unsigned long long random_next(device_t &d)
 {
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
+    d.rng ^= d.rng << 13;
+    d.rng ^= d.rng >> 7;
+    d.rng ^= d.rng << 17;
+    return d.rng;
 }
 static inline void enqueue(stream_t *s, std::function<void()> f, long waits_for)
 {
+    device_t &d = dev(s->device);
+    hold h(d.lock);
     op o;
     o.run = f;
     o.waits_for = waits_for;
-    o.seq = next_seq++;
-    done.push_back(0);
+    o.seq = d.next_seq++;
+    d.done.push_back(0);
     s->ops.push_back(o);
 }
-/* Run queued work until `s` (or every stream, when s is NULL) is empty, taking the
- * heads of the streams in a shuffled order that only the waits constrain. */
-static inline void drain(stream_t *s)
+/* Run device d's queued work until `s` (or every stream of d, when s is NULL) is
+ * empty, taking the heads of its streams in a shuffled order that only the waits
+ * constrain. */
+static inline void drain(int device, stream_t *s)
 {
+    device_t &d = dev(device);
+    hold h(d.lock);
     for (;;) {
         std::vector<stream_t *> ready;
         bool pending = false;
-        for (stream_t *t : streams) {
+        for (stream_t *t : d.streams) {
             if (t->ops.empty())
                 continue;
             pending = true;
-            const op &h = t->ops.front();
-            if (h.waits_for < 0 || done[(size_t)h.waits_for])
+            const op &head = t->ops.front();
+            if (head.waits_for < 0 || d.done[(size_t)head.waits_for])
                 ready.push_back(t);
         }
         if ((s != NULL && s->ops.empty()) || !pending)
@@ -85,12 +119,12 @@ static inline void drain(stream_t *s)
             fprintf(stderr, "tpace emulation: the streams wait for each other (deadlock)\n");
             exit(3);
         }
-        stream_t *t = ready[(size_t)(random_next() % ready.size())];
+        stream_t *t = ready[(size_t)(random_next(d) % ready.size())];
         op o = t->ops.front();
         t->ops.pop_front();
         if (o.run)
             o.run();
-        done[(size_t)o.seq] = 1;
+        d.done[(size_t)o.seq] = 1;
     }
 }
 /* Seconds on the host's clock: the emulation's "device timer". */
@@ -101,9 +135,25 @@ static inline double clock_seconds()
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 struct event_t {
+    int device;    /* the device of the stream it was last recorded on */
     long recorded; /* sequence number of the last record, -1 if never recorded */
     double at;     /* host time when the last record ran (the emulation's "device timer") */
 };
+/* Device allocations: which device each belongs to and its size (peer copies check
+ * that their pointers lie in the devices they name). */
+static std::mutex allocs_lock;
+static std::map<const char *, std::pair<int, size_t>> allocs;
+/* Whether [p, p + bytes) lies inside one allocation of `device`. */
+static inline bool owned_by(const void *p, size_t bytes, int device)
+{
+    std::lock_guard<std::mutex> h(allocs_lock);
+    const char *c = (const char *)p;
+    auto it = allocs.upper_bound(c);
+    if (it == allocs.begin())
+        return false;
+    --it;
+    return it->second.first == device && c + bytes <= it->first + it->second.second;
+}
 } // namespace tpace_emu
 
 typedef tpace_emu::stream_t *cudaStream_t;
@@ -111,18 +161,20 @@ typedef tpace_emu::event_t *cudaEvent_t;
 
 static inline const char *cudaGetErrorString(cudaError_t e)
 {
-    return e == cudaSuccess ? "no error"
-           : e == cudaErrorMemoryAllocation ? "out of memory"
-           : e == cudaErrorInvalidDevice ? "invalid device ordinal"
-                                          : "invalid value";
+    return e == cudaSuccess                           ? "no error"
+           : e == cudaErrorMemoryAllocation           ? "out of memory"
+           : e == cudaErrorInvalidDevice              ? "invalid device ordinal"
+           : e == cudaErrorPeerAccessAlreadyEnabled   ? "peer access is already enabled"
+           : e == cudaErrorPeerAccessNotEnabled       ? "peer access has not been enabled"
+                                                      : "invalid value";
 }
 /* TPACE_EMU_DEVICES plays the number of devices (unset: one). Each device's memory is
  * the host's, like any emulated device memory; its streams are its own. */
-static int tpace_emu_device = 0;
 static inline cudaError_t cudaGetDeviceCount(int *n)
 {
     const char *t = getenv("TPACE_EMU_DEVICES");
     *n = t && *t ? atoi(t) : 1;
+    *n = *n < 1 ? 1 : *n > tpace_emu::max_devices ? tpace_emu::max_devices : *n;
     return cudaSuccess;
 }
 static inline cudaError_t cudaSetDevice(int d)
@@ -131,7 +183,7 @@ static inline cudaError_t cudaSetDevice(int d)
     cudaGetDeviceCount(&n);
     if (d < 0 || d >= n)
         return cudaErrorInvalidDevice;
-    tpace_emu_device = d;
+    tpace_emu::current = d;
     return cudaSuccess;
 }
 static inline cudaError_t cudaGetLastError(void)
@@ -142,17 +194,26 @@ static inline cudaError_t cudaGetLastError(void)
 }
 static inline cudaError_t cudaGetDevice(int *device)
 {
-    *device = tpace_emu_device;
+    *device = tpace_emu::current;
     return cudaSuccess;
 }
 static inline cudaError_t cudaMalloc(void **p, size_t bytes)
 {
     *p = malloc(bytes);
-    return *p ? cudaSuccess : cudaErrorMemoryAllocation;
+    if (*p == NULL)
+        return cudaErrorMemoryAllocation;
+    std::lock_guard<std::mutex> h(tpace_emu::allocs_lock);
+    tpace_emu::allocs[(const char *)*p] = std::make_pair(tpace_emu::current, bytes);
+    return cudaSuccess;
 }
+/* As CUDA's: waits for the current device's work first. */
 static inline cudaError_t cudaFree(void *p)
 {
-    tpace_emu::drain(NULL);
+    tpace_emu::drain(tpace_emu::current, NULL);
+    {
+        std::lock_guard<std::mutex> h(tpace_emu::allocs_lock);
+        tpace_emu::allocs.erase((const char *)p);
+    }
     free(p);
     return cudaSuccess;
 }
@@ -183,11 +244,14 @@ static inline cudaError_t cudaDeviceGetAttribute(int *v, cudaDeviceAttr a, int)
     return cudaSuccess;
 }
 namespace tpace_emu {
-/* Per kernel, the dynamic shared memory it opted in to (cudaFuncSetAttribute); 0: none. */
-template <typename F> static inline int &opted_shared(F *kernel)
+/* Per kernel, the dynamic shared memory it opted in to on the current device
+ * (cudaFuncSetAttribute, which sets it for the current device only); 0: none. */
+template <typename F> static inline int opted_shared(F *kernel)
 {
-    static std::map<F *, int> opted;
-    return opted[kernel];
+    device_t &d = dev(current);
+    hold h(d.lock);
+    auto it = d.opted.find((const void *)kernel);
+    return it == d.opted.end() ? 0 : it->second;
 }
 } // namespace tpace_emu
 /* As CUDA: a kernel may opt in to at most the device's limit. */
@@ -195,31 +259,39 @@ template <typename F> static inline cudaError_t cudaFuncSetAttribute(F *kernel, 
 {
     if (attr != cudaFuncAttributeMaxDynamicSharedMemorySize || value < 0 || value > tpace_emu::shared_limit())
         return cudaErrorInvalidValue;
-    tpace_emu::opted_shared(kernel) = value;
+    tpace_emu::device_t &d = tpace_emu::dev(tpace_emu::current);
+    tpace_emu::hold h(d.lock);
+    d.opted[(const void *)kernel] = value;
     return cudaSuccess;
 }
 static inline cudaError_t cudaHostUnregister(void *) { return cudaSuccess; }
 static inline cudaError_t cudaStreamCreate(cudaStream_t *s)
 {
+    tpace_emu::device_t &d = tpace_emu::dev(tpace_emu::current);
+    tpace_emu::hold h(d.lock);
     *s = new tpace_emu::stream_t();
-    tpace_emu::streams.push_back(*s);
+    (*s)->device = tpace_emu::current;
+    d.streams.push_back(*s);
     const char *seed = getenv("TPACE_EMU_SEED");
     if (seed)
-        tpace_emu::rng = 0x9e3779b97f4a7c15ULL ^ (unsigned long long)strtoull(seed, NULL, 10);
+        d.rng = 0x9e3779b97f4a7c15ULL ^ (unsigned long long)strtoull(seed, NULL, 10);
     return cudaSuccess;
 }
 static inline cudaError_t cudaStreamDestroy(cudaStream_t s)
 {
-    tpace_emu::drain(s);
-    for (size_t i = 0; i < tpace_emu::streams.size(); i++)
-        if (tpace_emu::streams[i] == s)
-            tpace_emu::streams.erase(tpace_emu::streams.begin() + (long)i);
+    tpace_emu::device_t &d = tpace_emu::dev(s->device);
+    tpace_emu::hold h(d.lock);
+    tpace_emu::drain(s->device, s);
+    for (size_t i = 0; i < d.streams.size(); i++)
+        if (d.streams[i] == s)
+            d.streams.erase(d.streams.begin() + (long)i);
     delete s;
     return cudaSuccess;
 }
 static inline cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned)
 {
     *e = new tpace_emu::event_t();
+    (*e)->device = tpace_emu::current;
     (*e)->recorded = -1;
     return cudaSuccess;
 }
@@ -232,20 +304,33 @@ static inline cudaError_t cudaEventDestroy(cudaEvent_t e)
 }
 static inline cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s)
 {
+    tpace_emu::device_t &d = tpace_emu::dev(s->device);
+    tpace_emu::hold h(d.lock);
+    e->device = s->device;
     tpace_emu::enqueue(s, [e]() { e->at = tpace_emu::clock_seconds(); }, -1);
-    e->recorded = tpace_emu::next_seq - 1;
+    e->recorded = d.next_seq - 1;
     return cudaSuccess;
 }
+/* As CUDA: both events recorded, done, and of one device. */
 static inline cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t from, cudaEvent_t to)
 {
-    if (from->recorded < 0 || to->recorded < 0 || !tpace_emu::done[(size_t)from->recorded] ||
-        !tpace_emu::done[(size_t)to->recorded])
+    if (from->device != to->device || from->recorded < 0 || to->recorded < 0)
+        return cudaErrorInvalidValue;
+    tpace_emu::device_t &d = tpace_emu::dev(from->device);
+    tpace_emu::hold h(d.lock);
+    if (!d.done[(size_t)from->recorded] || !d.done[(size_t)to->recorded])
         return cudaErrorInvalidValue; /* CUDA: not ready */
     *ms = (float)((to->at - from->at) * 1e3);
     return cudaSuccess;
 }
+/* A stream waits for an event of its own device (tpace waits on no other device's). */
 static inline cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned)
 {
+    if (e->recorded >= 0 && e->device != s->device) {
+        fprintf(stderr, "tpace emulation: a stream waits for an event of another device, which the emulation "
+                        "does not play\n");
+        exit(3);
+    }
     tpace_emu::enqueue(s, std::function<void()>(), e->recorded);
     return cudaSuccess;
 }
@@ -256,7 +341,48 @@ static inline cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t byt
 }
 static inline cudaError_t cudaDeviceSynchronize(void)
 {
-    tpace_emu::drain(NULL);
+    tpace_emu::drain(tpace_emu::current, NULL);
+    return cudaSuccess;
+}
+/* ---- Peer access: TPACE_EMU_PEER=0 plays devices that do not reach each other's memory
+ * (cudaDeviceCanAccessPeer says 0); otherwise every two devices do, once the one that
+ * copies has enabled it (cudaDeviceEnablePeerAccess). A peer copy between devices that
+ * have not enabled it fails here (CUDA would stage it through host memory), and so does one
+ * whose pointers are not allocations of the devices it names. ---- */
+static inline cudaError_t cudaDeviceCanAccessPeer(int *can, int device, int peer)
+{
+    int n = 0;
+    cudaGetDeviceCount(&n);
+    if (device < 0 || device >= n || peer < 0 || peer >= n)
+        return cudaErrorInvalidDevice;
+    const char *t = getenv("TPACE_EMU_PEER");
+    *can = device != peer && !(t && strcmp(t, "0") == 0);
+    return cudaSuccess;
+}
+static inline cudaError_t cudaDeviceEnablePeerAccess(int peer, unsigned flags)
+{
+    int can = 0;
+    const cudaError_t e = cudaDeviceCanAccessPeer(&can, tpace_emu::current, peer);
+    if (e != cudaSuccess || !can || flags != 0)
+        return e != cudaSuccess ? e : cudaErrorInvalidDevice;
+    tpace_emu::device_t &d = tpace_emu::dev(tpace_emu::current);
+    tpace_emu::hold h(d.lock);
+    if (d.peer[peer])
+        return cudaErrorPeerAccessAlreadyEnabled;
+    d.peer[peer] = true;
+    return cudaSuccess;
+}
+static inline cudaError_t cudaMemcpyPeerAsync(void *dst, int dst_device, const void *src, int src_device,
+                                              size_t bytes, cudaStream_t s)
+{
+    if (s->device != src_device && s->device != dst_device)
+        return cudaErrorInvalidValue;
+    const int other = s->device == src_device ? dst_device : src_device;
+    if (other != s->device && !tpace_emu::dev(s->device).peer[other])
+        return cudaErrorPeerAccessNotEnabled;
+    if (!tpace_emu::owned_by(dst, bytes, dst_device) || !tpace_emu::owned_by(src, bytes, src_device))
+        return cudaErrorInvalidValue;
+    tpace_emu::enqueue(s, [=]() { memcpy(dst, src, bytes); }, -1);
     return cudaSuccess;
 }
 /* A kernel launch: every thread of every block, one after another, later. */
@@ -293,7 +419,7 @@ static inline void tpace_emu_launch(dim3 grid, dim3 block, cudaStream_t s, F ker
  * filled with all-ones bytes (NaN as float or double) before every block, so
  * that reading what no thread of the block wrote gives a wrong answer too. */
 namespace tpace_emu {
-static std::vector<unsigned char> shared_mem; /* the running block's dynamic shared memory */
+static thread_local std::vector<unsigned char> shared_mem; /* the running block's dynamic shared memory */
 /* The start of it for a kernel that uses `bytes` of it; more than its launch gave stops the program. */
 static inline unsigned char *dynamic_shared(size_t bytes)
 {
@@ -313,15 +439,15 @@ struct fiber {
     bool finished;
 };
 static const size_t fiber_stack = 256 << 10;
-static fiber *sync_current = NULL;                    /* the thread running; NULL outside TPACE_LAUNCH_SYNC */
-static const std::function<void()> *sync_body = NULL; /* the kernel call of the running launch */
+static thread_local fiber *sync_current = NULL;                    /* the thread running; NULL outside TPACE_LAUNCH_SYNC */
+static thread_local const std::function<void()> *sync_body = NULL; /* the kernel call of the running launch */
 #if defined(__x86_64__) && defined(__ELF__) && !defined(TPACE_EMU_UCONTEXT)
 /* Switching threads at every barrier of every row is the emulation's hot spot:
  * swapcontext makes a system call each time (for the signal mask), this switch
  * only saves the callee-saved registers on the old stack and pops them from the
  * new one. A fresh stack "returns" into sync_entry. (TPACE_EMU_UCONTEXT: the portable
  * swapcontext path instead, as on other machines.) */
-static void *sync_main_sp = NULL; /* the block's scheduler, while a thread runs */
+static thread_local void *sync_main_sp = NULL; /* the block's scheduler, while a thread runs */
 extern "C" void tpace_emu_switch(void **save_sp, void *to_sp);
 __asm__(".text\n"
         ".p2align 4\n"
@@ -354,7 +480,7 @@ static inline void start_fiber(fiber *f, char *stack)
 static inline void resume_fiber(fiber *f) { tpace_emu_switch(&sync_main_sp, f->sp); }
 static inline void yield_fiber(void) { tpace_emu_switch(&sync_current->sp, sync_main_sp); }
 #else
-static ucontext_t sync_main; /* the block's scheduler, while a thread runs */
+static thread_local ucontext_t sync_main; /* the block's scheduler, while a thread runs */
 /* makecontext passes only ints, so the closure comes through sync_body; on
  * return, uc_link resumes the scheduler. */
 static inline void sync_entry(void)
@@ -404,7 +530,7 @@ static inline void run_sync(dim3 grid, dim3 block, size_t shared, const std::fun
                 /* One phase per pass: every waiting thread runs to its next barrier or its end. */
                 while (!order.empty()) {
                     for (size_t i = order.size(); i > 1; i--) {
-                        size_t j = (size_t)(random_next() % i);
+                        size_t j = (size_t)(random_next(dev(current)) % i);
                         size_t t = order[i - 1];
                         order[i - 1] = order[j];
                         order[j] = t;

@@ -132,6 +132,51 @@ TPACE_HOOK void tpace_dev_end(tpace_rt *r)
     (void)r;
 }
 
+/* Each device's executor runs on a host thread of its own (acc_set_device_num is per
+ * thread), so that every device's copies and kernels run at once. */
+TPACE_HOOK int tpace_dev_threads(void)
+{
+    return 1;
+}
+
+/* OpenACC has no copies between devices: ghost planes go through host memory. */
+TPACE_HOOK int tpace_dev_peer_able(tpace_rt *r, int other)
+{
+    (void)r;
+    (void)other;
+    return 0;
+}
+
+TPACE_HOOK void tpace_dev_peer_enable(tpace_rt *r, int other)
+{
+    (void)other;
+    tpace_fail(&r->plan, "internal error: OpenACC has no copies between devices (please report it)");
+}
+
+TPACE_HOOK void tpace_dev_peer_copy(tpace_rt *r, void *dst, int dst_device, const void *src, size_t bytes, int q)
+{
+    (void)dst;
+    (void)dst_device;
+    (void)src;
+    (void)bytes;
+    (void)q;
+    tpace_fail(&r->plan, "internal error: OpenACC has no copies between devices (please report it)");
+}
+
+/* Host memory stays as it is (OpenACC has no call that page-locks it). */
+TPACE_HOOK void tpace_dev_pin(tpace_rt *r, void *host, size_t bytes)
+{
+    (void)r;
+    (void)host;
+    (void)bytes;
+}
+
+TPACE_HOOK void tpace_dev_unpin(tpace_rt *r, void *host)
+{
+    (void)r;
+    (void)host;
+}
+
 /* An OpenACC reduction clause gives its result on the host once the kernel is done,
  * so the generated code adds it into the host's per-step slot (tpace_reduced). */
 TPACE_HOOK int tpace_dev_reduces_on_device(void)

@@ -567,6 +567,52 @@ TPACE_HOOK void tpace_dev_end(tpace_rt *r)
     r->target = NULL;
 }
 
+/* The executors of one process share its one device, context and kernel objects (whose
+ * arguments clSetKernelArg sets): they run one after another on one host thread, each
+ * issuing its non-blocking commands before any of them waits. */
+TPACE_HOOK int tpace_dev_threads(void)
+{
+    return 0;
+}
+
+/* One device a process: ghost planes between its executors go through host memory. */
+TPACE_HOOK int tpace_dev_peer_able(tpace_rt *r, int other)
+{
+    (void)r;
+    (void)other;
+    return 0;
+}
+
+TPACE_HOOK void tpace_dev_peer_enable(tpace_rt *r, int other)
+{
+    (void)other;
+    tpace_fail(&r->plan, "internal error: OpenCL runs no copies between devices here (please report it)");
+}
+
+TPACE_HOOK void tpace_dev_peer_copy(tpace_rt *r, void *dst, int dst_device, const void *src, size_t bytes, int q)
+{
+    (void)dst;
+    (void)dst_device;
+    (void)src;
+    (void)bytes;
+    (void)q;
+    tpace_fail(&r->plan, "internal error: OpenCL runs no copies between devices here (please report it)");
+}
+
+/* Host memory stays as it is (OpenCL 1.2 cannot page-lock memory the program has). */
+TPACE_HOOK void tpace_dev_pin(tpace_rt *r, void *host, size_t bytes)
+{
+    (void)r;
+    (void)host;
+    (void)bytes;
+}
+
+TPACE_HOOK void tpace_dev_unpin(tpace_rt *r, void *host)
+{
+    (void)r;
+    (void)host;
+}
+
 /* Kernels combine each work group's terms and add them into the step's slot with an
  * atomic compare-and-swap (float: 32-bit, double: cl_khr_int64_base_atomics). */
 TPACE_HOOK int tpace_dev_reduces_on_device(void)

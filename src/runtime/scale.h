@@ -4,19 +4,31 @@
  * split into contiguous slabs, one per device, as even as can be. Each device runs the
  * schedule part's executor on its slab plus the ghost planes that k steps read beyond
  * it (k times a step's reach on each side) and owns its slab: at the start of each block
- * of k steps the ghost planes are copied from the neighbours' slabs as they stand
- * (between ranks once per block, with non-blocking MPI messages that the first chunks'
- * work hides), the device computes k steps, its ghost region shrinking by a step's
- * reach each step (the tpace paper's mm, between slabs only), and writes its slab back.
- * No exchange happens inside a block; each block recomputes O(k^2 reach) planes per
- * boundary, which the model counts. After the pipeline every rank's arrays hold the
- * whole result, so the program after it runs unchanged on every rank.
+ * of k steps the ghost planes are taken from the neighbours' slabs as they stand, the
+ * device computes k steps, its ghost region shrinking by a step's reach each step (the
+ * tpace paper's mm, between slabs only), and writes its slab back, straight into the
+ * user's arrays. No exchange happens inside a block; each block recomputes O(k^2 reach)
+ * planes per boundary, which the model counts.
+ *
+ * The executors of one process run at once, each on a host thread of its own (where the
+ * target allows: CUDA, OpenACC), so that every device's copies and kernels overlap.
+ * Ghost planes between two devices of one process go device to device where the target
+ * can (CUDA peer copies, over NVLink where there is one; TPACE_PEER=0: through host
+ * memory): a device copies the planes its neighbour reads next block into the
+ * neighbour's memory as it writes them back. Between ranks they go once per block in
+ * non-blocking MPI messages that the first chunks' work hides.
+ *
+ * After the pipeline each array goes where the program reads it, as the translation
+ * says (the analysis of the code after the loop): to rank 0 alone where that code only
+ * outputs it (only rank 0's output is kept), to every rank otherwise, so that the
+ * program after the pipeline runs unchanged on every rank.
  *
  * Every rank holds the whole host arrays (a node's memory bounds the grid in this
- * version). Only rank 0's standard output and error are kept after start-up and only
- * rank 0 writes the TPACE_DUMP file; a failure on any rank is said on its own error
- * stream, naming the rank, and ends every rank.
+ * version; docs/scale-out.md says how it would not). Only rank 0's standard output and
+ * error are kept after start-up and only rank 0 writes the TPACE_DUMP file; a failure on
+ * any rank is said on its own error stream, naming the rank, and ends every rank.
  */
+#include <pthread.h>
 #ifdef TPACE_MPI
 #include <mpi.h>
 #include <unistd.h>
@@ -28,8 +40,9 @@ typedef struct tpace_world {
     int node_rank, node_ranks; /* among the ranks of its node, which share its devices */
     FILE *err;                 /* where failures are said (NULL: stderr) */
     int exiting;               /* a failure is ending the program: no MPI_Finalize at exit */
+    int threads_ok;            /* MPI lets other threads run beside the one that calls it */
 } tpace_world;
-static tpace_world tpace_the_world = {0, 1, 0, 1, NULL, 0};
+static tpace_world tpace_the_world = {0, 1, 0, 1, NULL, 0, 1};
 
 /* Say what failed and end the program: under MPI, every rank, naming this one. */
 TPACE_HOOK void tpace_stop(const char *where, const char *what)
@@ -70,12 +83,15 @@ static void tpace_mpi_at_exit(void)
         MPI_Finalize();
 }
 
-/* The first thing `main` does in a translation made with --mpi: MPI_Init, the ranks
+/* The first thing `main` does in a translation made with --mpi: MPI_Init_thread, the ranks
  * and their nodes, rank 0's output alone, MPI_Finalize at the program's normal end. */
 static void tpace_mpi_start(int *argc, char ***argv)
 {
     tpace_world *w = &tpace_the_world;
-    tpace_mpi_check(MPI_Init(argc, argv), "MPI_Init");
+    /* The devices' host threads call no MPI: this thread does, for all of them. */
+    int provided = MPI_THREAD_SINGLE;
+    tpace_mpi_check(MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread");
+    w->threads_ok = provided >= MPI_THREAD_FUNNELED;
     TPACE_MPI_CALL(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
     TPACE_MPI_CALL(MPI_Comm_rank(MPI_COMM_WORLD, &w->rank));
     TPACE_MPI_CALL(MPI_Comm_size(MPI_COMM_WORLD, &w->ranks));
@@ -138,16 +154,77 @@ static void tpace_slab(long lo, long n, long devices, long e, long *from, long *
 
 /* ---- One process, several devices, several ranks: the pipeline ---- */
 
+/* What each executor of the process does, in order; every executor has run a phase before
+ * any starts the next. */
+enum tpace_phase {
+    TPACE_PHASE_SETUP,    /* plan, device buffers, queues, page-locking its slab */
+    TPACE_PHASE_PEER,     /* device buffers of the ghost planes that come device to device */
+    TPACE_PHASE_GHOSTS,   /* a block's start: the host copies of its ghost planes, as they stand */
+    TPACE_PHASE_BLOCK,    /* the block's chunks; on a thread of its own, then its device drained */
+    TPACE_PHASE_SYNC,     /* its device drained (executors that share one host thread) */
+    TPACE_PHASE_FINISH,   /* the results in place (tpace_finish) */
+    TPACE_PHASE_TEARDOWN, /* device buffers freed, its slab unpinned (tpace_end) */
+    TPACE_PHASE_QUIT
+};
+
+/* The host threads of the executors: the caller's thread hands out each phase and waits
+ * until every executor has run it. */
+typedef struct tpace_crew {
+    int threads;       /* 1: one host thread per executor; 0: all on the caller's, one after another */
+    pthread_t *thread;
+    int started;       /* threads started so far */
+    pthread_mutex_t lock;
+    pthread_cond_t go, done, arrived;
+    long generation;   /* phases handed out so far */
+    int phase, pending; /* the phase being run, and executors still running it */
+} tpace_crew;
+
+struct tpace_scale;
+
+/* One executor's part beyond its tpace_rt. */
+typedef struct tpace_device {
+    struct tpace_scale *s;
+    int g, device;            /* among this process's executors; the device it drives */
+    long own_lo, own_hi;      /* its slab */
+    long from, to;            /* the planes it computes: its slab and the ghost planes k steps read */
+    int local_side[2];        /* 1: every plane of its ghost region below / above is in the slab of another
+                               * executor of this process, which brings it there as it writes it back */
+    int peer[2];              /* ... device to device (peer copies); 0: into its host copies */
+    char **ghost_host[2][2];  /* [side][block parity]: per array moved in, host copies of those planes (parity 1:
+                               * exchanged arrays on a local side, which blocks fill in turns) */
+    char **ghost_dev[2][2];   /* [side][block parity]: per exchanged array, those planes on its device (peer) */
+    size_t ghost_dev_bytes;   /* their device memory */
+    size_t peer_bytes;        /* bytes it copied into its neighbours' ghost planes, device to device */
+    size_t host_ghost_bytes;  /* bytes of ghost planes it copied through host memory */
+    double results_at;        /* when its results were in place */
+} tpace_device;
+
 /* What the executors of this process share. */
 typedef struct tpace_scale {
     int local, devices;    /* executors here; devices of all ranks */
     tpace_rt *rt;          /* per local executor */
+    tpace_device *dev;     /* ... and its part here */
     tpace_array *arrays;   /* the caller's arrays (host memory of the whole grid) */
     int narrays;
+    tpace_array *copies;   /* per executor, its view of them */
+    tpace_reduction *red_copies; /* per executor, its reductions */
+    int nreds;
+    long *dims;            /* per executor, its grid's first index and extent per dimension */
+    const tpace_shape *shape;
+    tpace_shape slab_shape; /* the plan every executor runs */
+    const tpace_sweep *sweeps;
+    int nsweeps;
+    const tpace_fused *fused;
+    const void *in;
+    long max_tau;
     long lo, n;            /* the grid's cut axis */
     size_t plane;          /* elements per plane */
     long rank_lo, rank_hi; /* the planes this rank's executors own */
-    int kb;                /* steps of the block being run */
+    long k;                /* steps per block */
+    long t;                /* the block being run: its first step, */
+    int kb;                /* ... and its steps */
+    tpace_crew crew;
+    int arrived[2];        /* threads: a neighbour rank's ghost planes are in the host arrays */
 #ifdef TPACE_MPI
     MPI_Request recv[2], send[2];
     int pending[2];        /* a neighbour rank's ghost planes still on their way */
@@ -160,6 +237,17 @@ static int tpace_exchanged(const tpace_array *a)
 {
     return a->transfer == TPACE_UPDOWN;
 }
+
+/* Host threads' calls are checked too. */
+static void tpace_thread_check(int err, const char *call)
+{
+    if (err == 0)
+        return;
+    char msg[256];
+    snprintf(msg, sizeof msg, "%s failed: %s", call, strerror(err));
+    tpace_stop("host threads", msg);
+}
+#define TPACE_PTHREAD(call) tpace_thread_check((call), #call)
 
 #ifdef TPACE_MPI
 /* Bytes of planes [from, to) of every exchanged array, packed one array after another. */
@@ -190,20 +278,37 @@ static void tpace_edge_copy(const tpace_scale *s, long from, long to, char *buf,
     }
 }
 
+/* A neighbour rank's ghost planes on `side` have arrived: into the host arrays (planes of
+ * the neighbour's, which no executor of this rank writes). */
+static void tpace_exchange_receive(tpace_scale *s, int side)
+{
+    const tpace_plan *p = &s->rt[0].plan;
+    TPACE_MPI_CALL(MPI_Wait(&s->recv[side], MPI_STATUS_IGNORE));
+    tpace_edge_copy(s, side == 0 ? s->rank_lo - (long)s->kb * p->s.reach_lo : s->rank_hi,
+                    side == 0 ? s->rank_lo : s->rank_hi + (long)s->kb * p->s.reach_hi, s->out[side], 1);
+    s->pending[side] = 0;
+}
 #endif
 
 /* Copy planes [from, to) of executor r's ghost region on `side` (0 below its slab, 1
- * above) from the host arrays into its ghost copies. */
+ * above) from the host arrays into its ghost copies. After the first block only an
+ * exchanged array's from another rank's planes: an array no sweep writes back before the
+ * last block (read-only, or a temporary) is as the first block found it, and this
+ * process's devices bring their planes themselves (tpace_planes_out). */
 static void tpace_ghost_copy(tpace_rt *r, int side, long from, long to)
 {
     const tpace_plan *p = &r->plan;
+    tpace_scale *s = (tpace_scale *)r->scale;
+    const tpace_device *d = &s->dev[r - s->rt];
     const long first = side == 0 ? p->s.lo : r->own_hi; /* the ghost copy's first plane */
     for (int a = 0; a < r->narrays && from < to; a++) {
         const tpace_array *arr = &r->arrays[a];
         const size_t plane = p->s.plane * arr->elem;
-        if (r->ghost[side][a] != NULL)
-            memcpy(r->ghost[side][a] + (size_t)(from - first) * plane,
-                   (const char *)arr->host + (size_t)(from - p->s.lo) * plane, (size_t)(to - from) * plane);
+        if (r->ghost[side][a] == NULL || (s->t > 0 && (!tpace_exchanged(arr) || d->local_side[side])))
+            continue;
+        memcpy(r->ghost[side][a] + (size_t)(from - first) * plane,
+               (const char *)arr->host + (size_t)(from - p->s.lo) * plane, (size_t)(to - from) * plane);
+        s->dev[r - s->rt].host_ghost_bytes += (size_t)(to - from) * plane;
     }
 }
 
@@ -231,18 +336,20 @@ static void tpace_ghost_start(tpace_rt *r, int side, int later)
 }
 
 /* The executor needs its ghost planes beyond this rank: wait for the neighbour rank's,
- * then copy them (tpace_upload_planes calls this through r->ghost_fill). */
+ * then copy them (tpace_upload_planes calls this through r->ghost_fill). On a thread of
+ * its own, the caller's thread receives them (the only one that calls MPI) and says so. */
 static void tpace_ghost_fill(tpace_rt *r, int side)
 {
     tpace_scale *s = (tpace_scale *)r->scale;
-#ifdef TPACE_MPI
-    const tpace_plan *p = &r->plan;
-    if (s->pending[side]) {
-        TPACE_MPI_CALL(MPI_Wait(&s->recv[side], MPI_STATUS_IGNORE));
-        tpace_edge_copy(s, side == 0 ? s->rank_lo - (long)s->kb * p->s.reach_lo : s->rank_hi,
-                        side == 0 ? s->rank_lo : s->rank_hi + (long)s->kb * p->s.reach_hi, s->out[side], 1);
-        s->pending[side] = 0;
+    if (s->crew.threads) {
+        TPACE_PTHREAD(pthread_mutex_lock(&s->crew.lock));
+        while (!s->arrived[side])
+            TPACE_PTHREAD(pthread_cond_wait(&s->crew.arrived, &s->crew.lock));
+        TPACE_PTHREAD(pthread_mutex_unlock(&s->crew.lock));
     }
+#ifdef TPACE_MPI
+    if (!s->crew.threads && s->pending[side])
+        tpace_exchange_receive(s, side);
 #endif
     long lo, hi;
     tpace_ghost_region(r, side, &lo, &hi);
@@ -251,6 +358,49 @@ static void tpace_ghost_fill(tpace_rt *r, int side)
     else
         tpace_ghost_copy(r, 1, TPACE_MAX(lo, s->rank_hi), hi);
     r->ghost_ready[side] = 1;
+}
+
+/* Executor r's slab planes [from, to) of chunk ch are on their way to the host: those
+ * that another device of this process reads as ghost planes in the next block go to it
+ * too, from r's device as they are (on ch's queue, after the same kernels): into its
+ * device's memory where the devices reach each other (peer copies), else into its host
+ * copies, one more download. Blocks take turns with two sets of them: the next block's
+ * are filled while this block's are read. */
+static void tpace_planes_out(tpace_rt *r, const tpace_chunk *ch, long from, long to)
+{
+    tpace_scale *s = (tpace_scale *)r->scale;
+    if (ch->last_block) /* no block after it reads them */
+        return;
+    const int h = (int)(r - s->rt);
+    const int parity = (int)((ch->t / s->k + 1) % 2); /* the next block's set */
+    for (int g = 0; g < s->local; g++) {
+        const tpace_device *d = &s->dev[g];
+        for (int side = 0; side < 2 && g != h; side++) {
+            if (!d->local_side[side])
+                continue;
+            long lo, hi;
+            tpace_ghost_region(&s->rt[g], side, &lo, &hi);
+            const long first = lo;
+            lo = TPACE_MAX(lo, from);
+            hi = TPACE_MIN(hi, to);
+            for (int a = 0; a < r->narrays && lo < hi; a++) {
+                const tpace_array *arr = &r->arrays[a];
+                if (!tpace_exchanged(arr))
+                    continue;
+                const size_t plane = s->plane * arr->elem, bytes = (size_t)(hi - lo) * plane;
+                const char *src = tpace_buf_plane(r, arr, tpace_final_buffer(r, ch, a), ch->base, lo);
+                if (d->peer[side]) {
+                    tpace_dev_peer_copy(r, d->ghost_dev[side][parity][a] + (size_t)(lo - first) * plane, d->device,
+                                        src, bytes, ch->slot);
+                    s->dev[h].peer_bytes += bytes;
+                } else {
+                    tpace_dev_download(r, d->ghost_host[side][parity][a] + (size_t)(lo - first) * plane, src, bytes,
+                                       ch->slot);
+                    s->dev[h].host_ghost_bytes += bytes;
+                }
+            }
+        }
+    }
 }
 
 #ifdef TPACE_MPI
@@ -301,29 +451,65 @@ static void tpace_exchange_end(tpace_scale *s)
     }
 }
 
-/* Every rank's slabs to every rank: each rank in turn broadcasts its planes of every
- * array the pipeline writes, in pieces under 1 GiB. */
-static void tpace_gather(const tpace_scale *s, const long *rank_lo, const long *rank_hi)
+/* After the pipeline each array's final planes go where the program reads them, as the
+ * translation says: to rank 0 alone where the program only outputs the array afterwards
+ * (tpace_array.to_root; every other rank sends its slab, point to point), else to every
+ * rank (each rank's slab broadcast to the others). Pieces under 1 GiB. Returns the bytes
+ * this rank received. */
+static size_t tpace_gather(const tpace_scale *s, const long *rank_lo, const long *rank_hi)
 {
     const tpace_world *w = &tpace_the_world;
+    const size_t piece_most = (size_t)1 << 30;
+    size_t received = 0;
     for (int a = 0; a < s->narrays; a++) {
         const tpace_array *arr = &s->arrays[a];
         if (arr->transfer == TPACE_UP || arr->transfer == TPACE_UNUSED || arr->unread)
             continue;
-        for (int owner = 0; owner < w->ranks; owner++) {
-            char *at = (char *)arr->host + (size_t)(rank_lo[owner] - s->lo) * s->plane * arr->elem;
-            size_t left = (size_t)(rank_hi[owner] - rank_lo[owner]) * s->plane * arr->elem;
-            while (left > 0) {
-                const size_t piece = TPACE_MIN(left, (size_t)1 << 30);
-                TPACE_MPI_CALL(MPI_Bcast(at, (int)piece, MPI_BYTE, owner, MPI_COMM_WORLD));
+        const size_t plane = s->plane * arr->elem;
+        if (!arr->to_root) {
+            for (int owner = 0; owner < w->ranks; owner++) {
+                char *at = (char *)arr->host + (size_t)(rank_lo[owner] - s->lo) * plane;
+                size_t left = (size_t)(rank_hi[owner] - rank_lo[owner]) * plane;
+                if (owner != w->rank)
+                    received += left;
+                while (left > 0) {
+                    const size_t piece = TPACE_MIN(left, piece_most);
+                    TPACE_MPI_CALL(MPI_Bcast(at, (int)piece, MPI_BYTE, owner, MPI_COMM_WORLD));
+                    at += piece;
+                    left -= piece;
+                }
+            }
+            continue;
+        }
+        /* Rank 0 receives every other rank's slab, all messages posted at once. */
+        size_t pieces = 0;
+        for (int q = w->rank == 0 ? 1 : w->rank; q < (w->rank == 0 ? w->ranks : w->rank + 1); q++)
+            pieces += ((size_t)(rank_hi[q] - rank_lo[q]) * plane + piece_most - 1) / piece_most;
+        MPI_Request *req = (MPI_Request *)malloc(TPACE_MAX(pieces, (size_t)1) * sizeof *req);
+        if (req == NULL)
+            tpace_stop("MPI", "host memory ran out bringing the results to rank 0");
+        int n = 0;
+        for (int q = w->rank == 0 ? 1 : w->rank; q < (w->rank == 0 ? w->ranks : w->rank + 1); q++) {
+            char *at = (char *)arr->host + (size_t)(rank_lo[q] - s->lo) * plane;
+            size_t left = (size_t)(rank_hi[q] - rank_lo[q]) * plane;
+            if (w->rank == 0)
+                received += left;
+            for (int tag = 0; left > 0; tag++) {
+                const size_t piece = TPACE_MIN(left, piece_most);
+                if (w->rank == 0)
+                    TPACE_MPI_CALL(MPI_Irecv(at, (int)piece, MPI_BYTE, q, 100 + tag, MPI_COMM_WORLD, &req[n++]));
+                else
+                    TPACE_MPI_CALL(MPI_Isend(at, (int)piece, MPI_BYTE, 0, 100 + tag, MPI_COMM_WORLD, &req[n++]));
                 at += piece;
                 left -= piece;
             }
         }
+        TPACE_MPI_CALL(MPI_Waitall(n, req, MPI_STATUSES_IGNORE));
+        free(req);
     }
+    return received;
 }
 #endif
-
 /* The smallest of a value over all ranks (the device-memory budget every rank plans for). */
 static size_t tpace_min_over_ranks(size_t v)
 {
@@ -397,15 +583,48 @@ static void tpace_combine_reductions(tpace_scale *s, tpace_reduction *reds, int 
     }
 }
 
+/* Planes a step of the largest slab's device computes on average, for the model (devices.rs
+ * planes_computed): its slab and half of its ghost planes, k steps' reach on each side it
+ * has a neighbour (both for an inner slab of three devices or more, one for two): the
+ * ghost region shrinks by a step's reach each step, and the ghost planes go in but do
+ * not come back, so half of them counts their copies too. */
+static long tpace_planes_computed(const tpace_shape *shape, int devices, long slab, long k)
+{
+    const long sides = devices >= 3 ? shape->reach_lo + shape->reach_hi
+                       : devices == 2 ? TPACE_MAX(shape->reach_lo, shape->reach_hi)
+                                      : 0;
+    return TPACE_MIN(shape->n, slab + (k * sides + 1) / 2);
+}
+
+/* Seconds to bring the results where the program reads them after the pipeline (see
+ * tpace_gather), at the model's rate between ranks: the rank that receives the most, all
+ * of every other rank's planes of each array that comes back. */
+static double tpace_results_seconds(const tpace_model *m, const tpace_shape *shape, const tpace_array *arrays,
+                                    int narrays, long own_least, long rank0)
+{
+    if (tpace_the_world.ranks < 2 || m == NULL || m->exchange_bps <= 0)
+        return 0.0;
+    double bytes = 0.0;
+    for (int a = 0; a < narrays; a++) {
+        const tpace_array *arr = &arrays[a];
+        if (arr->transfer == TPACE_UP || arr->transfer == TPACE_UNUSED || arr->unread)
+            continue;
+        bytes += (double)(shape->n - (arr->to_root ? rank0 : own_least)) * (double)shape->plane * (double)arr->elem;
+    }
+    return bytes > 0 ? bytes / m->exchange_bps + m->exchange_latency_s : 0.0;
+}
+
 /* The plan every device runs, chosen once for all of them: the model's fastest for the
  * largest slab with its ghost planes (k steps' reach on each side), counting one
  * exchange of those planes per block (so a larger k also means fewer exchanges), under
  * the smallest budget of any device of any rank (devices that ranks share split their
- * memory). TPACE_* settings fix what they set, as with one device. The result goes into
- * `out`'s force fields. */
+ * memory). Devices run at once, each on its own link to the host: the run takes what its largest slab
+ * takes, plus the results brought to the ranks that read them (thinnest: the fewest
+ * planes of any rank; rank0: rank 0's). TPACE_* settings fix what they set, as with one
+ * device. The result goes into `out`'s force fields. */
 static void tpace_plan_devices(const tpace_shape *shape, const tpace_array *arrays, int narrays,
                                const tpace_reduction *reds, int nreds, int devices, int local, long thinnest,
-                               tpace_shape *out)
+                               long rank0, tpace_shape *out)
 {
     const tpace_world *w = &tpace_the_world;
     *out = *shape;
@@ -477,7 +696,7 @@ static void tpace_plan_devices(const tpace_shape *shape, const tpace_array *arra
             const long k = (long)ks[i];
             if (k > k_most)
                 continue;
-            const tpace_model_run run = {(tpace_u64)TPACE_MIN(shape->n, slab + k * reach), (tpace_u64)shape->plane,
+            const tpace_model_run run = {(tpace_u64)tpace_planes_computed(shape, devices, slab, k), (tpace_u64)shape->plane,
                                          (tpace_u64)shape->steps};
             tpace_model_choice c = tpace_model_choose_fused(
                 m, &run, model_cap, schedule >= 0 ? tpace_model_of_schedule[schedule] : -1, (tpace_u64)k,
@@ -505,7 +724,7 @@ static void tpace_plan_devices(const tpace_shape *shape, const tpace_array *arra
         out->force_b = (long)pick.best.b;
         out->force_streams = (int)pick.best.streams;
         out->force_fuse = (int)pick.fuse;
-        out->predicted = best;
+        out->predicted = best + tpace_results_seconds(m, shape, arrays, narrays, thinnest, rank0);
         snprintf(out->chosen_by, sizeof out->chosen_by, "chosen by the model for %s over %d devices%s",
                  m->machine, devices, env_k || env_b || env_streams || schedule >= 0 ? ", TPACE_* kept" : "");
     } else {
@@ -522,6 +741,363 @@ static void tpace_plan_devices(const tpace_shape *shape, const tpace_array *arra
         out->force_k = 1;
 }
 
+/* ---- The executors' phases, on their host threads ---- */
+
+/* Executor g's set-up: its grid (slab and ghost planes), its plan (the one chosen for all),
+ * device buffers and queues, the host copies of its ghost planes, the device buffers of those
+ * that come device to device, and access to the devices it copies into. */
+static void tpace_device_setup(tpace_scale *s, int g)
+{
+    tpace_rt *r = &s->rt[g];
+    tpace_device *d = &s->dev[g];
+    const tpace_shape *shape = s->shape;
+    tpace_shape sub = s->slab_shape;
+    long *dim_lo = s->dims + (size_t)g * 2 * shape->rank, *dim_n = dim_lo + shape->rank;
+    memcpy(dim_lo, shape->dim_lo, (size_t)shape->rank * sizeof *dim_lo);
+    memcpy(dim_n, shape->dim_n, (size_t)shape->rank * sizeof *dim_n);
+    dim_lo[0] = d->from;
+    dim_n[0] = d->to - d->from;
+    sub.lo = d->from;
+    sub.n = d->to - d->from;
+    sub.dim_lo = dim_lo;
+    sub.dim_n = dim_n;
+    tpace_array *mine = s->copies + (size_t)g * s->narrays;
+    memcpy(mine, s->arrays, (size_t)s->narrays * sizeof *mine);
+    for (int a = 0; a < s->narrays; a++)
+        mine[a].host = (char *)s->arrays[a].host + (size_t)(d->from - s->lo) * s->plane * s->arrays[a].elem;
+    tpace_reduction *my_reds = s->nreds ? s->red_copies + (size_t)g * s->nreds : NULL;
+    tpace_begin_slab(r, &sub, mine, s->narrays, my_reds, s->nreds, d->device, d->own_lo, d->own_hi, 1);
+    r->scale = s;
+    r->ghost_fill = tpace_ghost_fill;
+    r->planes_out = tpace_planes_out;
+    for (int side = 0; side < 2; side++) {
+        const long planes = side == 0 ? d->own_lo - d->from : d->to - d->own_hi;
+        r->ghost[side] = (char **)calloc((size_t)s->narrays, sizeof(char *));
+        for (int parity = 0; parity < 2; parity++)
+            d->ghost_host[side][parity] = (char **)calloc((size_t)s->narrays, sizeof(char *));
+        if (r->ghost[side] == NULL || d->ghost_host[side][0] == NULL || d->ghost_host[side][1] == NULL)
+            tpace_fail(&r->plan, "host memory ran out for the ghost planes");
+        for (int a = 0; a < s->narrays; a++) {
+            if (planes <= 0 || !tpace_moves_in(&mine[a], 1))
+                continue;
+            const size_t bytes = (size_t)planes * s->plane * mine[a].elem;
+            for (int parity = 0; parity < (d->local_side[side] && tpace_exchanged(&mine[a]) ? 2 : 1); parity++) {
+                char *buf = (char *)malloc(bytes);
+                if (buf == NULL)
+                    tpace_fail(&r->plan, "host memory ran out for the ghost planes");
+                tpace_dev_pin(r, buf, bytes);
+                d->ghost_host[side][parity][a] = buf;
+            }
+            r->ghost[side][a] = d->ghost_host[side][0][a];
+        }
+    }
+}
+
+/* Executor g's device buffers for the ghost planes that come device to device (peer
+ * copies), and access to the devices whose ghost planes its slab fills. */
+static void tpace_device_peer(tpace_scale *s, int g)
+{
+    tpace_rt *r = &s->rt[g];
+    tpace_device *d = &s->dev[g];
+    tpace_dev_activate(r);
+    for (int side = 0; side < 2; side++) {
+        const long planes = side == 0 ? d->own_lo - d->from : d->to - d->own_hi;
+        for (int parity = 0; parity < 2 && d->peer[side]; parity++) {
+            d->ghost_dev[side][parity] = (char **)calloc((size_t)s->narrays, sizeof(char *));
+            if (d->ghost_dev[side][parity] == NULL)
+                tpace_fail(&r->plan, "host memory ran out for the ghost planes");
+            for (int a = 0; a < s->narrays; a++) {
+                if (!tpace_exchanged(&r->arrays[a]))
+                    continue;
+                const size_t bytes = (size_t)planes * s->plane * r->arrays[a].elem;
+                d->ghost_dev[side][parity][a] = (char *)tpace_dev_alloc(r, bytes);
+                if (d->ghost_dev[side][parity][a] == NULL)
+                    tpace_fail(&r->plan, "device memory ran out for the ghost planes that come from the neighbouring "
+                                         "devices; set TPACE_PEER=0 (through host memory)");
+                d->ghost_dev_bytes += bytes;
+            }
+        }
+    }
+    for (int h = 0; h < s->local; h++)
+        for (int side = 0; side < 2 && h != g; side++) {
+            const tpace_device *e = &s->dev[h];
+            const long lo = side == 0 ? e->from : e->own_hi, hi = side == 0 ? e->own_lo : e->to;
+            if (e->peer[side] && TPACE_MAX(lo, d->own_lo) < TPACE_MIN(hi, d->own_hi))
+                tpace_dev_peer_enable(r, e->device);
+        }
+}
+
+/* Executor g at the start of block t: its ghost planes as they stand (device to device
+ * from the neighbours' copies of the block before, or host copies). */
+static void tpace_device_ghosts(tpace_scale *s, int g)
+{
+    tpace_rt *r = &s->rt[g];
+    const tpace_device *d = &s->dev[g];
+    const int ranks = tpace_the_world.ranks;
+    const int parity = (int)((s->t / s->k) % 2);
+    for (int side = 0; side < 2; side++) {
+        r->ghost_dev[side] = s->t > 0 && d->peer[side] ? d->ghost_dev[side][parity] : NULL;
+        /* The host copies this block reads: those its neighbours filled during the last one. */
+        for (int a = 0; a < s->narrays && s->t > 0 && d->local_side[side]; a++)
+            if (d->ghost_host[side][1][a])
+                r->ghost[side][a] = d->ghost_host[side][parity][a];
+        long lo, hi;
+        tpace_ghost_region(r, side, &lo, &hi);
+        tpace_ghost_start(r, side, ranks > 1 && s->t > 0 && (side == 0 ? lo < s->rank_lo : hi > s->rank_hi));
+    }
+}
+
+/* Free executor g's ghost planes, on the host and on its device. */
+static void tpace_device_free_ghosts(tpace_scale *s, int g)
+{
+    tpace_rt *r = &s->rt[g];
+    tpace_device *d = &s->dev[g];
+    for (int side = 0; side < 2; side++) {
+        free(r->ghost[side]);
+        r->ghost[side] = NULL;
+        for (int parity = 0; parity < 2; parity++) {
+            for (int a = 0; a < s->narrays && d->ghost_host[side][parity]; a++)
+                if (d->ghost_host[side][parity][a]) {
+                    tpace_dev_unpin(r, d->ghost_host[side][parity][a]);
+                    free(d->ghost_host[side][parity][a]);
+                }
+            free(d->ghost_host[side][parity]);
+            d->ghost_host[side][parity] = NULL;
+            for (int a = 0; a < s->narrays && d->ghost_dev[side][parity]; a++)
+                if (d->ghost_dev[side][parity][a])
+                    tpace_dev_free(r, d->ghost_dev[side][parity][a]);
+            free(d->ghost_dev[side][parity]);
+            d->ghost_dev[side][parity] = NULL;
+        }
+    }
+}
+
+/* Run one phase of executor g. */
+static void tpace_phase_run(tpace_scale *s, int g, int phase)
+{
+    tpace_rt *r = &s->rt[g];
+    switch (phase) {
+    case TPACE_PHASE_SETUP:
+        tpace_device_setup(s, g);
+        break;
+    case TPACE_PHASE_PEER:
+        tpace_device_peer(s, g);
+        break;
+    case TPACE_PHASE_GHOSTS:
+        tpace_device_ghosts(s, g);
+        break;
+    case TPACE_PHASE_BLOCK:
+        tpace_run_block(r, s->sweeps, s->nsweeps, s->fused, s->in, s->max_tau);
+        if (s->crew.threads) {
+            tpace_dev_activate(r);
+            tpace_dev_sync(r);
+        }
+        break;
+    case TPACE_PHASE_SYNC:
+        tpace_dev_activate(r);
+        tpace_dev_sync(r);
+        break;
+    case TPACE_PHASE_FINISH:
+        tpace_dev_activate(r);
+        tpace_finish(r);
+        s->dev[g].results_at = tpace_now();
+        break;
+    case TPACE_PHASE_TEARDOWN:
+        tpace_dev_activate(r);
+        tpace_device_free_ghosts(s, g);
+        tpace_end(r);
+        break;
+    default:
+        break;
+    }
+}
+
+/* An executor's host thread: each phase the caller hands out, until told to quit. */
+static void *tpace_crew_main(void *arg)
+{
+    tpace_device *d = (tpace_device *)arg;
+    tpace_scale *s = d->s;
+    tpace_crew *c = &s->crew;
+    long seen = 0;
+    for (;;) {
+        TPACE_PTHREAD(pthread_mutex_lock(&c->lock));
+        while (c->generation == seen)
+            TPACE_PTHREAD(pthread_cond_wait(&c->go, &c->lock));
+        seen = c->generation;
+        const int phase = c->phase;
+        TPACE_PTHREAD(pthread_mutex_unlock(&c->lock));
+        if (phase == TPACE_PHASE_QUIT)
+            return NULL;
+        tpace_phase_run(s, d->g, phase);
+        TPACE_PTHREAD(pthread_mutex_lock(&c->lock));
+        if (--c->pending == 0)
+            TPACE_PTHREAD(pthread_cond_signal(&c->done));
+        TPACE_PTHREAD(pthread_mutex_unlock(&c->lock));
+    }
+}
+
+/* Every executor runs `phase`: each on its own thread at once, or one after another here
+ * (then a block's chunks of every device are issued before any device is waited for). */
+static void tpace_crew_phase(tpace_scale *s, int phase)
+{
+    tpace_crew *c = &s->crew;
+    if (!c->threads) {
+        for (int g = 0; g < s->local; g++)
+            tpace_phase_run(s, g, phase);
+        if (phase == TPACE_PHASE_BLOCK)
+            tpace_crew_phase(s, TPACE_PHASE_SYNC);
+        return;
+    }
+    TPACE_PTHREAD(pthread_mutex_lock(&c->lock));
+    c->phase = phase;
+    c->pending = s->local;
+    c->generation++;
+    TPACE_PTHREAD(pthread_cond_broadcast(&c->go));
+    TPACE_PTHREAD(pthread_mutex_unlock(&c->lock));
+#ifdef TPACE_MPI
+    /* The threads run the block; this one, the only one that calls MPI, receives the
+     * neighbour ranks' planes into the host arrays and tells the threads. */
+    for (int side = 0; side < 2 && phase == TPACE_PHASE_BLOCK; side++) {
+        if (s->pending[side])
+            tpace_exchange_receive(s, side);
+        TPACE_PTHREAD(pthread_mutex_lock(&c->lock));
+        s->arrived[side] = 1;
+        TPACE_PTHREAD(pthread_cond_broadcast(&c->arrived));
+        TPACE_PTHREAD(pthread_mutex_unlock(&c->lock));
+    }
+#else
+    s->arrived[0] = s->arrived[1] = 1; /* one rank: no planes from elsewhere */
+#endif
+    TPACE_PTHREAD(pthread_mutex_lock(&c->lock));
+    while (c->pending > 0)
+        TPACE_PTHREAD(pthread_cond_wait(&c->done, &c->lock));
+    TPACE_PTHREAD(pthread_mutex_unlock(&c->lock));
+}
+
+/* One host thread per executor where the target lets executors run on threads of their
+ * own (tpace_dev_threads) and TPACE_THREADS is not 0. */
+static void tpace_crew_start(tpace_scale *s)
+{
+    tpace_crew *c = &s->crew;
+    c->threads = s->local > 1 && tpace_dev_threads() && tpace_env_long("TPACE_THREADS", 1, 0, 1);
+#ifdef TPACE_MPI
+    c->threads &= tpace_the_world.threads_ok;
+#endif
+    if (!c->threads)
+        return;
+    TPACE_PTHREAD(pthread_mutex_init(&c->lock, NULL));
+    TPACE_PTHREAD(pthread_cond_init(&c->go, NULL));
+    TPACE_PTHREAD(pthread_cond_init(&c->done, NULL));
+    TPACE_PTHREAD(pthread_cond_init(&c->arrived, NULL));
+    c->thread = (pthread_t *)calloc((size_t)s->local, sizeof *c->thread);
+    if (c->thread == NULL)
+        tpace_stop(s->shape->where, "host memory ran out starting the devices' threads");
+    for (int g = 0; g < s->local; g++) {
+        TPACE_PTHREAD(pthread_create(&c->thread[g], NULL, tpace_crew_main, &s->dev[g]));
+        c->started++;
+    }
+}
+
+/* The threads end. */
+static void tpace_crew_stop(tpace_scale *s)
+{
+    tpace_crew *c = &s->crew;
+    if (!c->threads)
+        return;
+    TPACE_PTHREAD(pthread_mutex_lock(&c->lock));
+    c->phase = TPACE_PHASE_QUIT;
+    c->generation++;
+    TPACE_PTHREAD(pthread_cond_broadcast(&c->go));
+    TPACE_PTHREAD(pthread_mutex_unlock(&c->lock));
+    for (int g = 0; g < c->started; g++)
+        TPACE_PTHREAD(pthread_join(c->thread[g], NULL));
+    free(c->thread);
+    TPACE_PTHREAD(pthread_cond_destroy(&c->arrived));
+    TPACE_PTHREAD(pthread_cond_destroy(&c->done));
+    TPACE_PTHREAD(pthread_cond_destroy(&c->go));
+    TPACE_PTHREAD(pthread_mutex_destroy(&c->lock));
+}
+
+/* Whether executor g's ghost planes on `side` are in the slabs of this process's other
+ * executors alone (none of another rank's), and a block after the first reads them. With
+ * `able` (able[h * local + g]: h's device can copy into g's), whether they can all come
+ * device to device. */
+static int tpace_local_side(const tpace_scale *s, const int *able, int g, int side)
+{
+    const tpace_device *d = &s->dev[g];
+    const long lo = side == 0 ? d->from : d->own_hi, hi = side == 0 ? d->own_lo : d->to;
+    if (lo >= hi || s->shape->steps <= s->k || lo < s->rank_lo || hi > s->rank_hi)
+        return 0;
+    for (int h = 0; h < s->local && able; h++)
+        if (h != g && TPACE_MAX(lo, s->dev[h].own_lo) < TPACE_MIN(hi, s->dev[h].own_hi) && !able[h * s->local + g])
+            return 0;
+    return 1;
+}
+
+/* Device bytes of executor g's ghost planes on its local sides, two sets (peer copies). */
+static size_t tpace_ghost_dev_bytes(const tpace_scale *s, int g)
+{
+    const tpace_device *d = &s->dev[g];
+    size_t exchanged = 0;
+    for (int a = 0; a < s->narrays; a++)
+        if (tpace_exchanged(&s->arrays[a]))
+            exchanged += s->plane * s->arrays[a].elem;
+    const long planes = (d->local_side[0] ? d->own_lo - d->from : 0) + (d->local_side[1] ? d->to - d->own_hi : 0);
+    return 2 * (size_t)planes * exchanged;
+}
+
+/* The names of the arrays that come back to rank 0 alone (to_root) or to every rank, in
+ * `buf` ("none" if none). */
+static const char *tpace_names_of(const tpace_scale *s, int to_root, char *buf, size_t size)
+{
+    size_t at = 0;
+    buf[0] = '\0';
+    for (int a = 0; a < s->narrays; a++) {
+        const tpace_array *arr = &s->arrays[a];
+        if (arr->transfer == TPACE_UP || arr->transfer == TPACE_UNUSED || arr->unread || !arr->to_root != !to_root)
+            continue;
+        const int n = snprintf(buf + at, size - at, "%s%s", at ? ", " : "", arr->name);
+        if (n < 0 || (size_t)n >= size - at)
+            break;
+        at += (size_t)n;
+    }
+    if (at == 0)
+        snprintf(buf, size, "none");
+    return buf;
+}
+
+/* TPACE_TRACE over several devices: one file (a neighbour rank's: FILE.rankN) with every
+ * device's operations, the device in a last column, times from the first device's origin. */
+static void tpace_trace_devices(tpace_scale *s)
+{
+    if (s->rt[0].trace.path == NULL)
+        return;
+    char path[4096];
+    if (tpace_the_world.rank == 0)
+        snprintf(path, sizeof path, "%s", s->rt[0].trace.path);
+    else
+        snprintf(path, sizeof path, "%s.rank%d", s->rt[0].trace.path, tpace_the_world.rank);
+    FILE *f = fopen(path, "w");
+    if (f == NULL) {
+        char msg[4200];
+        snprintf(msg, sizeof msg, "cannot open TPACE_TRACE file %s: %s", path, strerror(errno));
+        tpace_stop(s->shape->where, msg);
+    }
+    tpace_trace_header(f, 1);
+    double origin = s->rt[0].trace.origin_at;
+    for (int g = 1; g < s->local; g++)
+        origin = TPACE_MIN(origin, s->rt[g].trace.origin_at);
+    for (int g = 0; g < s->local; g++) {
+        tpace_rt *r = &s->rt[g];
+        tpace_dev_activate(r);
+        r->trace.path = path;
+        tpace_trace_write(r, f, tpace_the_world.rank * s->local + g, (r->trace.origin_at - origin) * 1e3);
+        r->trace.path = NULL;
+    }
+    if (fclose(f) != 0)
+        tpace_stop(s->shape->where, "cannot write the TPACE_TRACE file");
+}
+
 /* The pipeline on several devices (see the top of this part). */
 static void tpace_run_devices(const tpace_shape *shape, tpace_array *arrays, int narrays, tpace_reduction *reds,
                               int nreds, const tpace_sweep *sweeps, int nsweeps, const tpace_fused *fused,
@@ -534,6 +1110,13 @@ static void tpace_run_devices(const tpace_shape *shape, tpace_array *arrays, int
     s.devices = local * w->ranks;
     s.arrays = arrays;
     s.narrays = narrays;
+    s.nreds = nreds;
+    s.shape = shape;
+    s.sweeps = sweeps;
+    s.nsweeps = nsweeps;
+    s.fused = fused;
+    s.in = in;
+    s.max_tau = tpace_max_tau(sweeps, nsweeps);
     s.lo = shape->lo;
     s.n = shape->n;
     s.plane = 1;
@@ -550,7 +1133,14 @@ static void tpace_run_devices(const tpace_shape *shape, tpace_array *arrays, int
     /* The planes each rank's devices own. */
     long *rank_lo = (long *)calloc((size_t)w->ranks, sizeof *rank_lo);
     long *rank_hi = (long *)calloc((size_t)w->ranks, sizeof *rank_hi);
-    if (rank_lo == NULL || rank_hi == NULL)
+    s.rt = (tpace_rt *)calloc((size_t)local, sizeof *s.rt);
+    s.dev = (tpace_device *)calloc((size_t)local, sizeof *s.dev);
+    s.copies = (tpace_array *)calloc((size_t)(local * narrays), sizeof *s.copies);
+    s.red_copies = (tpace_reduction *)calloc((size_t)TPACE_MAX(local * nreds, 1), sizeof *s.red_copies);
+    s.dims = (long *)calloc((size_t)(local * 2 * shape->rank), sizeof *s.dims);
+    int *able = (int *)calloc((size_t)(local * local), sizeof *able);
+    if (rank_lo == NULL || rank_hi == NULL || s.rt == NULL || s.dev == NULL || s.copies == NULL ||
+        s.red_copies == NULL || s.dims == NULL || able == NULL)
         tpace_stop(shape->where, "host memory ran out starting the devices");
     for (int q = 0; q < w->ranks; q++) {
         long from, to;
@@ -563,83 +1153,71 @@ static void tpace_run_devices(const tpace_shape *shape, tpace_array *arrays, int
     long thinnest = s.n;
     for (int q = 0; q < w->ranks; q++)
         thinnest = TPACE_MIN(thinnest, rank_hi[q] - rank_lo[q]);
-    /* The plan: one for every device (see tpace_plan_devices). */
-    tpace_shape slab_shape;
-    tpace_plan_devices(shape, arrays, narrays, reds, nreds, s.devices, local, thinnest, &slab_shape);
-    const long k = slab_shape.force_k;
-    s.rt = (tpace_rt *)calloc((size_t)local, sizeof *s.rt);
-    tpace_array *copies = (tpace_array *)calloc((size_t)(local * narrays), sizeof *copies);
-    tpace_reduction *red_copies = (tpace_reduction *)calloc((size_t)TPACE_MAX(local * nreds, 1), sizeof *red_copies);
-    long *dims = (long *)calloc((size_t)(local * shape->rank), sizeof *dims);
-    if (s.rt == NULL || copies == NULL || red_copies == NULL || dims == NULL)
-        tpace_stop(shape->where, "host memory ran out starting the devices");
-    /* Set-up (page-locking, device buffers) is timed apart, as one device's report leaves
-     * it out; the report's seconds run from the first block to the gathered result. */
-    const double setup_start = tpace_now();
+    /* Which devices of this process can copy into which (TPACE_PEER=0: none; ghost planes
+     * then go through host memory, as between ranks). */
+    const int peer_wanted = (int)tpace_env_long("TPACE_PEER", 1, 0, 1);
     for (int g = 0; g < local; g++) {
-        tpace_rt *r = &s.rt[g];
-        long own_lo, own_hi;
-        tpace_slab(s.lo, s.n, s.devices, (long)w->rank * local + g, &own_lo, &own_hi);
-        /* Its grid: the slab and the planes k steps read beyond it. */
-        const long from = TPACE_MAX(s.lo, own_lo - k * shape->reach_lo);
-        const long to = TPACE_MIN(s.lo + s.n, own_hi + k * shape->reach_hi);
-        tpace_shape sub = slab_shape;
-        long *dim_n = dims + (size_t)g * shape->rank;
-        memcpy(dim_n, shape->dim_n, (size_t)shape->rank * sizeof *dim_n);
-        dim_n[0] = to - from;
-        long *dim_lo = (long *)malloc((size_t)shape->rank * sizeof *dim_lo);
-        if (dim_lo == NULL)
-            tpace_stop(shape->where, "host memory ran out starting the devices");
-        memcpy(dim_lo, shape->dim_lo, (size_t)shape->rank * sizeof *dim_lo);
-        dim_lo[0] = from;
-        sub.lo = from;
-        sub.n = to - from;
-        sub.dim_lo = dim_lo;
-        sub.dim_n = dim_n;
-        tpace_array *mine = copies + (size_t)g * narrays;
-        memcpy(mine, arrays, (size_t)narrays * sizeof *mine);
-        for (int a = 0; a < narrays; a++)
-            mine[a].host = (char *)arrays[a].host + (size_t)(from - s.lo) * s.plane * arrays[a].elem;
-        tpace_reduction *my_reds = nreds ? red_copies + (size_t)g * nreds : NULL;
-        if (nreds)
-            memcpy(my_reds, reds, (size_t)nreds * sizeof *my_reds);
-        tpace_begin_slab(r, &sub, mine, narrays, my_reds, nreds, tpace_device_of(local, g), own_lo, own_hi, 1);
-        r->scale = &s;
-        r->ghost_fill = tpace_ghost_fill;
-        for (int side = 0; side < 2; side++) {
-            r->ghost[side] = (char **)calloc((size_t)narrays, sizeof(char *));
-            const long planes = side == 0 ? own_lo - from : to - own_hi;
-            for (int a = 0; a < narrays && r->ghost[side]; a++)
-                if (planes > 0 && tpace_moves_in(&mine[a], 1))
-                    r->ghost[side][a] = (char *)malloc((size_t)planes * s.plane * mine[a].elem);
-        }
+        s.dev[g].s = &s;
+        s.dev[g].g = g;
+        s.dev[g].device = tpace_device_of(local, g);
     }
+    for (int h = 0; h < local && peer_wanted; h++)
+        for (int g = 0; g < local; g++) {
+            tpace_rt probe;
+            memset(&probe, 0, sizeof probe);
+            probe.plan.s = *shape;
+            probe.device = s.dev[h].device;
+            able[h * local + g] = g != h && tpace_dev_peer_able(&probe, s.dev[g].device);
+        }
+    /* The plan: one for every device (see tpace_plan_devices). */
+    tpace_plan_devices(shape, arrays, narrays, reds, nreds, s.devices, local, thinnest, rank_hi[0] - rank_lo[0],
+                       &s.slab_shape);
+    s.k = TPACE_MAX(s.slab_shape.force_k, 1L);
+    for (int g = 0; g < local; g++) {
+        tpace_device *d = &s.dev[g];
+        tpace_slab(s.lo, s.n, s.devices, (long)w->rank * local + g, &d->own_lo, &d->own_hi);
+        /* Its grid: the slab and the planes k steps read beyond it. */
+        d->from = TPACE_MAX(s.lo, d->own_lo - s.k * shape->reach_lo);
+        d->to = TPACE_MIN(s.lo + s.n, d->own_hi + s.k * shape->reach_hi);
+        if (nreds)
+            memcpy(s.red_copies + (size_t)g * nreds, reds, (size_t)nreds * sizeof *reds);
+    }
+    for (int g = 0; g < local; g++)
+        for (int side = 0; side < 2; side++)
+            s.dev[g].local_side[side] = tpace_local_side(&s, NULL, g, side);
+    /* Set-up (page-locking, device buffers) is timed apart, as one device's report leaves
+     * it out; the report's seconds run from the first block to the results in place. */
+    const double setup_start = tpace_now();
+    tpace_crew_start(&s);
+    tpace_crew_phase(&s, TPACE_PHASE_SETUP);
+    /* Ghost planes device to device where the devices reach each other and every device
+     * has room for two sets of them beside its plan (under the budget); else through host
+     * memory. The plan does not shrink for them. */
+    int peer = peer_wanted;
+    for (int g = 0; g < local && peer; g++) {
+        const size_t used = s.rt[g].plan.device_bytes + s.rt[g].plan.reduction_bytes;
+        const size_t budget = s.slab_shape.force_budget;
+        peer = !budget || (budget > used && budget - used >= tpace_ghost_dev_bytes(&s, g));
+    }
+    for (int g = 0; g < local; g++)
+        for (int side = 0; side < 2; side++)
+            s.dev[g].peer[side] = peer && s.dev[g].local_side[side] && tpace_local_side(&s, able, g, side);
+    tpace_crew_phase(&s, TPACE_PHASE_PEER);
     const double start = tpace_now();
     double exchange_wait = 0.0;
-    /* Block by block: the exchange, every device's chunks (issued one device after the
-     * other, all running at once), then every device's queues drained. */
+    /* Block by block: the exchange with the neighbour ranks, the host copies of the ghost
+     * planes, every device's chunks (at once), every device drained. */
     const long steps = TPACE_MAX(shape->steps, 0L);
-    const long max_tau = tpace_max_tau(sweeps, nsweeps);
-    for (long t = 0; t < steps; t += k) {
-        s.kb = (int)TPACE_MIN(k, steps - t);
+    for (long t = 0; t < steps; t += s.k) {
+        s.t = t;
+        s.kb = (int)TPACE_MIN(s.k, steps - t);
+        s.arrived[0] = s.arrived[1] = 0;
 #ifdef TPACE_MPI
         if (w->ranks > 1 && t > 0)
             tpace_exchange_post(&s, shape->reach_lo, shape->reach_hi);
 #endif
-        /* Ghost planes within this rank now; those of a neighbour rank once they arrive. */
-        for (int g = 0; g < local; g++) {
-            long lo, hi;
-            tpace_ghost_region(&s.rt[g], 0, &lo, &hi);
-            tpace_ghost_start(&s.rt[g], 0, w->ranks > 1 && t > 0 && lo < s.rank_lo);
-            tpace_ghost_region(&s.rt[g], 1, &lo, &hi);
-            tpace_ghost_start(&s.rt[g], 1, w->ranks > 1 && t > 0 && hi > s.rank_hi);
-        }
-        for (int g = 0; g < local; g++)
-            tpace_run_block(&s.rt[g], sweeps, nsweeps, fused, in, max_tau);
-        for (int g = 0; g < local; g++) {
-            tpace_dev_activate(&s.rt[g]);
-            tpace_dev_sync(&s.rt[g]);
-        }
+        tpace_crew_phase(&s, TPACE_PHASE_GHOSTS);
+        tpace_crew_phase(&s, TPACE_PHASE_BLOCK);
 #ifdef TPACE_MPI
         if (w->ranks > 1 && t > 0) {
             const double wait_start = tpace_now();
@@ -649,50 +1227,71 @@ static void tpace_run_devices(const tpace_shape *shape, tpace_array *arrays, int
 #endif
     }
     const double blocks_end = tpace_now();
-    size_t device_bytes = 0, up_bytes = 0, down_bytes = 0;
-    for (int g = 0; g < local; g++) {
-        tpace_end(&s.rt[g]);
-        device_bytes = TPACE_MAX(device_bytes, s.rt[g].plan.device_bytes);
-        up_bytes += s.rt[g].plan.up_bytes;
-        down_bytes += s.rt[g].plan.down_bytes;
-        for (int side = 0; side < 2; side++) {
-            for (int a = 0; a < narrays && s.rt[g].ghost[side]; a++)
-                free(s.rt[g].ghost[side][a]);
-            free(s.rt[g].ghost[side]);
-        }
-        free((void *)s.rt[g].plan.s.dim_lo);
-    }
+    /* The results: every device's last copies and reductions, then to the ranks that read them. */
+    tpace_crew_phase(&s, TPACE_PHASE_FINISH);
+    size_t between_ranks = 0;
 #ifdef TPACE_MPI
     if (w->ranks > 1)
-        tpace_gather(&s, rank_lo, rank_hi);
+        between_ranks = tpace_sum_over_ranks(tpace_gather(&s, rank_lo, rank_hi));
     free(s.out[0]);
     free(s.out[1]);
 #endif
     if (nreds)
         tpace_combine_reductions(&s, reds, nreds, steps);
+    const double results_end = tpace_now();
+    size_t device_bytes = 0, up_bytes = 0, down_bytes = 0, peer_bytes = 0, host_ghost_bytes = 0;
+    for (int g = 0; g < local; g++) {
+        device_bytes = TPACE_MAX(device_bytes, s.rt[g].plan.device_bytes + s.dev[g].ghost_dev_bytes);
+        up_bytes += s.rt[g].plan.up_bytes;
+        down_bytes += s.rt[g].plan.down_bytes;
+        peer_bytes += s.dev[g].peer_bytes;
+        host_ghost_bytes += s.dev[g].host_ghost_bytes;
+    }
+    tpace_plan whole = s.rt[0].plan; /* before the teardown frees what it points to */
+    tpace_trace_devices(&s);
+    /* Device buffers freed and the slabs unpinned, at once; not in the report's seconds. */
+    const double teardown_start = tpace_now();
+    tpace_crew_phase(&s, TPACE_PHASE_TEARDOWN);
+    tpace_crew_stop(&s);
+    const double teardown_end = tpace_now();
     /* One report for the whole run, from rank 0. */
-    tpace_plan whole = s.rt[0].plan;
     whole.s = *shape;
     whole.s.steps = steps;
     whole.device_bytes = device_bytes;
     whole.up_bytes = tpace_sum_over_ranks(up_bytes);
     whole.down_bytes = tpace_sum_over_ranks(down_bytes);
-    whole.seconds = tpace_max_over_ranks(tpace_now() - start);
+    whole.seconds = tpace_max_over_ranks(results_end - start);
     /* Where a run over several devices spends its time, before the report line. */
     const double setup = tpace_max_over_ranks(start - setup_start);
     const double blocks = tpace_max_over_ranks(blocks_end - start);
     const double waited = tpace_max_over_ranks(exchange_wait);
+    const double teardown = tpace_max_over_ranks(teardown_end - teardown_start);
+    peer_bytes = tpace_sum_over_ranks(peer_bytes);
+    host_ghost_bytes = tpace_sum_over_ranks(host_ghost_bytes);
+    char root_names[256], every_names[256], gb[2][32];
     fprintf(stderr,
-            "tpace: %s: phases over %d device(s) and %d rank(s): setup %.6f s (page-locking, device buffers; "
-            "not in seconds=), blocks %.6f s (of which waiting for neighbours' planes %.6f s), "
-            "then %.6f s gathering the result on every rank and combining reductions\n",
-            shape->where, s.devices, w->ranks, setup, blocks, waited, whole.seconds - blocks);
-    whole.predicted = slab_shape.predicted;
-    snprintf(whole.chosen_by, sizeof whole.chosen_by, "%s", slab_shape.chosen_by);
+            "tpace: %s: phases over %d device(s) and %d rank(s): setup %.6f s (page-locking, device buffers; not in "
+            "seconds=), blocks %.6f s (%s; of which waiting for neighbour ranks' planes %.6f s; ghost planes %s "
+            "device to device, %s through host memory), results %.6f s (last copies and reductions, then to rank 0 "
+            "alone: %s; to every rank: %s; %zu bytes between ranks), teardown %.6f s (unpinning the arrays, freeing device "
+            "buffers; not in seconds=)\n",
+            shape->where, s.devices, w->ranks, setup, blocks,
+            s.crew.threads ? "every device at once, one host thread each"
+            : local > 1    ? "devices issued in turn from one thread"
+                           : "one device in this process",
+            waited, tpace_bytes_text((double)peer_bytes, gb[0], sizeof gb[0]),
+            tpace_bytes_text((double)host_ghost_bytes, gb[1], sizeof gb[1]), whole.seconds - blocks,
+            w->ranks > 1 ? tpace_names_of(&s, 1, root_names, sizeof root_names) : "none (one rank)",
+            w->ranks > 1 ? tpace_names_of(&s, 0, every_names, sizeof every_names) : "none (one rank)",
+            between_ranks, teardown);
+    whole.predicted = s.slab_shape.predicted;
+    snprintf(whole.chosen_by, sizeof whole.chosen_by, "%s", s.slab_shape.chosen_by);
     tpace_report_devices(&whole, s.devices, w->ranks);
-    free(dims);
-    free(red_copies);
-    free(copies);
+    free(able);
+    free(s.dims);
+    free(s.red_copies);
+    free(s.copies);
+    free(s.dev);
     free(s.rt);
     free(rank_lo);
     free(rank_hi);

@@ -688,16 +688,27 @@ static inline void tpace_trace_begin(tpace_rt *r)
     memset(tr, 0, sizeof *tr);
     if (path == NULL || *path == '\0' || r->plan.s.steps == 0)
         return;
+    /* The origin on the idle device, and the host's clock once it has passed (several
+     * devices' timelines meet through it). */
     tr->origin = tpace_dev_stamp(r, 0);
+    if (tr->origin >= 0)
+        tpace_dev_sync(r);
+    tr->origin_at = tpace_now();
     if (tr->origin < 0) {
-        fprintf(stderr, "tpace: %s: note: this target has no device timers; TPACE_TRACE is ignored\n", r->plan.s.where);
+        if (!r->blockwise || r->device == 0)
+            fprintf(stderr, "tpace: %s: note: this target has no device timers; TPACE_TRACE is ignored\n",
+                    r->plan.s.where);
         return;
     }
-    tr->file = fopen(path, "w");
-    if (tr->file == NULL) {
-        char msg[512];
-        snprintf(msg, sizeof msg, "cannot open TPACE_TRACE file %s: %s", path, strerror(errno));
-        tpace_stop(r->plan.s.where, msg);
+    /* One of several devices: the scale-out part writes every device's operations into one file. */
+    tr->keep = r->blockwise;
+    if (!tr->keep) {
+        tr->file = fopen(path, "w");
+        if (tr->file == NULL) {
+            char msg[512];
+            snprintf(msg, sizeof msg, "cannot open TPACE_TRACE file %s: %s", path, strerror(errno));
+            tpace_stop(r->plan.s.where, msg);
+        }
     }
     tr->path = path;
     tr->kernels_from = -1;
@@ -706,7 +717,7 @@ static inline void tpace_trace_begin(tpace_rt *r)
 /* A stamp where an operation on queue q starts (-1 when not recording). */
 static inline int tpace_trace_from(tpace_rt *r, int q)
 {
-    return r->trace.file ? tpace_dev_stamp(r, q) : -1;
+    return r->trace.path ? tpace_dev_stamp(r, q) : -1;
 }
 
 /* The operation of chunk ch that started at stamp `from` is done once its queue's
@@ -714,7 +725,7 @@ static inline int tpace_trace_from(tpace_rt *r, int q)
 static inline void tpace_trace_done(tpace_rt *r, const tpace_chunk *ch, int what, int from, size_t bytes)
 {
     tpace_trace *tr = &r->trace;
-    if (tr->file == NULL || from < 0)
+    if (tr->path == NULL || from < 0)
         return;
     tr->ops = (tpace_trace_op *)tpace_trace_grow(&r->plan, tr->ops, &tr->cap, tr->n, sizeof *tr->ops, 256);
     tpace_trace_op *o = &tr->ops[tr->n++];
@@ -756,13 +767,12 @@ static inline double tpace_spans_length(tpace_span *v, long n)
     return n > 0 ? total + to - from : 0.0;
 }
 
-/* After the last operation: write FILE and the summary line. */
-static inline void tpace_trace_end(tpace_rt *r)
+/* After the last operation (and a sync): one line per operation into `file` (device >= 0:
+ * with the device's number in a last column, times from `offset_ms` on) and the summary
+ * line on stderr (naming the device, if any). */
+static inline void tpace_trace_write(tpace_rt *r, FILE *file, int device, double offset_ms)
 {
     tpace_trace *tr = &r->trace;
-    if (tr->file == NULL)
-        return;
-    tpace_dev_sync(r);
     /* Each operation's interval (read from the timers once), and room for one kind's. */
     tpace_span *spans = (tpace_span *)malloc((size_t)(tr->n > 0 ? 2 * tr->n : 1) * sizeof *spans);
     if (spans == NULL)
@@ -770,7 +780,6 @@ static inline void tpace_trace_end(tpace_rt *r)
     tpace_span *kind = spans + tr->n;
     double busy[TPACE_TRACE_KINDS], bytes[TPACE_TRACE_KINDS], wall = 0.0;
     double first_kernel = -1.0, last_kernel = 0.0; /* ms: when kernels first start and last end */
-    fprintf(tr->file, "chunk\tfirst_step\tsteps\tqueue\top\tstart_ms\tend_ms\tbytes\n");
     for (long i = 0; i < tr->n; i++) {
         const tpace_trace_op *o = &tr->ops[i];
         spans[i].from = tpace_dev_stamp_ms(r, tr->origin, o->from);
@@ -780,8 +789,11 @@ static inline void tpace_trace_end(tpace_rt *r)
             first_kernel = first_kernel < 0.0 ? spans[i].from : TPACE_MIN(first_kernel, spans[i].from);
             last_kernel = TPACE_MAX(last_kernel, spans[i].to);
         }
-        fprintf(tr->file, "%ld\t%ld\t%d\t%d\t%s\t%.3f\t%.3f\t%zu\n", o->c, o->t, o->kb, o->slot, tpace_trace_names[o->what],
-                spans[i].from, spans[i].to, o->bytes);
+        fprintf(file, "%ld\t%ld\t%d\t%d\t%s\t%.3f\t%.3f\t%zu", o->c, o->t, o->kb, o->slot, tpace_trace_names[o->what],
+                spans[i].from + offset_ms, spans[i].to + offset_ms, o->bytes);
+        if (device >= 0)
+            fprintf(file, "\t%d", device);
+        fputc('\n', file);
     }
     for (int w = 0; w < TPACE_TRACE_KINDS; w++) {
         long n = 0;
@@ -795,22 +807,45 @@ static inline void tpace_trace_end(tpace_rt *r)
         busy[w] = tpace_spans_length(kind, n) * 1e-3;
     }
     free(spans);
-    if (fclose(tr->file) != 0)
-        tpace_stop(r->plan.s.where, "cannot write the TPACE_TRACE file");
-    tr->file = NULL;
     /* No kernel ran: before the first started, after the last ended, and between. */
     const double idle = wall * 1e-3 - busy[TPACE_TRACE_KERNELS];
     const double head = TPACE_MAX(first_kernel, 0.0) * 1e-3, tail = (wall - last_kernel) * 1e-3;
+    char who[32] = "";
+    if (device >= 0)
+        snprintf(who, sizeof who, " device %d:", device);
     wall *= 1e-3;
     fprintf(stderr,
-            "tpace: %s: trace: %ld operations written to %s; in %.6f s, kernels ran %.6f s and none ran %.6f s "
+            "tpace: %s: trace:%s %ld operations written to %s; in %.6f s, kernels ran %.6f s and none ran %.6f s "
             "(%.6f s before the first, %.6f s after the last, %.6f s between); uploads %.6f s (%.3g GB), downloads "
             "%.6f s (%.3g GB), hand-overs %.6f s\n",
-            r->plan.s.where, tr->n, tr->path, wall, busy[TPACE_TRACE_KERNELS], idle, head, tail,
+            r->plan.s.where, who, tr->n, tr->path, wall, busy[TPACE_TRACE_KERNELS], idle, head, tail,
             TPACE_MAX(idle - head - tail, 0.0), busy[TPACE_TRACE_UPLOAD], bytes[TPACE_TRACE_UPLOAD] * 1e-9,
             busy[TPACE_TRACE_DOWNLOAD], bytes[TPACE_TRACE_DOWNLOAD] * 1e-9, busy[TPACE_TRACE_HANDOVER]);
     free(tr->ops);
     tr->ops = NULL;
+    tr->n = tr->cap = 0;
+}
+
+/* The header line of a TPACE_TRACE file (devices: with the device column). */
+static inline void tpace_trace_header(FILE *file, int devices)
+{
+    fprintf(file, "chunk\tfirst_step\tsteps\tqueue\top\tstart_ms\tend_ms\tbytes%s\n", devices ? "\tdevice" : "");
+}
+
+/* After the last operation: write FILE and the summary line (one of several devices:
+ * the scale-out part does, for all of them, tpace_trace_write). */
+static inline void tpace_trace_end(tpace_rt *r)
+{
+    tpace_trace *tr = &r->trace;
+    if (tr->path == NULL || tr->keep)
+        return;
+    tpace_dev_sync(r);
+    tpace_trace_header(tr->file, 0);
+    tpace_trace_write(r, tr->file, -1, 0.0);
+    if (fclose(tr->file) != 0)
+        tpace_stop(r->plan.s.where, "cannot write the TPACE_TRACE file");
+    tr->file = NULL;
+    tr->path = NULL;
 }
 
 /* Upload planes [from, to) of every array that moves in, into chunk ch's buffers (for
@@ -836,11 +871,15 @@ static inline void tpace_upload_planes(tpace_rt *r, const tpace_chunk *ch, long 
             const long lo = TPACE_MAX(cut[piece], from), hi = TPACE_MIN(cut[piece + 1], to);
             if (lo >= hi)
                 continue;
-            const char *src = piece == 1 ? tpace_host_plane(r, arr, lo)
-                            : piece == 0 ? r->ghost[0][a] + (size_t)(lo - r->plan.s.lo) * r->plan.s.plane * arr->elem
-                                         : r->ghost[1][a] + (size_t)(lo - r->own_hi) * r->plan.s.plane * arr->elem;
-            tpace_dev_upload(r, tpace_buf_plane(r, arr, arr->slot[ch->slot], ch->base, lo), src,
-                             tpace_planes_bytes(r, arr, hi - lo), ch->slot);
+            const size_t at = (size_t)(lo - (piece == 0 ? r->plan.s.lo : r->own_hi)) * r->plan.s.plane * arr->elem;
+            char *dst = tpace_buf_plane(r, arr, arr->slot[ch->slot], ch->base, lo);
+            /* Ghost planes a neighbouring device copied to this one (several devices, peer copies). */
+            if (piece != 1 && r->ghost_dev[piece / 2] && r->ghost_dev[piece / 2][a]) {
+                tpace_dev_copy(r, dst, r->ghost_dev[piece / 2][a] + at, tpace_planes_bytes(r, arr, hi - lo), ch->slot);
+                continue;
+            }
+            const char *src = piece == 1 ? tpace_host_plane(r, arr, lo) : r->ghost[piece / 2][a] + at;
+            tpace_dev_upload(r, dst, src, tpace_planes_bytes(r, arr, hi - lo), ch->slot);
         }
         /* The second buffer of a swapped array starts equal: cells outside the copied
          * box are read from whichever buffer is current. */
@@ -1009,6 +1048,8 @@ static inline void tpace_download_planes(tpace_rt *r, const tpace_chunk *ch, lon
                                tpace_planes_bytes(r, arr, to - from), ch->slot);
         }
     }
+    if (r->planes_out)
+        r->planes_out(r, ch, from, to);
     r->plan.down_bytes += moved;
     tpace_trace_done(r, ch, TPACE_TRACE_DOWNLOAD, stamp, moved);
 }
@@ -1420,9 +1461,11 @@ static inline void tpace_report(const tpace_plan *p)
     tpace_report_devices(p, 1, 1);
 }
 
-/* Wait for the last transfers, free the device buffers and report. */
-static inline void tpace_end(tpace_rt *r)
+/* The results in place: the reductions' per-step results back, the folded temporaries'
+ * faces restored, the pipeline's time taken, the trace written. */
+static inline void tpace_finish(tpace_rt *r)
 {
+    r->finished = 1;
     tpace_reductions_download(r);
     /* The folded temporaries' faces go back once their last download is done. */
     for (int a = 0; a < r->narrays; a++) {
@@ -1436,6 +1479,13 @@ static inline void tpace_end(tpace_rt *r)
     }
     r->plan.seconds = tpace_now() - r->start;
     tpace_trace_end(r);
+}
+
+/* Wait for the last transfers, free the device buffers and report. */
+static inline void tpace_end(tpace_rt *r)
+{
+    if (!r->finished)
+        tpace_finish(r);
     for (int a = 0; a < r->narrays; a++) {
         for (int s = 0; s < TPACE_MAX_SLOTS; s++) {
             /* A slot's chunk buffer, its swap buffer and its fused-kernel strips. */

@@ -127,6 +127,9 @@ typedef struct tpace_array {
                                    * stay on the device: nothing of it comes back in the last block (nor
                                    * goes in there only for them, a pure temporary); earlier blocks'
                                    * downloads stay, the next block reads them */
+    int to_root;                  /* several MPI ranks: 1 where the program only outputs it after the pipeline
+                                   * (and only rank 0's output is kept), so rank 0 alone receives its final
+                                   * values; 0: every rank does (the code after the pipeline may read it) */
 } tpace_array;
 
 /* Whether an array has device buffers (a folded temporary and an unused array have none). */
@@ -197,6 +200,8 @@ typedef struct tpace_trace {
     tpace_trace_op *ops;
     long n, cap;
     int origin;       /* the stamp all times count from */
+    double origin_at; /* the host's clock when the origin was stamped (tpace_now; the device was idle) */
+    int keep;         /* 1: tpace_trace_end leaves the operations to the caller (several devices: one file) */
     int kernels_from; /* the stamp where the current chunk's kernels may start */
 } tpace_trace;
 
@@ -223,7 +228,12 @@ typedef struct tpace_rt {
     char **ghost[2];                 /* per array, host copies of the ghost planes below and above the slab */
     int ghost_ready[2];              /* whether the copies below / above hold this block's start */
     void (*ghost_fill)(struct tpace_rt *r, int side); /* fills them (waiting for a neighbour rank's planes) */
-    void *scale;                     /* the scale-out part's state for ghost_fill */
+    char **ghost_dev[2];             /* per array, where this block's ghost planes below / above are on the device
+                                      * (copied there from the neighbours' devices: peer copies); NULL: the host copies */
+    void (*planes_out)(struct tpace_rt *r, const tpace_chunk *ch, long from, long to); /* the slab's planes
+                                      * [from, to) of chunk ch are on their way to the host (NULL: nothing more) */
+    void *scale;                     /* the scale-out part's state for ghost_fill and planes_out */
+    int finished;                    /* tpace_finish has run: the results are in place */
 } tpace_rt;
 
 /* Most steps one fused kernel advances (the translator instantiates kernels for 2 .. this). */
@@ -267,6 +277,14 @@ TPACE_HOOK void tpace_dev_end(tpace_rt *r);
 TPACE_HOOK int tpace_dev_reduces_on_device(void); /* 1: kernels add into tpace_reduction.dev */
 TPACE_HOOK int tpace_dev_stamp(tpace_rt *r, int q); /* a device timestamp once q's work so far is done; -1: no timers */
 TPACE_HOOK double tpace_dev_stamp_ms(tpace_rt *r, int from, int to); /* after a sync: ms from stamp `from` to `to` */
+/* Several devices of one process (the scale-out part). */
+TPACE_HOOK int tpace_dev_threads(void);                 /* 1: each device's executor may run on a host thread of its own */
+TPACE_HOOK int tpace_dev_peer_able(tpace_rt *r, int other); /* 1: r->device can copy straight into device `other`'s memory */
+TPACE_HOOK void tpace_dev_peer_enable(tpace_rt *r, int other); /* let r->device reach `other` (once; r's device current) */
+TPACE_HOOK void tpace_dev_peer_copy(tpace_rt *r, void *dst, int dst_device, const void *src, size_t bytes, int q);
+                                                        /* r's device memory to device dst_device's, on r's queue q */
+TPACE_HOOK void tpace_dev_pin(tpace_rt *r, void *host, size_t bytes); /* page-lock host memory the executor copies from */
+TPACE_HOOK void tpace_dev_unpin(tpace_rt *r, void *host);             /* ... and unlock it (after a sync) */
 
 
 /* ---- Launchers: one per kernel tpace printed. The executor calls a sweep's

@@ -711,14 +711,15 @@ pub fn launcher(lp: &LoweredPipeline<'_>, f: &Fusion) -> String {
         let opt_in = bytes > SHARED_WITHOUT_OPT_IN;
         let _ = writeln!(w, "    {case}:{}", if opt_in { " {" } else { "" });
         if opt_in {
-            // Past 48 KiB a kernel must ask for its dynamic shared memory, once per kernel.
+            // Past 48 KiB a kernel must ask for its dynamic shared memory, once per kernel
+            // and device (the attribute is the current device's).
             let _ = writeln!(
                 w,
-                "        /* {bytes} bytes a block, more than the {SHARED_WITHOUT_OPT_IN} a kernel gets without asking: opt in (once). */\n        \
-                 static int tp_opted = 0;\n        \
-                 if (!tp_opted)\n            \
+                "        /* {bytes} bytes a block, more than the {SHARED_WITHOUT_OPT_IN} a kernel gets without asking: opt in (once a device). */\n        \
+                 static int tp_opted[64];\n        \
+                 if (!tp_opted[tp->device % 64])\n            \
                  TPACE_CUDA(tp, cudaFuncSetAttribute({name}<{t}>, cudaFuncAttributeMaxDynamicSharedMemorySize, {bytes}));\n        \
-                 tp_opted = 1;"
+                 tp_opted[tp->device % 64] = 1;"
             );
         }
         let _ = writeln!(

@@ -1,0 +1,613 @@
+//! Several devices that scale (issue 25): the devices of one process run at once
+//! (each on a host thread of its own), their ghost planes go device to device where
+//! the devices reach each other (CUDA peer copies, played by the emulation), and
+//! after the pipeline an array goes only to the ranks that read it: rank 0 alone
+//! where the program only outputs it, every rank where what follows may depend on
+//! it. Every run is compared bit for bit with the sequential program; each check
+//! is shown to fail where the runtime is broken on purpose.
+
+mod common;
+
+use common::*;
+use std::path::Path;
+use std::process::Command;
+use tpace::back::{Output, Target};
+use tpace::driver;
+use tpace::driver::dump::{FLOAT_RTOL, first_difference, printed_difference};
+use tpace::driver::run::{Built, Execution, Flavour, Params, Toolchain, execute_as};
+
+/// Jacobi-2D at X x Y, as the example is otherwise.
+fn jacobi_source(x: u32, y: u32) -> String {
+    let src = include_str!("../examples/jacobi2d.c");
+    let out = src
+        .replace("#define X 1000", &format!("#define X {x}"))
+        .replace("#define Y 600", &format!("#define Y {y}"));
+    assert_ne!(
+        out, src,
+        "examples/jacobi2d.c's extents changed: update this test"
+    );
+    out
+}
+
+/// The sequential reference and the translation (with `edit`'s first text replaced by
+/// its second, once), built in `dir`.
+fn builds(
+    tc: &Toolchain,
+    dir: &Path,
+    name: &str,
+    source: &str,
+    target: Target,
+    mpi: bool,
+    edit: Option<(&str, &str)>,
+) -> (Built, Built) {
+    let compiled = driver::compile_source(&format!("{name}.c"), source).expect("compiles");
+    let reference = build_ok(
+        tc,
+        &reference_of(&compiled),
+        dir,
+        &format!("{name}_ref"),
+        Flavour::Reference,
+    );
+    let mut out: Output = driver::translate_with(&compiled, target, mpi).expect("translates");
+    if let Some((from, to)) = edit {
+        out = replace_once(&out, from, to, name);
+    }
+    let flavour = match target {
+        Target::Cuda => Flavour::CudaEmulation,
+        _ => Flavour::Openacc,
+    };
+    let translated = build_ok(
+        tc,
+        &out,
+        dir,
+        &format!("{name}_{}", edit.is_some()),
+        flavour,
+    );
+    assert!(
+        warnings(&translated.warnings).is_empty(),
+        "{name}: the translation builds with warnings:\n{}",
+        translated.warnings
+    );
+    (reference, translated)
+}
+
+/// Run `binary` for `steps` steps (under mpirun with `ranks`), with `params` and `env`.
+fn run(
+    tc: &Toolchain,
+    binary: &Path,
+    steps: u64,
+    ranks: Option<u64>,
+    params: &Params,
+    env: &[(&str, &str)],
+    dump: &Path,
+) -> Execution {
+    let mut all = params.env();
+    all.extend(env.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+    execute_as(binary, &[steps.to_string()], &all, dump, ranks, &tc.mpirun)
+        .unwrap_or_else(|f| panic!("{} {ranks:?} {params:?} {env:?}: {f}", binary.display()))
+}
+
+/// The phases line of a run over several devices (the last one: the last pipeline's).
+fn phases(got: &Execution) -> &str {
+    got.stderr
+        .lines()
+        .rfind(|l| l.contains(": phases over "))
+        .unwrap_or_else(|| panic!("no phases line: {}", got.stderr))
+}
+
+/// The text between `before` and `after` in `line`.
+fn between<'a>(line: &'a str, before: &str, after: &str) -> &'a str {
+    let start = line
+        .find(before)
+        .unwrap_or_else(|| panic!("no `{before}` in {line}"))
+        + before.len();
+    let end = line[start..]
+        .find(after)
+        .unwrap_or_else(|| panic!("no `{after}` after `{before}` in {line}"));
+    &line[start..start + end]
+}
+
+/// The kernels' intervals of a TPACE_TRACE file over several devices, per device.
+fn kernel_intervals(trace: &str) -> std::collections::BTreeMap<u32, Vec<(f64, f64)>> {
+    let mut lines = trace.lines();
+    let header = lines.next().expect("a header line");
+    assert!(header.ends_with("\tdevice"), "no device column: {header}");
+    let mut by_device = std::collections::BTreeMap::new();
+    for line in lines {
+        let f: Vec<&str> = line.split('\t').collect();
+        assert_eq!(f.len(), 9, "{line}");
+        if f[4] != "kernels" {
+            continue;
+        }
+        let (from, to): (f64, f64) = (f[5].parse().unwrap(), f[6].parse().unwrap());
+        assert!(from <= to, "{line}");
+        by_device
+            .entry(f[8].parse::<u32>().unwrap())
+            .or_insert_with(Vec::new)
+            .push((from, to));
+    }
+    by_device
+}
+
+/// Pairs of one device's kernels and the other's that ran at the same time.
+fn overlapping(a: &[(f64, f64)], b: &[(f64, f64)]) -> usize {
+    a.iter()
+        .map(|x| b.iter().filter(|y| x.0.max(y.0) < x.1.min(y.1)).count())
+        .sum()
+}
+
+/// Two devices of one process run at once: from the trace (the emulation's device
+/// timers are the host's clock), kernels of one device run while the other's do.
+/// The kernels take tens of milliseconds each (20 to 40 on an idle CPU), so that on a loaded machine of one or
+/// two cores the two host threads' time slices still interleave within them.
+/// With TPACE_THREADS=0 the same program issues both devices' work from one thread
+/// and waits for one device after the other: then no two kernels overlap, which is
+/// what the check catches (the devices serialised before issue 25).
+#[test]
+fn the_devices_of_one_process_run_at_once() {
+    let tc = Toolchain::detect();
+    let dir = tempfile::tempdir().expect("scratch folder");
+    let (reference, translated) = builds(
+        &tc,
+        dir.path(),
+        "jacobi_overlap",
+        &jacobi_source(600, 240),
+        Target::Cuda,
+        false,
+        None,
+    );
+    let steps = 12;
+    let seq = run_ok(
+        &reference.binary,
+        steps,
+        &Params::default(),
+        &dir.path().join("r.dump"),
+    );
+    let trace = dir.path().join("trace.tsv");
+    let trace_text = trace.display().to_string();
+    let p = Params {
+        gpus: Some(2),
+        ..params("mmtb", 6, 75, 2)
+    };
+    for threads in ["1", "0"] {
+        let env = [
+            ("TPACE_EMU_DEVICES", "2"),
+            ("TPACE_TRACE", trace_text.as_str()),
+            ("TPACE_THREADS", threads),
+        ];
+        let got = run(
+            &tc,
+            &translated.binary,
+            steps,
+            None,
+            &p,
+            &env,
+            &dir.path().join("t.dump"),
+        );
+        let what = format!("TPACE_THREADS={threads}");
+        assert_eq!(first_difference(&seq.dump, &got.dump), None, "{what}");
+        assert_eq!(got.report["devices"], "2", "{what}");
+        let kernels = kernel_intervals(&std::fs::read_to_string(&trace).expect("the trace"));
+        assert_eq!(kernels.len(), 2, "{what}: {kernels:?}");
+        let (a, b) = (&kernels[&0], &kernels[&1]);
+        let pairs = overlapping(a, b);
+        if threads == "1" {
+            assert!(
+                phases(&got).contains("every device at once, one host thread each"),
+                "{what}: {}",
+                phases(&got)
+            );
+            assert!(
+                pairs > 0,
+                "{what}: the devices' kernels never overlap: {a:?} {b:?}"
+            );
+        } else {
+            assert!(
+                phases(&got).contains("devices issued in turn from one thread"),
+                "{what}"
+            );
+            assert_eq!(
+                pairs, 0,
+                "{what}: devices waited for one after the other overlap: {a:?} {b:?}"
+            );
+        }
+    }
+}
+
+/// One run of the peer test: plan, devices, settings, whether ghost planes go device to device.
+type PeerRun = (Params, u64, Vec<(String, String)>, bool);
+
+/// Ghost planes between the devices of one process go device to device where they
+/// reach each other (peer copies), through host memory with TPACE_PEER=0 or where
+/// they do not (TPACE_EMU_PEER=0): the same answer, bit for bit, either way, over
+/// several blocks, uneven slabs, both schedules. A device that reads the ghost planes
+/// of the wrong block gives a wrong answer.
+#[test]
+fn ghost_planes_go_device_to_device_where_devices_reach_each_other() {
+    let tc = Toolchain::detect();
+    let dir = tempfile::tempdir().expect("scratch folder");
+    let source = include_str!("../examples/heat3d.c");
+    let (reference, translated) = builds(
+        &tc,
+        dir.path(),
+        "heat3d_peer",
+        source,
+        Target::Cuda,
+        false,
+        None,
+    );
+    let steps = 9;
+    let seq = run_ok(
+        &reference.binary,
+        steps,
+        &Params::default(),
+        &dir.path().join("r.dump"),
+    );
+    let mut runs: Vec<PeerRun> = Vec::new();
+    let set = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    };
+    runs.push((params("mmtb", 2, 7, 3), 3, set(&[]), true));
+    runs.push((params("mm", 3, 10, 2), 3, set(&[]), true));
+    runs.push((params("mmtb", 4, 5, 2), 2, set(&[]), true));
+    runs.push((
+        params("mmtb", 2, 7, 3),
+        3,
+        set(&[("TPACE_PEER", "0")]),
+        false,
+    ));
+    runs.push((
+        params("mmtb", 2, 7, 3),
+        3,
+        set(&[("TPACE_EMU_PEER", "0")]),
+        false,
+    ));
+    runs.push((
+        params("mmtb", 2, 7, 3),
+        3,
+        set(&[("TPACE_THREADS", "0")]),
+        true,
+    ));
+    let mut plan_bytes = 0u64;
+    let mut i = 0;
+    while i < runs.len() {
+        let (p, gpus, extra, device_to_device) = runs[i].clone();
+        i += 1;
+        let mut env = vec![("TPACE_EMU_DEVICES", "3")];
+        env.extend(extra.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+        let p = Params {
+            gpus: Some(gpus),
+            ..p
+        };
+        let got = run(
+            &tc,
+            &translated.binary,
+            steps,
+            None,
+            &p,
+            &env,
+            &dir.path().join("t.dump"),
+        );
+        let what = format!("{gpus} devices {p:?} {extra:?}");
+        assert_eq!(first_difference(&seq.dump, &got.dump), None, "{what}");
+        let peer = between(phases(&got), "ghost planes ", " device to device");
+        if device_to_device {
+            assert_ne!(
+                peer,
+                "0 B",
+                "{what}: no ghost planes went device to device: {}",
+                phases(&got)
+            );
+        } else {
+            assert_eq!(peer, "0 B", "{what}: {}", phases(&got));
+        }
+        // Under a budget that the plan alone fills, no room is left for them on the devices;
+        // under one twice as large, there is.
+        if extra.first().is_some_and(|(k, _)| k == "TPACE_PEER") {
+            plan_bytes = got.report["device_bytes"].parse().unwrap();
+            for (budget, fits) in [(plan_bytes, false), (2 * plan_bytes, true)] {
+                runs.push((
+                    params("mmtb", 2, 7, 3),
+                    3,
+                    set(&[("TPACE_DEVICE_MEM", &budget.to_string())]),
+                    fits,
+                ));
+            }
+        }
+    }
+    assert!(plan_bytes > 0 && runs.len() == 8);
+    // The next block's ghost planes copied into the buffer the current block reads.
+    let (_, broken) = builds(
+        &tc,
+        dir.path(),
+        "heat3d_peer",
+        source,
+        Target::Cuda,
+        false,
+        Some((
+            "const int parity = (int)((ch->t / s->k + 1) % 2);",
+            "const int parity = (int)((ch->t / s->k) % 2);",
+        )),
+    );
+    let p = Params {
+        gpus: Some(3),
+        ..params("mmtb", 2, 7, 3)
+    };
+    for peer in ["1", "0"] {
+        let env = [("TPACE_EMU_DEVICES", "3"), ("TPACE_PEER", peer)];
+        let got = run(
+            &tc,
+            &broken.binary,
+            steps,
+            None,
+            &p,
+            &env,
+            &dir.path().join("b.dump"),
+        );
+        assert!(
+            first_difference(&seq.dump, &got.dump).is_some(),
+            "TPACE_PEER={peer}: ghost planes of the wrong block went unnoticed"
+        );
+    }
+}
+
+/// The toolchain with Open MPI's wrappers; `None` (with a note) where there is no
+/// mpicc here, except in CI, where its absence fails.
+fn mpi_toolchain() -> Option<Toolchain> {
+    let mut tc = Toolchain::detect();
+    tc.mpi = true;
+    let present = Command::new(&tc.mpicc)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !present {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "mpicc not found in CI: .ci/run installs Open MPI (openmpi-bin, libopenmpi-dev)"
+        );
+        eprintln!("mpicc not found: the MPI tests did not run here");
+        return None;
+    }
+    Some(tc)
+}
+
+/// Jacobi-2D prints a checksum of `a` and nothing else reads it: rank 0 alone receives
+/// it after the pipeline, every other rank's planes once (less than one grid), and the
+/// answer is the sequential one, its output printed once. Over 3 ranks the slabs are
+/// uneven (1000 planes).
+#[test]
+fn rank_zero_alone_receives_what_only_output_reads() {
+    let Some(tc) = mpi_toolchain() else { return };
+    let dir = tempfile::tempdir().expect("scratch folder");
+    let source = include_str!("../examples/jacobi2d.c");
+    let (reference, translated) = builds(
+        &tc,
+        dir.path(),
+        "jacobi_root",
+        source,
+        Target::Openacc,
+        true,
+        None,
+    );
+    let steps = 9;
+    let seq = run_ok(
+        &reference.binary,
+        steps,
+        &Params::default(),
+        &dir.path().join("r.dump"),
+    );
+    let grid_bytes = 1000 * 600 * 4;
+    for (ranks, gpus, p) in [
+        (3, 1, params("mmtb", 3, 70, 2)),
+        (2, 2, params("mm", 4, 90, 3)),
+        (3, 2, Params::default()),
+    ] {
+        let p = Params {
+            gpus: Some(gpus),
+            ..p
+        };
+        let got = run(
+            &tc,
+            &translated.binary,
+            steps,
+            Some(ranks),
+            &p,
+            &[],
+            &dir.path().join("t.dump"),
+        );
+        let what = format!("{ranks} ranks x {gpus} devices {p:?}");
+        assert_eq!(first_difference(&seq.dump, &got.dump), None, "{what}");
+        assert_eq!(
+            printed_difference(&seq.stdout, &got.stdout, FLOAT_RTOL),
+            None,
+            "{what}"
+        );
+        let line = phases(&got);
+        assert_eq!(
+            between(line, "to rank 0 alone: ", ";"),
+            "a",
+            "{what}: {line}"
+        );
+        assert_eq!(
+            between(line, "to every rank: ", ";"),
+            "none",
+            "{what}: {line}"
+        );
+        let moved: u64 = between(line, "; ", " bytes between ranks")
+            .rsplit("; ")
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        // Every plane but rank 0's, once: 1000 planes of 600 floats over `ranks * gpus` slabs.
+        let devices = ranks * gpus;
+        let rank0: u64 = (0..gpus)
+            .map(|e| 1000 / devices + u64::from(e < 1000 % devices))
+            .sum();
+        assert_eq!(moved, (1000 - rank0) * 600 * 4, "{what}: {line}");
+        assert!(moved < grid_bytes, "{what}");
+    }
+}
+
+/// A program with two pipelines (tests/fixtures/styles/two_phases.c): the second reads
+/// what the first leaves, so every rank receives the first's arrays; the second's are
+/// only printed, so rank 0 alone receives them. Bit for bit over uneven slabs; and
+/// were the first's arrays sent to rank 0 alone, the other ranks would start the
+/// second pipeline from stale planes: a wrong answer.
+#[test]
+fn every_rank_receives_what_a_later_pipeline_reads() {
+    let Some(tc) = mpi_toolchain() else { return };
+    let dir = tempfile::tempdir().expect("scratch folder");
+    let source = include_str!("fixtures/styles/two_phases.c");
+    let (reference, translated) = builds(
+        &tc,
+        dir.path(),
+        "two_phases",
+        source,
+        Target::Openacc,
+        true,
+        None,
+    );
+    let steps = 7;
+    let seq = run_ok(
+        &reference.binary,
+        steps,
+        &Params::default(),
+        &dir.path().join("r.dump"),
+    );
+    for (ranks, gpus, p) in [
+        (3, 1, params("mmtb", 2, 5, 2)),
+        (2, 2, params("mm", 3, 4, 2)),
+    ] {
+        let p = Params {
+            gpus: Some(gpus),
+            ..p
+        };
+        let got = run(
+            &tc,
+            &translated.binary,
+            steps,
+            Some(ranks),
+            &p,
+            &[],
+            &dir.path().join("t.dump"),
+        );
+        let what = format!("{ranks} ranks x {gpus} devices {p:?}");
+        assert_eq!(first_difference(&seq.dump, &got.dump), None, "{what}");
+        let lines: Vec<&str> = got
+            .stderr
+            .lines()
+            .filter(|l| l.contains(": phases over "))
+            .collect();
+        assert_eq!(lines.len(), 2, "{what}: {}", got.stderr);
+        assert_eq!(
+            between(lines[0], "to rank 0 alone: ", ";"),
+            "none",
+            "{what}: {}",
+            lines[0]
+        );
+        assert_ne!(
+            between(lines[0], "to every rank: ", ";"),
+            "none",
+            "{what}: {}",
+            lines[0]
+        );
+        assert_eq!(
+            between(lines[1], "to rank 0 alone: ", ";"),
+            "u",
+            "{what}: {}",
+            lines[1]
+        );
+    }
+    // The first pipeline's arrays to rank 0 alone: the second starts from stale planes.
+    let (_, broken) = builds(
+        &tc,
+        dir.path(),
+        "two_phases",
+        source,
+        Target::Openacc,
+        true,
+        Some((
+            "    /* arrays[0]: every rank receives it after the pipeline",
+            "    arrays[0].to_root = arrays[1].to_root = 1; /* arrays[0]: every rank receives it after the pipeline",
+        )),
+    );
+    let p = Params {
+        gpus: Some(1),
+        ..params("mmtb", 2, 5, 2)
+    };
+    let got = run(
+        &tc,
+        &broken.binary,
+        steps,
+        Some(3),
+        &p,
+        &[],
+        &dir.path().join("b.dump"),
+    );
+    assert!(
+        first_difference(&seq.dump, &got.dump).is_some(),
+        "the first pipeline's arrays sent to rank 0 alone went unnoticed"
+    );
+}
+
+/// A double program whose fused kernels opt in to more shared memory than a kernel gets
+/// without asking (on every device: the opt-in is per device), and a stencil of radius
+/// three, over 2 devices of one process and 3 ranks of 2 devices each: slabs of uneven
+/// planes (23 and 47 along the cut axis), several blocks, bit for bit.
+#[test]
+fn a_double_program_and_a_wide_halo_over_devices_and_ranks() {
+    let Some(tc) = mpi_toolchain() else { return };
+    let dir = tempfile::tempdir().expect("scratch folder");
+    for (file, p, fuse) in [
+        (
+            "tests/fixtures/layouts/heat3d_double.c",
+            params("mmtb", 4, 5, 2),
+            "4",
+        ),
+        (
+            "tests/fixtures/layouts/star2d_halo3.c",
+            params("mmtb", 2, 5, 3),
+            "1",
+        ),
+    ] {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(file);
+        let source = std::fs::read_to_string(&path).expect("fixture");
+        let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+        let (reference, translated) =
+            builds(&tc, dir.path(), &name, &source, Target::Cuda, true, None);
+        let steps = 8;
+        let seq = run_ok(
+            &reference.binary,
+            steps,
+            &Params::default(),
+            &dir.path().join("r.dump"),
+        );
+        for (ranks, gpus) in [(None, 2), (Some(3), 2), (Some(3), 1)] {
+            let p = Params {
+                gpus: Some(gpus),
+                ..p.clone()
+            };
+            let env = [("TPACE_EMU_DEVICES", "2"), ("TPACE_FUSE", fuse)];
+            let got = run(
+                &tc,
+                &translated.binary,
+                steps,
+                ranks,
+                &p,
+                &env,
+                &dir.path().join("t.dump"),
+            );
+            let what = format!("{file}: {ranks:?} ranks x {gpus} devices {p:?}");
+            assert_eq!(first_difference(&seq.dump, &got.dump), None, "{what}");
+            assert!(
+                got.stderr.contains(&format!("fuse={fuse} ")),
+                "{what}: {}",
+                got.stderr
+            );
+        }
+    }
+}
