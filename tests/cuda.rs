@@ -229,17 +229,36 @@ fn the_shuffled_streams_catch_a_missing_wait() {
 /// One fused-kernel break: its name, the text replaced, and the replacement.
 type Break = (&'static str, &'static str, &'static str);
 
+/// `example`'s CUDA translation with every `from` replaced by `to` (a 3-D fused
+/// kernel has two copies of its row loop, the steady rows' unrolled).
+fn broken_everywhere(example: &str, from: &str, to: &str) -> tpace::back::Output {
+    let out = translated_example(example, Target::Cuda);
+    let count =
+        out.main.matches(from).count() + out.host.as_deref().map_or(0, |h| h.matches(from).count());
+    assert!(
+        count > 0,
+        "the translation of {example} no longer contains `{from}`: update this test"
+    );
+    tpace::back::Output {
+        main: out.main.replace(from, to),
+        host: out.host.as_ref().map(|h| h.replace(from, to)),
+    }
+}
+
 /// Builds `examples/{example}` (or the file `example`, see [`program_path`]) for
 /// the CUDA emulation intact and with each of
-/// `breaks`; the intact program must match the sequential one under every
-/// setting of `configs` and seeds 1 ..= `seeds`, advancing `fuse` steps per
-/// kernel, and every broken one must differ under some setting and seed.
+/// `breaks` (every occurrence replaced); the intact program must match the
+/// sequential one under every setting of `configs` and seeds 1 ..= `seeds`
+/// (with `env` set too), advancing `fuse` steps per kernel, and every broken
+/// one must differ under some setting and seed.
+#[allow(clippy::too_many_arguments)]
 fn check_fused_breaks(
     example: &str,
     steps: u64,
     fuse: &str,
     configs: &[Params],
     seeds: u64,
+    env: &[(String, String)],
     intact_text: &str,
     breaks: &[Break],
 ) {
@@ -248,7 +267,7 @@ fn check_fused_breaks(
     let seq = example_reference(example, &tc, dir.path(), steps);
     let intact = build_ok(
         &tc,
-        &broken_example(example, Target::Cuda, intact_text, intact_text),
+        &broken_everywhere(example, intact_text, intact_text),
         dir.path(),
         "intact",
         Flavour::CudaEmulation,
@@ -259,7 +278,7 @@ fn check_fused_breaks(
                 &intact.binary,
                 steps,
                 p,
-                &seed(s),
+                &[seed(s), env.to_vec()].concat(),
                 &dir.path().join("i.dump"),
             );
             assert_eq!(
@@ -278,7 +297,7 @@ fn check_fused_breaks(
     for (name, from, to) in breaks {
         let built = build_ok(
             &tc,
-            &broken_example(example, Target::Cuda, from, to),
+            &broken_everywhere(example, from, to),
             dir.path(),
             name,
             Flavour::CudaEmulation,
@@ -289,7 +308,7 @@ fn check_fused_breaks(
                     &built.binary,
                     steps,
                     p,
-                    &seed(s),
+                    &[seed(s), env.to_vec()].concat(),
                     &dir.path().join("b.dump"),
                 );
                 first_difference(&seq.dump, &got.dump).map(|d| (s, d))
@@ -314,6 +333,7 @@ fn the_emulation_catches_broken_fused_kernels() {
         "4",
         &[params("mmtb", 8, 7, 3), params("incore", 9, 1, 1)],
         4,
+        &[],
         "__syncthreads();\n                float tp_val",
         &[
             (
@@ -360,31 +380,47 @@ fn the_emulation_catches_broken_fused_kernels() {
     );
 }
 
-/// The 3-D fused kernel (register-blocked tiles, heat3d, 2 steps per launch): a
-/// missing barrier, a thread that reads its own column where the neighbour's
-/// belongs, a row that skips the strip, a strip left unwritten, a row outside the
-/// sweep's box computed anyway and steady rows that reach into the successor's
-/// strip are each caught by the emulation.
+/// The 3-D fused kernel (tiles of threads each holding four neighbouring columns
+/// along axis 2, one barrier a row, heat3d, 2 steps per launch): a missing barrier,
+/// a lane that reads its own column where the neighbouring lane's belongs, a step
+/// that reads along axis 1 the shared row being written (not the one written a row
+/// earlier), a step that leaves in shared memory a row other than the one the next
+/// step reads, an input row loaded ahead from the wrong row, a row that skips the
+/// strip, a strip left unwritten, a row outside the sweep's box computed anyway and
+/// steady rows that reach into the successor's strip are each caught by the
+/// emulation.
 #[test]
 fn the_emulation_catches_broken_tiled_fused_kernels() {
-    let barrier = "tp_v[tp_l - 1][TP_RLO][tp_c];\n                __syncthreads();";
+    let barrier = "__syncthreads();\n                /* Step 0's row";
     check_fused_breaks(
         "heat3d.c",
         7,
         "2",
         &[params("mmtb", 6, 9, 3), params("incore", 7, 1, 1)],
         3,
+        &[],
         barrier,
         &[
+            ("barrier_missing", barrier, "/* Step 0's row"),
             (
-                "barrier_missing",
-                barrier,
-                "tp_v[tp_l - 1][TP_RLO][tp_c];\n",
+                "neighbour_lane_from_own_registers",
+                "tp_w2[tp_h] = __shfl_up_sync(0xffffffffu, tp_v[tp_l - 1][TP_RLO][TP_C2 - TP_H2 + tp_h], 1, TP_B2);",
+                "tp_w2[tp_h] = tp_v[tp_l - 1][TP_RLO][0];",
             ),
             (
-                "neighbour_column_from_own_registers",
-                "tp_w[tp_h] = tp_sh[tp_par][tp_l - 1][TPACE_MAX(tp_t1 * TP_C1 - TP_H1 + tp_h, 0)][tp_t2];",
-                "tp_w[tp_h] = tp_v[tp_l - 1][TP_RLO][0];",
+                "shared_row_of_this_row_read",
+                "tp_sh[tp_par ^ 1][tp_l - 1][tp_t1_m1]",
+                "tp_sh[tp_par][tp_l - 1][tp_t1_m1]",
+            ),
+            (
+                "shared_row_one_row_late",
+                "tp_sh[tp_par][tp_l][tp_t1][tp_t2 * TP_C2 + tp_c] = tp_v[tp_l][TP_RLO + 1][tp_c];",
+                "tp_sh[tp_par][tp_l][tp_t1][tp_t2 * TP_C2 + tp_c] = tp_v[tp_l][TP_RLO][tp_c];",
+            ),
+            (
+                "input_row_loaded_ahead_from_the_wrong_row",
+                "tp_in[tp_row + TP_AHEAD * tp_plane + tp_col + tp_c]",
+                "tp_in[tp_row + (TP_AHEAD - 1) * tp_plane + tp_col + tp_c]",
             ),
             (
                 "strip_not_read",
@@ -393,7 +429,7 @@ fn the_emulation_catches_broken_tiled_fused_kernels() {
             ),
             (
                 "strip_not_written",
-                "tp_sout[tp_srow + tp_col[tp_c]] = tp_val[tp_c];",
+                "tp_sout[tp_srow + tp_col + tp_c] = tp_val[tp_c];",
                 ";",
             ),
             (
@@ -410,6 +446,68 @@ fn the_emulation_catches_broken_tiled_fused_kernels() {
                 "a_needed_row_not_computed",
                 "tp_q < tp_xs - (long)(TP_T - tp_l) * TP_RLO)",
                 "tp_q <= tp_xs - (long)(TP_T - tp_l) * TP_RLO)",
+            ),
+        ],
+    );
+}
+
+/// The 3-D one-step kernel (threads marching along the cut axis, each array's own
+/// column in a queue of registers loaded ahead; heat-3D one step per kernel, and
+/// Himeno, whose other columns read at three planes have queues too): a queue that
+/// does not move, a plane loaded ahead one plane short, the last planes of a
+/// segment not computed, a queue filled one plane late, and a column queue of
+/// Himeno's that loads the wrong column are each caught by the emulation.
+#[test]
+fn the_emulation_catches_broken_marching_kernels() {
+    let one_step = [("TPACE_FUSE".to_string(), "1".to_string())];
+    let configs = [params("mmtb", 6, 9, 3), params("incore", 7, 1, 1)];
+    let moves = "tp_q0[tp_r] = tp_q0[tp_r + 1];";
+    check_fused_breaks(
+        "heat3d.c",
+        7,
+        "1",
+        &configs,
+        2,
+        &one_step,
+        moves,
+        &[
+            ("queue_does_not_move", moves, ";"),
+            (
+                "plane_loaded_ahead_one_short",
+                "tp_p_a[(1 + TP_AHEAD) * tp_s0]",
+                "tp_p_a[TP_AHEAD * tp_s0]",
+            ),
+            (
+                "last_planes_not_computed",
+                "tp_run == 0 ? tp_end0 - TP_AHEAD : tp_end0",
+                "tp_end0 - TP_AHEAD",
+            ),
+            (
+                "queue_filled_one_plane_late",
+                "tp_p_a[(tp_r - 1) * tp_s0]",
+                "tp_p_a[tp_r * tp_s0]",
+            ),
+        ],
+    );
+    let column = "tp_q1[2] = tp_p_p[tp_s0 - tp_s1];";
+    check_fused_breaks(
+        "himeno.c",
+        5,
+        "1",
+        &configs,
+        1,
+        &[],
+        column,
+        &[
+            (
+                "column_queue_of_the_wrong_column",
+                column,
+                "tp_q1[2] = tp_p_p[tp_s0 + tp_s1];",
+            ),
+            (
+                "column_queue_does_not_move",
+                "tp_q1[tp_r] = tp_q1[tp_r + 1];",
+                ";",
             ),
         ],
     );
@@ -456,6 +554,7 @@ fn the_emulation_catches_a_broken_folded_temporary() {
             params("incore", 7, 1, 1),
         ],
         1,
+        &[],
         download,
         &heat,
     );
@@ -476,6 +575,7 @@ fn the_emulation_catches_a_broken_folded_temporary() {
         "4",
         &[params("mmtb", 8, 7, 3), params("incore", 9, 1, 1)],
         1,
+        &[],
         download,
         &jacobi,
     );

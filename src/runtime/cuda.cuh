@@ -309,11 +309,26 @@ template <int OP, typename T> static inline void tpace_block_reduce(T v, T ident
 #define TPACE_NO_UNROLL _Pragma("unroll 1")
 #define TPACE_UNROLL_SEGMENT _Pragma("unroll 4")
 #define TPACE_UNROLL _Pragma("unroll") /* fused kernels: loops over steps and rows of a ring, so registers hold them */
+/* 3-D fused kernels: the steady rows' loop, unrolled by the length of the rings (TP_RING, the
+ * kernel's constant), so that they turn by renaming registers rather than moving them. */
+#define TPACE_UNROLL_RING _Pragma("unroll TP_RING")
 #else
+#define TPACE_UNROLL_RING
 #define TPACE_NO_UNROLL
 #define TPACE_UNROLL_SEGMENT
 #define TPACE_UNROLL
 #endif
+
+/* 3-D one-step kernels march along the outermost axis; each array's own column loads
+ * this many planes ahead of the one computed, so that several loads from device
+ * memory are in flight per thread while a plane is computed: three for one or two
+ * arrays (heat-3D: four planes of a column in flight), fewer as the arrays, whose
+ * loads are in flight together anyway, grow (Himeno's 14 arrays: one). */
+#define TPACE_MARCH_AHEAD(columns) ((columns) <= 2 ? 3 : (columns) <= 6 ? 2 : 1)
+
+/* 3-D fused kernels load each input row this many rows ahead of the row they compute
+ * (a row's loads then wait behind the rows computed meanwhile, not in front of them). */
+#define TPACE_FUSED_AHEAD 2
 
 /* Fused kernels: TPACE_KEEP(x) (a long) and TPACE_KEEP32(x) (an int or unsigned)
  * hide x from nvcc's optimiser behind an empty asm, so that x, computed once before

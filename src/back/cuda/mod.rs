@@ -9,6 +9,8 @@
 //! (`runtime/cuda_emulation.cuh`).
 
 mod fused;
+mod march;
+mod tile;
 
 use crate::back::Output;
 use crate::back::kernel::{
@@ -225,14 +227,14 @@ fn scalar_args(lp: &LoweredPipeline<'_>, s: usize) -> Vec<String> {
         .collect()
 }
 
-/// The `__global__` kernel of sweep `s`: each thread computes one point of the
-/// box it is given and strides over what the launch grid does not cover.
-fn kernel(lp: &LoweredPipeline<'_>, s: usize) -> String {
+/// The parameters of sweep `s`'s one-step kernel: its arrays' chunk buffers, the
+/// buffer's first plane and inner extents, the box to compute, the segment of
+/// the outermost dimension a block takes, what it reads by value and its
+/// reductions' slots (the launcher passes them in this order).
+fn sweep_params(lp: &LoweredPipeline<'_>, s: usize) -> Vec<String> {
     let unit = lp.unit;
     let p = unit.pipeline;
-    let sweep = &p.body[s];
     let rank = p.grid.rank();
-    let axes = ["x", "y", "z"];
     let (used, written) = sweep_arrays(unit, s);
     let mut args: Vec<String> = used
         .iter()
@@ -264,6 +266,39 @@ fn kernel(lp: &LoweredPipeline<'_>, s: usize) -> String {
     if !reductions.is_empty() {
         args.push("long tp_cnt_lo, long tp_cnt_hi".into());
     }
+    args
+}
+
+/// Kernel text with the C++-only keywords the user's C uses as names in sweep `s`
+/// renamed (tpace's own text uses none).
+fn cxx_renamed(lp: &LoweredPipeline<'_>, s: usize, w: String) -> String {
+    let p = lp.unit.pipeline;
+    let keywords = names::cxx_keyword_names(p, &p.body[s], &lp.unit.program.source);
+    if keywords.is_empty() {
+        w
+    } else {
+        crate::text::rename_identifiers(&w, &|id| {
+            keywords
+                .iter()
+                .any(|k| k == id)
+                .then(|| names::cxx_name(id))
+        })
+    }
+}
+
+/// The `__global__` kernel of sweep `s`: each thread computes one point of the
+/// box it is given and strides over what the launch grid does not cover.
+fn kernel(lp: &LoweredPipeline<'_>, s: usize) -> String {
+    let unit = lp.unit;
+    let p = unit.pipeline;
+    let sweep = &p.body[s];
+    let rank = p.grid.rank();
+    let axes = ["x", "y", "z"];
+    if rank == 3 {
+        return cxx_renamed(lp, s, march::kernel(lp, s));
+    }
+    let args = sweep_params(lp, s);
+    let reductions = reductions_of(unit, s);
     let mut w = String::new();
     let _ = writeln!(
         w,
@@ -396,17 +431,7 @@ fn kernel(lp: &LoweredPipeline<'_>, s: usize) -> String {
     w.push_str("}\n");
     // The kernel is C++: a variable the user's C names `new` or `class` gets a name
     // C++ takes (tpace's own text here uses no C++-only keyword).
-    let keywords = names::cxx_keyword_names(p, sweep, &unit.program.source);
-    if keywords.is_empty() {
-        w
-    } else {
-        crate::text::rename_identifiers(&w, &|id| {
-            keywords
-                .iter()
-                .any(|k| k == id)
-                .then(|| names::cxx_name(id))
-        })
-    }
+    cxx_renamed(lp, s, w)
 }
 
 /// Sweep `s`'s launcher: its kernel over the box the executor gives it, on the
