@@ -397,8 +397,9 @@ fn compute_point(
 /// Push `tp_val` into step `tp_l`'s ring and write it where it is kept: the
 /// last step's rows to the output buffer, the others' near the chunk's top to
 /// the strip. With `cols` (a 3-D tile), `tp_val` and the ring have a column
-/// index (the thread's `TP_C2` columns follow each other from element offset
-/// `tp_col` in a row) and the columns the block keeps are `tp_cols_mine`'s bits; otherwise
+/// index (the thread's `TP_C2` columns follow each other from `tp_out_col` and
+/// `tp_sout_col`, the buffers at element offset `tp_col`) and the columns the
+/// block keeps are `tp_cols_mine`'s bits; otherwise
 /// the thread's one column is its block's own where `tp_mine`.
 pub(super) fn keep_point(cols: bool, pad: &str) -> String {
     // `to[row + column offset] = tp_val` for the block's own columns, at `pad`.
@@ -408,7 +409,7 @@ pub(super) fn keep_point(cols: bool, pad: &str) -> String {
                 "{pad}TPACE_UNROLL\n\
                  {pad}for (int tp_c = 0; tp_c < TP_C2; tp_c++)\n\
                  {pad}    if ((tp_cols_mine >> tp_c) & 1u)\n\
-                 {pad}        {to}[{row} + tp_col + tp_c] = tp_val[tp_c];\n"
+                 {pad}        {to}_col[{row} + tp_c] = tp_val[tp_c];\n"
             )
         } else {
             format!("{pad}if (tp_mine)\n{pad}    {to}[{row} + tp_col] = tp_val;\n")
@@ -438,7 +439,7 @@ pub(super) fn keep_point(cols: bool, pad: &str) -> String {
          {pad} * the chunk's top to the strip for the successor. */\n\
          {pad}if (tp_q_keep) {{\n\
          {pad}    if (tp_l == TP_T) {{\n\
-         {pad}        const long tp_orow = (tp_q - tp_f.tp_base) * tp_plane;\n\
+         {pad}        const long tp_orow = {orow};\n\
          {out}\
          {pad}    }} else if (tp_sout != NULL) {{\n\
          {pad}        const long tp_strip_out = tp_f.tp_edge_out - (tp_m - 1) * tp_f.tp_skew - tp_f.tp_strip_rows;\n\
@@ -448,6 +449,12 @@ pub(super) fn keep_point(cols: bool, pad: &str) -> String {
          {pad}        }}\n\
          {pad}    }}\n\
          {pad}}}\n",
+        // Row tp_q is step l's, tp_l * TP_RHI rows behind row tp_x (at tp_row).
+        orow = if cols {
+            "tp_row - (long)tp_l * TP_RHI * tp_plane"
+        } else {
+            "(tp_q - tp_f.tp_base) * tp_plane"
+        },
         out = store("tp_out", "tp_orow", &format!("{pad}        ")),
         sout = store("tp_sout", "tp_srow", &format!("{pad}            ")),
     )

@@ -140,11 +140,17 @@ pub fn kernel(lp: &LoweredPipeline<'_>, s: usize) -> String {
         params = sweep_params(lp, s).join(", "),
     )
     .unwrap();
-    let ahead = qs.iter().filter(|q| q.ahead).count();
+    // 32-bit words a plane of the columns loaded ahead takes (what the runtime sizes by).
+    let ahead: u64 = qs
+        .iter()
+        .filter(|q| q.ahead)
+        .map(|q| (p.arrays[q.array].elem.bytes() / 4).max(1))
+        .sum();
     writeln!(
         w,
-        "    /* Planes each array's own column loads ahead of the one computed (fewer with more arrays). */\n\
-         \x20   enum {{ TP_AHEAD = TPACE_MARCH_AHEAD({ahead}) }};\n\
+        "    /* Planes each array's own column loads ahead of the one computed, and times the march loop is\n\
+         \x20    * unrolled (both fewer with more arrays). */\n\
+         \x20   enum {{ TP_AHEAD = TPACE_MARCH_AHEAD({ahead}), TP_UNROLL = TPACE_MARCH_UNROLL({ahead}) }};\n\
          \x20   /* Element strides of the chunk buffer: a plane, a row (the innermost dimension is contiguous). */\n\
          \x20   const long tp_s1 = tp_n2;\n\
          \x20   const long tp_s0 = tp_s1 * tp_n1;"
@@ -250,7 +256,7 @@ pub fn kernel(lp: &LoweredPipeline<'_>, s: usize) -> String {
          \x20       TPACE_UNROLL\n\
          \x20       for (int tp_run = 0; tp_run < 2; tp_run++) {{\n\
          \x20           const long tp_run_end = tp_run == 0 ? tp_end0 - TP_AHEAD : tp_end0;\n\
-         \x20           TPACE_UNROLL_SEGMENT\n\
+         \x20           TPACE_UNROLL_MARCH\n\
          \x20           for (; tp_i0 < tp_run_end; tp_i0++) {{"
     )
     .unwrap();

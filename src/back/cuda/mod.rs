@@ -287,7 +287,7 @@ fn cxx_renamed(lp: &LoweredPipeline<'_>, s: usize, w: String) -> String {
 }
 
 /// The `__global__` kernel of sweep `s`: each thread computes one point of the
-/// box it is given and strides over what the launch grid does not cover.
+/// box it is given (1-D and 2-D grids; a 3-D sweep's kernel marches, `march.rs`).
 fn kernel(lp: &LoweredPipeline<'_>, s: usize) -> String {
     let unit = lp.unit;
     let p = unit.pipeline;
@@ -367,31 +367,19 @@ fn kernel(lp: &LoweredPipeline<'_>, s: usize) -> String {
         if pos == 0 && rank > 1 {
             // The block's contiguous segment of the outermost dimension, blockDim rows at a time.
             // 2-D blocks hold one row each: unrolling would only cost a division.
-            let unroll = if rank > 2 {
-                "TPACE_UNROLL_SEGMENT"
-            } else {
-                "TPACE_NO_UNROLL"
-            };
             let _ = writeln!(
                 w,
                 "{pad}const long tp_end0 = TPACE_MIN(tp_to0, tp_from0 + (long)(blockIdx.{axis} + 1) * tp_seg);\n\
-                 {pad}{unroll}\n\
+                 {pad}TPACE_NO_UNROLL\n\
                  {pad}for (long tp_i0 = tp_from0 + (long)blockIdx.{axis} * tp_seg + threadIdx.{axis}; \
                  tp_i0 < tp_end0; tp_i0 += blockDim.{axis}) {{"
             );
-        } else if pos + 1 == rank {
+        } else {
             // The grid covers the innermost dimension: one point per thread.
             let _ = writeln!(
                 w,
                 "{pad}const long tp_i{pos} = tp_from{pos} + (long)blockIdx.{axis} * blockDim.{axis} + threadIdx.{axis};\n\
                  {pad}if (tp_i{pos} < tp_to{pos}) {{"
-            );
-        } else {
-            let _ = writeln!(
-                w,
-                "{pad}TPACE_NO_UNROLL\n\
-                 {pad}for (long tp_i{pos} = tp_from{pos} + (long)blockIdx.{axis} * blockDim.{axis} + threadIdx.{axis}; \
-                 tp_i{pos} < tp_to{pos}; tp_i{pos} += (long)gridDim.{axis} * blockDim.{axis}) {{"
             );
         }
         // The user's index variable, where the body uses it.

@@ -105,6 +105,9 @@ pub(super) fn tile_kernel_body(w: &mut String, unit: Unit<'_>, f: &Fusion) {
          \x20   }}\n\
          \x20   long tp_col = (tp_i1 - tp_lo1) * tp_n2 + (tp_first2 - tp_lo2);\n\
          \x20   TPACE_KEEP(tp_col);\n\
+         \x20   /* The buffers from this thread's column 0 of row 0: its columns follow, a row is tp_plane further. */\n\
+         \x20   const {elem} *const tp_in_col = tp_in + tp_col;\n\
+         \x20   {elem} *const tp_out_col = tp_out + tp_col;\n\
          \x20   TPACE_KEEP32(tp_cols_grid); TPACE_KEEP32(tp_cols_box); TPACE_KEEP32(tp_cols_mine); /* in registers for the row loop */",
         b1 = f.block[0],
         h1 = f.inner_reach[0],
@@ -114,6 +117,11 @@ pub(super) fn tile_kernel_body(w: &mut String, unit: Unit<'_>, f: &Fusion) {
     )
     .unwrap();
     w.push_str(&segment_and_rings(elem, "[TP_C2]", "z"));
+    writeln!(
+        w,
+        "    {elem} *const tp_sout_col = tp_sout != NULL ? tp_sout + tp_col : NULL; /* the successor's strip, likewise */"
+    )
+    .unwrap();
     // The input rows loaded ahead, before the first row: rows tp_x .. tp_x + TP_AHEAD - 1.
     let prologue = format!(
         "    /* The group's input rows tp_x .. tp_x + TP_AHEAD - 1 (as the step before the group left them; zero\n\
@@ -124,7 +132,7 @@ pub(super) fn tile_kernel_body(w: &mut String, unit: Unit<'_>, f: &Fusion) {
          \x20       const bool tp_a_in = tp_x + tp_a >= tp_f.tp_rows_lo && tp_x + tp_a < tp_f.tp_rows_hi;\n\
          \x20       TPACE_UNROLL\n\
          \x20       for (int tp_c = 0; tp_c < TP_C2; tp_c++)\n\
-         \x20           tp_ahead[tp_a][tp_c] = tp_a_in && ((tp_cols_grid >> tp_c) & 1u) ? tp_in[tp_row + tp_a * tp_plane + tp_col + tp_c] : ({elem})0;\n\
+         \x20           tp_ahead[tp_a][tp_c] = tp_a_in && ((tp_cols_grid >> tp_c) & 1u) ? tp_in_col[tp_row + tp_a * tp_plane + tp_c] : ({elem})0;\n\
          \x20   }}\n"
     );
     // The body of the row loop, at the indent of a loop of its own (see `row_runs`).
@@ -142,7 +150,7 @@ pub(super) fn tile_kernel_body(w: &mut String, unit: Unit<'_>, f: &Fusion) {
          \x20           TPACE_UNROLL\n\
          \x20           for (int tp_a = 0; tp_a + 1 < TP_AHEAD; tp_a++)\n\
          \x20               tp_ahead[tp_a][tp_c] = tp_ahead[tp_a + 1][tp_c];\n\
-         \x20           tp_ahead[TP_AHEAD - 1][tp_c] = tp_ahead_in && ((tp_cols_grid >> tp_c) & 1u) ? tp_in[tp_row + TP_AHEAD * tp_plane + tp_col + tp_c] : ({elem})0;\n\
+         \x20           tp_ahead[TP_AHEAD - 1][tp_c] = tp_ahead_in && ((tp_cols_grid >> tp_c) & 1u) ? tp_in_col[tp_row + TP_AHEAD * tp_plane + tp_c] : ({elem})0;\n\
          \x20       }}\n\
          \x20       /* One barrier a row for every step: the rows the steps put in shared memory at the last row\n\
          \x20        * are visible, and the copy they read then is free for this row's. */\n\
