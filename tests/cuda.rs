@@ -419,8 +419,8 @@ fn the_emulation_catches_broken_tiled_fused_kernels() {
             ),
             (
                 "input_row_loaded_ahead_from_the_wrong_row",
-                "tp_in[tp_row + TP_AHEAD * tp_plane + tp_col + tp_c]",
-                "tp_in[tp_row + (TP_AHEAD - 1) * tp_plane + tp_col + tp_c]",
+                "tp_in_col[tp_row + TP_AHEAD * tp_plane + tp_c]",
+                "tp_in_col[tp_row + (TP_AHEAD - 1) * tp_plane + tp_c]",
             ),
             (
                 "strip_not_read",
@@ -429,7 +429,7 @@ fn the_emulation_catches_broken_tiled_fused_kernels() {
             ),
             (
                 "strip_not_written",
-                "tp_sout[tp_srow + tp_col + tp_c] = tp_val[tp_c];",
+                "tp_sout_col[tp_srow + tp_c] = tp_val[tp_c];",
                 ";",
             ),
             (

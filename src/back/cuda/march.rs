@@ -247,6 +247,11 @@ pub fn kernel(lp: &LoweredPipeline<'_>, s: usize) -> String {
             name = q.name(n),
         )
         .unwrap();
+        if q.ahead {
+            // The newest plane is loaded at each step of the first run; the last run moves
+            // this value along unread.
+            writeln!(w, "        {name}[{first}] = ({ty})0;", name = q.name(n)).unwrap();
+        }
     }
     writeln!(
         w,
