@@ -82,7 +82,7 @@ export CLOSE_HIMENO_PLANS='mmtb:8:-:3 mmtb:4:-:3 mmtb:8:5:2' CLOSE_CIP_PLANS='mm
 export PLANS_SIZES=tiny PLANS_JACOBI='mmtb:8:40:3:8 mmtb:8:20:4:8' PLANS_HEAT='mmtb:8:7:2 mmtb:6:5:2:3'
 export PLANS_JACOBI_HUGE='mmtb:8:50:4:8 mmtb:4:-:3' PLANS_HEAT_HUGE='mmtb:8:9:4 mmtb:4:-:3 mmtb:8:-:2:2'
 export HUGE_STEPS=4 MANAGED_SAME_STEPS=1 MANAGED_OVER_MODES="plain prefetch"
-export K3D_SIZES=tiny K3D_STEPS=6 K3D_NAIVE_STEPS=2 K3D_POLY_STEPS=3 K3D_HIMENO_STEPS=3
+export K3D_SIZES=tiny K3D_STEPS=12 K3D_NAIVE_STEPS=2 K3D_POLY_STEPS=3 K3D_HIMENO_STEPS=3
 export OPENACC_DEVICE=host OPENACC_STEPS=4 OPENACC_TIMEOUT=60
 export OPENACC_GRIDS="jacobi2d:-DX=200,-DY=120:100K heat3d:-DNX=24,-DNY=20,-DNZ=16:80K"
 bash bench/gpu.sh >"$res/log.txt" 2>&1 || true
@@ -109,13 +109,13 @@ if [[ $BENCH_PARTS == *close* ]]; then
     [[ $(grep -cE '^jacobi2d X=300 Y=200 b[0-9]+ blocks[0-9]+ +mmtb .* 8 +128 ' "$res/table.txt") == 8 ]] || want=1
 fi
 if [[ $BENCH_PARTS == *kernels3d* ]]; then
-    # The copy rate, the peer's two rows, tpace's 4 + 3 heat-3D rows (fuse 1 .. 4 at least),
-    # 4 fixture rows and 2 double rows; the table's 16 lines with a ratio to march (the
-    # stand-in peer's march: 1.0) and a roofline ratio; the naive ratio; 3 ncu reports.
+    # The copy rate; the peer's 2 rows, tpace's 4 + 3 heat-3D rows (fuse 1 .. 4 at least), 4
+    # fixture rows and 2 double rows, then as many lines of the table with a ratio to march
+    # (the stand-in peer's march: 1.0) and to the roofline; the naive ratio; 3 ncu reports.
     grep -E '^device copy rate: 2000.0 GB/s' "$res/table.txt" || want=1
     [[ $(grep -cE '^(peer|heat3d|stencil-heat3d|heat3d_poly|himeno_struct|himeno|heat3d_double) .* [0-9]+\.[0-9]+  ' "$res/table.txt") -ge 15 ]] || want=1
     [[ $(grep -cE '^  [a-z_-]+.* [0-9]+ +[0-9.]+ +[0-9]+\.[0-9]+ +[0-9]+\.[0-9]+$' "$res/table.txt") -ge 15 ]] || want=1
-    grep -E "model's plan under 40K over naive .*: [0-9.]* \(" "$res/table.txt" || want=1
+    grep -E "model's plan under 160K over naive .*: [0-9.]* \(" "$res/table.txt" || want=1
     [[ $(grep -c 'Duration' "$res/table.txt") == 3 ]] || want=1
 fi
 if [[ $BENCH_PARTS == *plans* ]]; then
