@@ -583,7 +583,7 @@ static inline void __syncthreads(void)
 namespace tpace_emu {
 template <typename T> static inline T shuffle(T v, int delta, int width)
 {
-    static std::vector<T> slots[2];
+    static thread_local std::vector<T> slots[2]; /* per host thread: devices run on threads of their own */
     fiber *me = sync_current;
     if (me == NULL) {
         fprintf(stderr, "tpace emulation: a warp shuffle outside a TPACE_LAUNCH_SYNC launch\n");
