@@ -8,11 +8,12 @@
 # and runs `tpace tune` sweeps against the model's pick.
 # Prints a table last; logs go to $OUT (or /tmp/tpace-bench).
 # BENCH_PARTS picks what runs: check, run, jacobi, heat, depth, huge, beyond, himeno, cip, tune,
-# fast, profile, probe, ab, mpi, opencl, managed, openacc-gpu, streams, close, plans, cc, codes, kernels3d
+# fast, profile, probe, ab, mpi, opencl, managed, openacc-gpu, streams, close, plans, cc, codes, kernels3d, march
 # (default: check run himeno cip).
 # cc: tests/fixtures/cc built by its Makefile with CC='tpace cc --target cuda' against CC=gcc (issue 26).
 # codes: issue 26's hotspot3D and Parboil fixtures against the CPU on a medium grid, then timed on 512^3.
 # kernels3d: issue 28, tpace's 3-D kernels beside hand-written ones (bench/peer), ratios to march.
+# march: the one-step 3-D kernel's planes loaded ahead and unrolling over a few settings, against march.
 # plans: the model's plans against their runner-ups on the 8G grids and beyond the GPU's memory.
 # close: issue 19's remaining ratios (heat-3D against naive, Himeno and CIP plans) and heat-3D's fused kernel under ncu.
 # streams: the model's plan against 2/3/4 streams and narrower chunks, traced (issue 19).
@@ -1191,6 +1192,47 @@ if [[ $parts == *kernels3d* ]]; then
                 "$res/ncu-k3d-$f.txt" | sed 's/^ */    /' | tee -a "$table"
         done
     fi
+fi
+if [[ $parts == *march* ]]; then
+    # The one-step 3-D kernel's loads ahead and unrolling (TPACE_MARCH_AHEAD_PLANES and
+    # TPACE_MARCH_UNROLL_TIMES, one figure for every kernel of a build) against march, on
+    # heat-3D's grid in float and double and Himeno ELARGE, in-core one step per launch
+    # (about 3 minutes). MARCH_VARIANTS: "ahead:unroll ..." ("-": the runtime's own choice).
+    echo "== the one-step 3-D kernel: planes loaded ahead x unrolling, against march ==" | tee -a "$table"
+    if [[ ${K3D_SIZES:-} == tiny ]]; then
+        hg="48 40 32" dg="20 16 12" him="-DMIMAX=17 -DMJMAX=17 -DMKMAX=33"
+    else
+        hg="1152 1536 1728" dg="1152 1536 864" him=-DELARGE
+    fi
+    read -r hx hy hz <<<"$hg"
+    read -r dx dy dz <<<"$dg"
+    st=${K3D_STEPS:-128}
+    variants=${MARCH_VARIANTS:-"- 0:1 1:1 2:1 4:1 4:4"}
+    nvcc -O3 -arch=sm_90 bench/peer/heat3d_peer.cu -o "$work/peer" 2>"$out/peer.nvcc.txt" &
+    for v in $variants; do
+        defs=""
+        [[ $v != - ]] && defs="-DTPACE_MARCH_AHEAD_PLANES=${v%%:*} -DTPACE_MARCH_UNROLL_TIMES=${v##*:}"
+        tag=${v/:/x}
+        nvcc $nvflags $defs -DNX=$hx -DNY=$hy -DNZ=$hz $(cuda_sources bench/gen/heat3d) -o "$work/heat.m$tag" 2>"$out/heat.m$tag.nvcc.txt" &
+        nvcc $nvflags $defs -DNX=$dx -DNY=$dy -DNZ=$dz $(cuda_sources bench/gen/heat3d_double) -o "$work/dheat.m$tag" 2>"$out/dheat.m$tag.nvcc.txt" &
+        nvcc $nvflags $defs $him $(cuda_sources bench/gen/himeno) -o "$work/himeno.m$tag" 2>"$out/himeno.m$tag.nvcc.txt" &
+    done
+    wait
+    "$work/peer" "$hx" "$hy" "$hz" "$st" >"$out/peer.txt" 2>&1
+    line=$(grep "^peer: kernel=march " "$out/peer.txt")
+    field glups "$line" >"$out/peer march ${hx}x${hy}x$hz.glups"
+    row "peer march ${hx}x${hy}x$hz" peer "" "" "" "" 1 "$st" "$(field seconds "$line")" "$(field glups "$line")" "bench/peer/heat3d_peer.cu"
+    for v in $variants; do
+        tag=${v/:/x}
+        run "heat3d ahead:unroll $v" "$work/heat.m$tag" "$st" TPACE_SCHEDULE=incore TPACE_FUSE=1
+        run "heat3d_double ahead:unroll $v" "$work/dheat.m$tag" "$st" TPACE_SCHEDULE=incore TPACE_FUSE=1
+        run "himeno ahead:unroll $v" "$work/himeno.m$tag" "${K3D_HIMENO_STEPS:-64}" TPACE_SCHEDULE=incore
+    done
+    for v in $variants; do
+        for p in heat3d heat3d_double himeno; do
+            ratio "$p one step, ahead:unroll $v, over march" "$p ahead:unroll $v" "peer march ${hx}x${hy}x$hz"
+        done
+    done
 fi
 echo "== table =="
 cat "$table"

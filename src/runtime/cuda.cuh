@@ -381,8 +381,16 @@ template <int OP, typename T> static inline void tpace_block_reduce(T v, T ident
  * multiprocessor, eight planes of a column in flight), in double 74 at 4 ahead (three
  * blocks; 124 at 8); Himeno (13 float arrays, 21 loads a point) 80 at one plane ahead,
  * not unrolled (three blocks), against 163 unrolled 4 times (one block). */
+#ifdef TPACE_MARCH_AHEAD_PLANES /* one figure for every kernel, to measure others (bench/gpu.sh part march) */
+#define TPACE_MARCH_AHEAD(words) (TPACE_MARCH_AHEAD_PLANES)
+#else
 #define TPACE_MARCH_AHEAD(words) ((words) <= 1 ? 8 : (words) <= 2 ? 4 : (words) <= 6 ? 2 : 1)
+#endif
+#ifdef TPACE_MARCH_UNROLL_TIMES
+#define TPACE_MARCH_UNROLL(words) (TPACE_MARCH_UNROLL_TIMES)
+#else
 #define TPACE_MARCH_UNROLL(words) ((words) <= 2 ? 4 : (words) <= 6 ? 2 : 1)
+#endif
 
 /* 3-D fused kernels load each input row this many rows ahead of the row they compute
  * (a row's loads then wait behind the rows computed meanwhile, not in front of them). */
