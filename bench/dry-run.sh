@@ -145,8 +145,8 @@ if [[ $BENCH_PARTS == *kernels3d* ]]; then
 fi
 if [[ $BENCH_PARTS == *march* ]]; then
     # march's row, then 3 programs at each of the 6 settings, and as many ratios to march.
-    [[ $(grep -cE '^(heat3d|heat3d_double|himeno) ahead:unroll .* [0-9]+\.[0-9]+  ' "$res/table.txt") == 18 ]] || want=1
-    [[ $(grep -cE 'one step, ahead:unroll .* over march: [0-9.]+ \(' "$res/table.txt") == 18 ]] || want=1
+    [[ $(grep -cE '^(heat3d|heat3d_double|himeno) ahead:unroll:align .* [0-9]+\.[0-9]+  ' "$res/table.txt") == 18 ]] || want=1
+    [[ $(grep -cE 'one step, ahead:unroll:align .* over march: [0-9.]+ \(' "$res/table.txt") == 18 ]] || want=1
 fi
 if [[ $BENCH_PARTS == *plans* ]]; then
     # The model's plan and the plans given: 3 + 3 + 3 + 4 rows.

@@ -13,7 +13,7 @@
 # cc: tests/fixtures/cc built by its Makefile with CC='tpace cc --target cuda' against CC=gcc (issue 26).
 # codes: issue 26's hotspot3D and Parboil fixtures against the CPU on a medium grid, then timed on 512^3.
 # kernels3d: issue 28, tpace's 3-D kernels beside hand-written ones (bench/peer), ratios to march.
-# march: the one-step 3-D kernel's planes loaded ahead and unrolling over a few settings, against march.
+# march: the one-step 3-D kernel's planes loaded ahead, unrolling and first column over a few settings, against march.
 # plans: the model's plans against their runner-ups on the 8G grids and beyond the GPU's memory.
 # close: issue 19's remaining ratios (heat-3D against naive, Himeno and CIP plans) and heat-3D's fused kernel under ncu.
 # streams: the model's plan against 2/3/4 streams and narrower chunks, traced (issue 19).
@@ -1194,11 +1194,12 @@ if [[ $parts == *kernels3d* ]]; then
     fi
 fi
 if [[ $parts == *march* ]]; then
-    # The one-step 3-D kernel's loads ahead and unrolling (TPACE_MARCH_AHEAD_PLANES and
-    # TPACE_MARCH_UNROLL_TIMES, one figure for every kernel of a build) against march, on
-    # heat-3D's grid in float and double and Himeno ELARGE, in-core one step per launch
-    # (about 3 minutes). MARCH_VARIANTS: "ahead:unroll ..." ("-": the runtime's own choice).
-    echo "== the one-step 3-D kernel: planes loaded ahead x unrolling, against march ==" | tee -a "$table"
+    # The one-step 3-D kernel's loads ahead, unrolling and first column (TPACE_MARCH_AHEAD_PLANES,
+    # TPACE_MARCH_UNROLL_TIMES, TPACE_MARCH_ALIGN: one figure for every kernel of a build)
+    # against march, on heat-3D's grid in float and double and Himeno ELARGE, in-core one
+    # step per launch (about 5 minutes). MARCH_VARIANTS: "ahead:unroll:align ..." ("-": the
+    # runtime's own choice; align 1: threads start at the box's first column).
+    echo "== the one-step 3-D kernel: planes loaded ahead x unrolling x alignment, against march ==" | tee -a "$table"
     if [[ ${K3D_SIZES:-} == tiny ]]; then
         hg="48 40 32" dg="20 16 12" him="-DMIMAX=17 -DMJMAX=17 -DMKMAX=33"
     else
@@ -1207,12 +1208,15 @@ if [[ $parts == *march* ]]; then
     read -r hx hy hz <<<"$hg"
     read -r dx dy dz <<<"$dg"
     st=${K3D_STEPS:-128}
-    variants=${MARCH_VARIANTS:-"- 0:1 1:1 2:1 4:1 4:4"}
+    variants=${MARCH_VARIANTS:-"-:-:1 -:-:- 0:1:- 1:1:- 2:1:- 4:4:-"}
     nvcc -O3 -arch=sm_90 bench/peer/heat3d_peer.cu -o "$work/peer" 2>"$out/peer.nvcc.txt" &
     for v in $variants; do
+        IFS=: read -r ahead unroll align <<<"$v"
         defs=""
-        [[ $v != - ]] && defs="-DTPACE_MARCH_AHEAD_PLANES=${v%%:*} -DTPACE_MARCH_UNROLL_TIMES=${v##*:}"
-        tag=${v/:/x}
+        [[ $ahead != - ]] && defs+=" -DTPACE_MARCH_AHEAD_PLANES=$ahead"
+        [[ $unroll != - ]] && defs+=" -DTPACE_MARCH_UNROLL_TIMES=$unroll"
+        [[ ${align:--} != - ]] && defs+=" -DTPACE_MARCH_ALIGN=$align"
+        tag=${v//:/x}
         nvcc $nvflags $defs -DNX=$hx -DNY=$hy -DNZ=$hz $(cuda_sources bench/gen/heat3d) -o "$work/heat.m$tag" 2>"$out/heat.m$tag.nvcc.txt" &
         nvcc $nvflags $defs -DNX=$dx -DNY=$dy -DNZ=$dz $(cuda_sources bench/gen/heat3d_double) -o "$work/dheat.m$tag" 2>"$out/dheat.m$tag.nvcc.txt" &
         nvcc $nvflags $defs $him $(cuda_sources bench/gen/himeno) -o "$work/himeno.m$tag" 2>"$out/himeno.m$tag.nvcc.txt" &
@@ -1223,14 +1227,30 @@ if [[ $parts == *march* ]]; then
     field glups "$line" >"$out/peer march ${hx}x${hy}x$hz.glups"
     row "peer march ${hx}x${hy}x$hz" peer "" "" "" "" 1 "$st" "$(field seconds "$line")" "$(field glups "$line")" "bench/peer/heat3d_peer.cu"
     for v in $variants; do
-        tag=${v/:/x}
-        run "heat3d ahead:unroll $v" "$work/heat.m$tag" "$st" TPACE_SCHEDULE=incore TPACE_FUSE=1
-        run "heat3d_double ahead:unroll $v" "$work/dheat.m$tag" "$st" TPACE_SCHEDULE=incore TPACE_FUSE=1
-        run "himeno ahead:unroll $v" "$work/himeno.m$tag" "${K3D_HIMENO_STEPS:-64}" TPACE_SCHEDULE=incore
+        tag=${v//:/x}
+        run "heat3d ahead:unroll:align $v" "$work/heat.m$tag" "$st" TPACE_SCHEDULE=incore TPACE_FUSE=1
+        run "heat3d_double ahead:unroll:align $v" "$work/dheat.m$tag" "$st" TPACE_SCHEDULE=incore TPACE_FUSE=1
+        run "himeno ahead:unroll:align $v" "$work/himeno.m$tag" "${K3D_HIMENO_STEPS:-64}" TPACE_SCHEDULE=incore
     done
+    if [[ ${MARCH_NCU:-1} == 1 ]]; then
+        # One launch each on heat-3D's grid: the first variant's one-step kernel and march.
+        sections="--section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy"
+        first=${variants%% *}
+        TPACE_SCHEDULE=incore TPACE_FUSE=1 ncu --clock-control none $sections -k regex:sweep1_kernel --launch-skip 2 \
+            --launch-count 1 "$work/heat.m${first//:/x}" 4 >"$res/ncu-march-tpace.txt" 2>&1
+        TPACE_SCHEDULE=incore TPACE_FUSE=1 ncu --clock-control none $sections -k regex:sweep1_kernel --launch-skip 2 \
+            --launch-count 1 "$work/heat.m-x-x-" 4 >"$res/ncu-march-tpace-aligned.txt" 2>&1
+        ncu --clock-control none $sections -k regex:march --launch-skip 2 --launch-count 1 \
+            "$work/peer" "$hx" "$hy" "$hz" 4 >"$res/ncu-march-peer.txt" 2>&1
+        for f in tpace tpace-aligned peer; do
+            echo "  ncu, heat-3D ${hx}x${hy}x$hz, one step, $f (full report: \$OUT/ncu-march-$f.txt):" | tee -a "$table"
+            grep -E "^ +(Duration|DRAM Throughput|Memory Throughput|L1/TEX Hit Rate|L2 Hit Rate|Achieved Occupancy|Mem Busy|Max Bandwidth)" \
+                "$res/ncu-march-$f.txt" | sed 's/^ */    /' | tee -a "$table"
+        done
+    fi
     for v in $variants; do
         for p in heat3d heat3d_double himeno; do
-            ratio "$p one step, ahead:unroll $v, over march" "$p ahead:unroll $v" "peer march ${hx}x${hy}x$hz"
+            ratio "$p one step, ahead:unroll:align $v, over march" "$p ahead:unroll:align $v" "peer march ${hx}x${hy}x$hz"
         done
     done
 fi

@@ -372,24 +372,31 @@ template <int OP, typename T> static inline void tpace_block_reduce(T v, T ident
 #define TPACE_UNROLL
 #endif
 
-/* 3-D one-step kernels march along the outermost axis; each array's own column loads
- * TPACE_MARCH_AHEAD planes ahead of the one computed, so that several loads from device
- * memory are in flight per thread while a plane is computed, and the march loop is
- * unrolled TPACE_MARCH_UNROLL times, both by the 32-bit words of the columns loaded
- * ahead (one a float array, two a double one). ptxas 13.5, sm_90: heat-3D in float takes
- * 59 registers at 8 planes ahead, unrolled 4 times (four blocks of 256 threads a
- * multiprocessor, eight planes of a column in flight), in double 74 at 4 ahead (three
- * blocks; 124 at 8); Himeno (13 float arrays, 21 loads a point) 80 at one plane ahead,
- * not unrolled (three blocks), against 163 unrolled 4 times (one block). */
+/* 3-D one-step kernels: a block's first thread starts at a column this many elements (a
+ * multiple of) into the buffer's rows, so that a warp's loads and stores cover whole cache
+ * lines rather than straddling two. Measured on an H100 (bench/RESULTS.md, 2026-11-26, part
+ * march, heat-3D 1152x1536x1728 float, ncu, one launch): 26.8 ms starting at the box's
+ * first column (1), 12.4 ms aligned, hand-written march 12.1 ms. */
+#ifndef TPACE_MARCH_ALIGN
+#define TPACE_MARCH_ALIGN 32
+#endif
+/* 3-D one-step kernels march along the outermost axis; each array's own column may load
+ * TPACE_MARCH_AHEAD planes ahead of the one computed, and the march loop may be unrolled
+ * TPACE_MARCH_UNROLL times, both by the 32-bit words of the columns loaded ahead (one a
+ * float array, two a double one). Measured on an H100 (part march, in-core, one step a
+ * launch, aligned): heat-3D float 206 Glup/s with none ahead and no unrolling, 198 at one
+ * ahead, 192 at two, 192 at eight unrolled 4 times (64 registers: half the threads a
+ * multiprocessor); double 101 at two ahead, 94 at one, 92 at none, 97 at four unrolled 4
+ * times; Himeno (13 arrays) 25.8 at two ahead, 23.8 at none or one. */
 #ifdef TPACE_MARCH_AHEAD_PLANES /* one figure for every kernel, to measure others (bench/gpu.sh part march) */
 #define TPACE_MARCH_AHEAD(words) (TPACE_MARCH_AHEAD_PLANES)
 #else
-#define TPACE_MARCH_AHEAD(words) ((words) <= 1 ? 8 : (words) <= 2 ? 4 : (words) <= 6 ? 2 : 1)
+#define TPACE_MARCH_AHEAD(words) ((words) <= 1 ? 0 : 2)
 #endif
 #ifdef TPACE_MARCH_UNROLL_TIMES
 #define TPACE_MARCH_UNROLL(words) (TPACE_MARCH_UNROLL_TIMES)
 #else
-#define TPACE_MARCH_UNROLL(words) ((words) <= 2 ? 4 : (words) <= 6 ? 2 : 1)
+#define TPACE_MARCH_UNROLL(words) 1
 #endif
 
 /* 3-D fused kernels load each input row this many rows ahead of the row they compute

@@ -331,7 +331,7 @@ fn kernel(lp: &LoweredPipeline<'_>, s: usize) -> String {
     let axes = ["x", "y", "z"];
     // A sweep that keeps the user's own subscripts (index variables, clamped
     // neighbours) reads through them, not through a marching column's queues.
-    if rank == 3 && sweep.accesses.iter().all(|a| a.kept.is_none()) {
+    if marches(lp, s) {
         return cxx_renamed(lp, s, march::kernel(lp, s));
     }
     let args = sweep_params(lp, s);
@@ -463,6 +463,18 @@ fn kernel(lp: &LoweredPipeline<'_>, s: usize) -> String {
     cxx_renamed(lp, s, w)
 }
 
+/// Whether sweep `s` runs as a marching one-step kernel (`march.rs`): a 3-D sweep
+/// whose reads go through plain subscripts. A sweep that keeps the user's own
+/// subscripts (index variables, clamped neighbours) reads through them, not
+/// through a marching column's queues.
+fn marches(lp: &LoweredPipeline<'_>, s: usize) -> bool {
+    lp.unit.pipeline.grid.rank() == 3
+        && lp.unit.pipeline.body[s]
+            .accesses
+            .iter()
+            .all(|a| a.kept.is_none())
+}
+
 /// Sweep `s`'s launcher: its kernel over the box the executor gives it, on the
 /// chunk's stream.
 fn launcher(lp: &LoweredPipeline<'_>, s: usize) -> String {
@@ -522,10 +534,21 @@ fn launcher(lp: &LoweredPipeline<'_>, s: usize) -> String {
             lp.names.inputs()
         );
     }
+    // A marching kernel's threads start at an aligned column (march.rs): the grid
+    // covers the box from there.
+    let shape_lo = if marches(lp, s) {
+        w.push_str(
+            "    /* The kernel's threads start TPACE_MARCH_ALIGN elements into the buffer's rows: the grid covers the box from there. */\n    \
+             const long tp_shape_lo[3] = {tp_l->tp_lo[0], tp_l->tp_lo[1], tp_l->tp_lo[2] - (tp_l->tp_lo[2] - tp_l->tp_dim_lo[2]) % TPACE_MARCH_ALIGN};\n",
+        );
+        "tp_shape_lo"
+    } else {
+        "tp_l->tp_lo"
+    };
     let _ = writeln!(
         w,
         "    dim3 tp_grid, tp_block;\n    long tp_seg;\n    \
-         tpace_launch_shape(tp, {rank}, tp_l->tp_lo, tp_l->tp_hi, &tp_grid, &tp_block, &tp_seg);\n    \
+         tpace_launch_shape(tp, {rank}, {shape_lo}, tp_l->tp_hi, &tp_grid, &tp_block, &tp_seg);\n    \
          TPACE_LAUNCH({kernel}, tp_grid, tp_block, tpace_stream(tp, tp_l->tp_q), {args});\n    \
          tpace_cuda_check_launch(tp, \"{kernel} (sweep at line {line})\");{unused}\n}}",
         kernel = lp.names.kernel(s),
