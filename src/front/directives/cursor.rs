@@ -29,11 +29,16 @@ impl Cursor<'_> {
     }
 
     pub fn skip_ws(&mut self) {
-        // Line continuations are whitespace inside a directive.
+        // Line continuations are whitespace inside a directive, and so are comments,
+        // as everywhere in C (`#pragma tpace init /* ... */`, `async // ...`).
         loop {
             let rest = &self.text[self.pos..];
             if let Some(c) = rest.chars().next().filter(|c| c.is_whitespace()) {
                 self.pos += c.len_utf8();
+            } else if let Some(body) = rest.strip_prefix("/*") {
+                self.pos += 2 + body.find("*/").map_or(body.len(), |end| end + 2);
+            } else if rest.starts_with("//") {
+                self.pos += rest.find('\n').unwrap_or(rest.len());
             } else if rest.starts_with("\\\n") {
                 self.pos += 2;
             } else if rest.starts_with("\\\r\n") {

@@ -318,6 +318,17 @@ mod tests {
     use super::*;
 
     #[test]
+    fn comments_on_a_pragma_line_are_whitespace() {
+        let StencilDirective::Step { var, max } =
+            parse_directive("stencil step(t:1000) /* time */", 0).unwrap()
+        else {
+            panic!("not step")
+        };
+        assert_eq!((var.name.as_str(), max.as_str()), ("t", "1000"));
+        assert!(parse_directive("stencil end // of the region", 0).is_ok());
+    }
+
+    #[test]
     fn parses_the_papers_fig5() {
         let text = "stencil data source(float A[NZ][NY][NX]) destination(float B[NZ][NY][NX])";
         let StencilDirective::Data {

@@ -143,6 +143,25 @@ mod tests {
     }
 
     #[test]
+    fn comments_on_a_pragma_line_are_whitespace() {
+        assert!(matches!(
+            parse_directive("tpace init /* the runtime */", 0),
+            Ok(Directive::Init)
+        ));
+        let text = "tpace pipeline /* arrays */ targetinout(a, b) size([0:N]) halo([1:1]) async // overlap";
+        let Directive::Pipeline(c) = parse_directive(text, 0).unwrap() else {
+            panic!("not a pipeline")
+        };
+        assert!(c.asynchronous);
+        assert_eq!(c.targetinout.len(), 2);
+        let d = parse_directive("tpace loop /* outer */ dim(2) // rows", 0).unwrap();
+        assert!(matches!(d, Directive::Loop { dim: 2, .. }));
+        // Text after a comment is still read, and still refused when it is not a clause.
+        let e = parse_directive("tpace init /* c */ extra", 0).unwrap_err();
+        assert_eq!(e.message, "unexpected text after the directive");
+    }
+
+    #[test]
     fn parses_loop_dim() {
         let d = parse_directive("tpace loop dim(2)", 0).unwrap();
         assert!(matches!(d, Directive::Loop { dim: 2, .. }));
