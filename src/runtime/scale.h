@@ -290,7 +290,8 @@ typedef struct tpace_scale {
     tpace_piece **handed_end;
     tpace_piece *sent;     /* pieces sent, kept until their messages are done */
     size_t sent_during, sent_after; /* bytes this rank sent while its blocks ran, and after */
-    long delay_ms;         /* for tests: each final range held back this long (TPACE_RESULTS_DELAY_MS) */
+    long delay_ms;         /* for tests (TPACE_RESULTS_DELAY_MS): rank 0 takes its last block's ghost planes this
+                            * much later, another rank holds each final range back this long */
 #ifdef TPACE_MPI
     MPI_Request recv[2], send[2];
     int pending[2];        /* a neighbour rank's ghost planes still on their way */
@@ -1515,7 +1516,7 @@ static void tpace_results_hand_over(tpace_scale *s, int g)
     tpace_device *d = &s->dev[g];
     for (long i = 0; i < d->nfinals; i++) {
         tpace_dev_flag_wait(&s->rt[g], d->finals[i].flag);
-        if (s->delay_ms > 0) /* tests: a sender slower than rank 0 */
+        if (s->delay_ms > 0) /* tests: a sender later than rank 0 */
             nanosleep(&(struct timespec){s->delay_ms / 1000, s->delay_ms % 1000 * 1000000L}, NULL);
         tpace_results_push(s, d->finals[i].from, d->finals[i].to);
 #ifdef TPACE_MPI
@@ -1921,6 +1922,8 @@ static void tpace_run_devices(const tpace_shape *shape, tpace_array *arrays, int
         if (w->ranks > 1 && t > 0)
             tpace_exchange_post(&s, shape->reach_lo, shape->reach_hi);
 #endif
+        if (s.delay_ms > 0 && w->rank == 0 && s.early && t + s.kb >= steps) /* tests: rank 0 late to its last block */
+            nanosleep(&(struct timespec){s.delay_ms / 1000, s.delay_ms % 1000 * 1000000L}, NULL);
         tpace_crew_phase(&s, TPACE_PHASE_GHOSTS);
 #ifdef TPACE_MPI
         /* The last block has taken its ghost planes: the results may come into the arrays. */
