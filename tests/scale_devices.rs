@@ -944,6 +944,69 @@ fn early_and_every_rank_arrays_in_one_pipeline() {
     }
 }
 
+/// Over ranks the program runs the plan the Rust model chooses for them (`tpace plan
+/// --devices --ranks`), with the same predicted time: the results that go to rank 0 as
+/// the last block's chunks finish priced by what the last block leaves (one block, and
+/// several).
+#[test]
+fn ranks_run_the_plan_and_the_prediction_of_the_model() {
+    use tpace::model::expr::Macros;
+    use tpace::model::predict::Machine;
+    use tpace::model::{Profile, Workload, workload};
+    let Some(tc) = mpi_toolchain() else { return };
+    let h100 = Machine::from_profile(&Profile::bundled("h100").unwrap()).unwrap();
+    let dir = tempfile::tempdir().expect("scratch folder");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/jacobi2d.c");
+    let c = common::compile(&path);
+    let translated = build_ok(
+        &tc,
+        &driver::translate_with(&c, Target::Openacc, true).expect("translates"),
+        dir.path(),
+        "jacobi_model",
+        Flavour::Openacc,
+    );
+    let extents =
+        workload::extents(c.unit(0), &Macros::new(&[], &c.program.source).unwrap()).unwrap();
+    for (ranks, steps) in [(2u64, 7u64), (3, 300)] {
+        let w = Workload::from_unit(c.unit(0), &extents, steps)
+            .unwrap()
+            .with_fusion(None, &c.program.pipelines[0].arrays);
+        let d =
+            tpace::model::devices::choose_devices(&w, &h100, None, ranks, ranks, false).unwrap();
+        let got = run(
+            &tc,
+            &translated.binary,
+            steps,
+            Some(ranks),
+            &Params {
+                gpus: Some(1),
+                ..Params::default()
+            },
+            &[],
+            &dir.path().join("t.dump"),
+        );
+        let what = format!("{ranks} ranks, {steps} steps");
+        let r = &got.report;
+        assert_eq!(
+            r["k"].parse::<u64>().unwrap(),
+            d.choice.best.config.k,
+            "{what}"
+        );
+        assert_eq!(
+            r["b"].parse::<u64>().unwrap(),
+            d.choice.best.config.b,
+            "{what}"
+        );
+        let predicted: f64 = r["predicted_seconds"].parse().unwrap();
+        assert!(
+            (predicted - d.total_s).abs() <= 1e-8 * d.total_s,
+            "{what}: predicted {predicted} vs {}",
+            d.total_s
+        );
+        assert!(d.results_s > 0.0, "{what}");
+    }
+}
+
 /// Two fields advanced together; only `u` is printed, `v` decides the exit status.
 const TWO_FIELDS: &str = r#"#include <stdio.h>
 #include <stdlib.h>

@@ -1232,22 +1232,40 @@ static long tpace_planes_computed(const tpace_shape *shape, int devices, long sl
     return TPACE_MIN(shape->n, slab + (k * sides + 1) / 2);
 }
 
-/* Seconds to bring the results where the program reads them after the pipeline (see
- * tpace_gather), at the model's rate between ranks: the rank that receives the most, all
- * of every other rank's planes of each array that comes back. */
+/* Seconds the results take after the blocks (see tpace_gather and tpace_early), at the
+ * model's rate between ranks; devices.rs results_seconds. The arrays that go early move
+ * while the last block runs (last_block_s), each chunk's planes once they are final:
+ * what stays after the blocks is the last chunks of the other ranks' devices
+ * (tail_planes), or what the rate cannot move within the last block, whichever is more.
+ * The others move after the blocks, the rank that receives the most (own_least: the
+ * fewest planes of any rank; rank0: rank 0's) setting the time. */
 static double tpace_results_seconds(const tpace_model *m, const tpace_shape *shape, const tpace_array *arrays,
-                                    int narrays, long own_least, long rank0)
+                                    int narrays, long own_least, long rank0, double last_block_s, long tail_planes)
 {
     if (tpace_the_world.ranks < 2 || m == NULL || m->exchange_bps <= 0)
         return 0.0;
-    double bytes = 0.0;
+    const int early_wanted = (int)tpace_env_long("TPACE_EARLY_RESULTS", 1, 0, 1);
+    double early = 0.0, early_plane = 0.0, after = 0.0;
     for (int a = 0; a < narrays; a++) {
         const tpace_array *arr = &arrays[a];
         if (arr->transfer == TPACE_UP || arr->transfer == TPACE_UNUSED || arr->unread)
             continue;
-        bytes += (double)(shape->n - (arr->to_root ? rank0 : own_least)) * (double)shape->plane * (double)arr->elem;
+        const double plane = (double)shape->plane * (double)arr->elem;
+        if (early_wanted && tpace_early(arr)) {
+            early += (double)(shape->n - rank0) * plane;
+            early_plane += plane;
+        } else {
+            after += (double)(shape->n - (arr->to_root ? rank0 : own_least)) * plane;
+        }
     }
-    return bytes > 0 ? bytes / m->exchange_bps + m->exchange_latency_s : 0.0;
+    double s = 0.0;
+    if (early > 0) {
+        const double tail = TPACE_MIN((double)tail_planes * early_plane, early);
+        s += TPACE_MAX(tail, early - last_block_s * m->exchange_bps) / m->exchange_bps + m->exchange_latency_s;
+    }
+    if (after > 0)
+        s += after / m->exchange_bps + m->exchange_latency_s;
+    return s;
 }
 
 /* The plan every device runs, chosen once for all of them: the model's fastest for the
@@ -1340,14 +1358,21 @@ static void tpace_plan_devices(const tpace_shape *shape, const tpace_array *arra
             if (!c.found)
                 continue;
             /* One exchange before every block but the first (which starts from the program's data). */
-            const double exchanges = (double)((steps + k - 1) / k - 1);
+            const long blocks = (steps + k - 1) / k;
             const double exchange =
                 m->exchange_bps > 0
-                    ? exchanges * ((double)(k * reach) * (double)exchanged / m->exchange_bps + m->exchange_latency_s)
+                    ? (double)(blocks - 1) *
+                          ((double)(k * reach) * (double)exchanged / m->exchange_bps + m->exchange_latency_s)
                     : 0.0;
-            if (!found || c.seconds + exchange < best) {
+            /* The results: the last block's share of the run, and the last chunk of every
+             * device but rank 0's. */
+            const double last_block_s = c.seconds * (double)(steps - (blocks - 1) * k) / (double)steps;
+            const long tail_planes = TPACE_MIN((long)c.best.b, slab) * (long)(devices - local);
+            const double results =
+                tpace_results_seconds(m, shape, arrays, narrays, thinnest, rank0, last_block_s, tail_planes);
+            if (!found || c.seconds + exchange + results < best) {
                 found = 1;
-                best = c.seconds + exchange;
+                best = c.seconds + exchange + results;
                 pick = c;
                 best_k = k;
             }
@@ -1360,7 +1385,7 @@ static void tpace_plan_devices(const tpace_shape *shape, const tpace_array *arra
         out->force_b = (long)pick.best.b;
         out->force_streams = (int)pick.best.streams;
         out->force_fuse = (int)pick.fuse;
-        out->predicted = best + tpace_results_seconds(m, shape, arrays, narrays, thinnest, rank0);
+        out->predicted = best;
         snprintf(out->chosen_by, sizeof out->chosen_by, "chosen by the model for %s over %d devices%s",
                  m->machine, devices, env_k || env_b || env_streams || schedule >= 0 ? ", TPACE_* kept" : "");
     } else {
