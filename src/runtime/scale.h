@@ -1240,11 +1240,11 @@ static long tpace_planes_computed(const tpace_shape *shape, int devices, long sl
  * The others move after the blocks, the rank that receives the most (own_least: the
  * fewest planes of any rank; rank0: rank 0's) setting the time. */
 static double tpace_results_seconds(const tpace_model *m, const tpace_shape *shape, const tpace_array *arrays,
-                                    int narrays, long own_least, long rank0, double last_block_s, long tail_planes)
+                                    int narrays, long own_least, long rank0, int early_wanted, double last_block_s,
+                                    long tail_planes)
 {
     if (tpace_the_world.ranks < 2 || m == NULL || m->exchange_bps <= 0)
         return 0.0;
-    const int early_wanted = (int)tpace_env_long("TPACE_EARLY_RESULTS", 1, 0, 1);
     double early = 0.0, early_plane = 0.0, after = 0.0;
     for (int a = 0; a < narrays; a++) {
         const tpace_array *arr = &arrays[a];
@@ -1273,12 +1273,13 @@ static double tpace_results_seconds(const tpace_model *m, const tpace_shape *sha
  * exchange of those planes per block (so a larger k also means fewer exchanges), under
  * the smallest budget of any device of any rank (devices that ranks share split their
  * memory). Devices run at once, each on its own link to the host: the run takes what its largest slab
- * takes, plus the results brought to the ranks that read them (thinnest: the fewest
- * planes of any rank; rank0: rank 0's). TPACE_* settings fix what they set, as with one
- * device. The result goes into `out`'s force fields. */
+ * takes, plus the results brought to the ranks that read them after the blocks (thinnest:
+ * the fewest planes of any rank; rank0: rank 0's; early: the arrays only output reads go to
+ * rank 0 as the last block's chunks finish, tpace_results_seconds). TPACE_* settings fix
+ * what they set, as with one device. The result goes into `out`'s force fields. */
 static void tpace_plan_devices(const tpace_shape *shape, const tpace_array *arrays, int narrays,
                                const tpace_reduction *reds, int nreds, int devices, int local, long thinnest,
-                               long rank0, tpace_shape *out)
+                               long rank0, int early, tpace_shape *out)
 {
     const tpace_world *w = &tpace_the_world;
     *out = *shape;
@@ -1369,7 +1370,7 @@ static void tpace_plan_devices(const tpace_shape *shape, const tpace_array *arra
             const double last_block_s = c.seconds * (double)(steps - (blocks - 1) * k) / (double)steps;
             const long tail_planes = TPACE_MIN((long)c.best.b, slab) * (long)(devices - local);
             const double results =
-                tpace_results_seconds(m, shape, arrays, narrays, thinnest, rank0, last_block_s, tail_planes);
+                tpace_results_seconds(m, shape, arrays, narrays, thinnest, rank0, early, last_block_s, tail_planes);
             if (!found || c.seconds + exchange + results < best) {
                 found = 1;
                 best = c.seconds + exchange + results;
@@ -1901,7 +1902,7 @@ static void tpace_run_devices(const tpace_shape *shape, tpace_array *arrays, int
         }
     /* The plan: one for every device (see tpace_plan_devices). */
     tpace_plan_devices(shape, arrays, narrays, reds, nreds, s.devices, local, thinnest, rank_hi[0] - rank_lo[0],
-                       &s.slab_shape);
+                       s.early, &s.slab_shape);
     s.k = TPACE_MAX(s.slab_shape.force_k, 1L);
     for (int g = 0; g < local; g++) {
         tpace_device *d = &s.dev[g];
