@@ -426,7 +426,8 @@ if [[ $parts == *mpi* ]]; then
     # Several GPUs (issue 25). The --mpi translations (bench/prepare.sh), first checked bit
     # for bit at their default sizes (2 ranks, 1 process driving every GPU, uneven slabs),
     # then timed on the large grids, 128 steps, at 8G and without a budget: 1 GPU, 1 process
-    # driving all N GPUs of the node (TPACE_GPUS=N), N ranks of one GPU each. Each row gives
+    # driving all N GPUs of the node (TPACE_GPUS=N), N ranks of one GPU each (at 8G also with
+    # TPACE_CMA=0: the results to rank 0 by MPI alone, no node-local copies). Each row gives
     # the model's predicted seconds and the ratio to 1 GPU of the same grid and budget; each
     # run over several GPUs its phases line (setup, blocks, results, teardown; which arrays go
     # to which ranks) and, for the 1-process runs, its trace under $OUT/traces. Then the 84.6 GB
@@ -523,6 +524,8 @@ if [[ $parts == *mpi* ]]; then
             if [[ $ngpu -gt 1 ]]; then
                 mrun "${budget:-no budget} 1 process $ngpu GPUs" 1 "$ngpu" $b
                 mrun "${budget:-no budget} $ngpu ranks" "$ngpu" 1 $b
+                # The results to rank 0 by MPI alone, no node-local copies (at 8G only).
+                [[ -n $budget ]] && mrun "${budget} $ngpu ranks MPI only" "$ngpu" 1 $b TPACE_CMA=0
             fi
         done
     done

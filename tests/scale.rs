@@ -246,8 +246,8 @@ fn a_broken_exchange_or_ghost_copy_is_caught() {
         // A neighbour rank's planes received but never put in place: stale ghost planes.
         (
             "exchange_not_used",
-            "s->rank_hi + (long)s->kb * p->s.reach_hi, s->out[side], 1);",
-            "s->rank_hi + (long)s->kb * p->s.reach_hi, s->out[side], 1 - 1);",
+            "        tpace_exchange_receive(s, side);\n    tpace_ghost_from_rank(r, side);",
+            "        tpace_exchange_receive(s, side);",
             Some(2),
             1,
         ),

@@ -611,3 +611,444 @@ fn a_double_program_and_a_wide_halo_over_devices_and_ranks() {
         }
     }
 }
+
+/// What the phases line says of the results that went to rank 0 as the last block's
+/// chunks finished: bytes sent while the senders' blocks ran, bytes sent after them,
+/// bytes of those copied straight into rank 0's memory. `None` where none went early.
+fn early_results(line: &str) -> Option<(u64, u64, u64)> {
+    let at = line.find("to rank 0 as the last block's chunks finished: ")?;
+    let text = &line[at..];
+    let number = |before: &str, after: &str| -> u64 {
+        between(text, before, after)
+            .parse()
+            .unwrap_or_else(|e| panic!("`{before}`: {e} in {line}"))
+    };
+    Some((
+        number("finished: ", " bytes sent while"),
+        number("blocks ran, ", " after them"),
+        number("of which ", " copied straight"),
+    ))
+}
+
+/// The bytes every rank but 0 owns of `arrays` arrays of `plane` floats a plane: `n`
+/// planes over `ranks` ranks of `gpus` devices, split as the runtime's tpace_slab does.
+fn other_ranks_bytes(n: u64, ranks: u64, gpus: u64, plane: u64, arrays: u64) -> u64 {
+    let devices = ranks * gpus;
+    let rank0: u64 = (0..gpus)
+        .map(|e| n / devices + u64::from(e < n % devices))
+        .sum();
+    (n - rank0) * plane * 4 * arrays
+}
+
+/// Whether this machine lets one process write another's memory (process_vm_writev) the
+/// way rank 0 asks for: Yama's ptrace_scope absent, 0 or 1 (rank 0 sets PR_SET_PTRACER).
+fn node_local_copies_allowed() -> bool {
+    std::fs::read_to_string("/proc/sys/kernel/yama/ptrace_scope")
+        .map(|s| s.trim().parse::<u32>().unwrap_or(3) <= 1)
+        .unwrap_or(true)
+}
+
+/// Jacobi-2D's `a` is only printed after the pipeline, so rank 0 alone receives it, and
+/// it need not wait for the pipeline's end: as each chunk of the last block is final on
+/// a rank, its planes go to rank 0, by MPI (TPACE_CMA=0, or where the system refuses
+/// one process writing another's memory: TPACE_CMA=2 plays that) or copied straight
+/// into rank 0's memory by threads of the sending rank. Over 2 and 3 ranks, uneven
+/// slabs (601 planes), one block (k >= steps) and several (k < steps, steps not a
+/// multiple of k), one chunk per slab, 2 devices per rank: bit for bit, every other
+/// rank's planes once, and with many chunks in the last block, sent while the blocks
+/// ran (were the pieces sent after the blocks, as TPACE_EARLY_RESULTS=0 does, none
+/// would be).
+#[test]
+fn results_reach_rank_zero_as_the_chunks_finish() {
+    let Some(tc) = mpi_toolchain() else { return };
+    let dir = tempfile::tempdir().expect("scratch folder");
+    let (reference, translated) = builds(
+        &tc,
+        dir.path(),
+        "jacobi_early",
+        &jacobi_source(601, 240),
+        Target::Cuda,
+        true,
+        None,
+    );
+    let copies = node_local_copies_allowed();
+    let steps = 12;
+    let seq = run_ok(
+        &reference.binary,
+        steps,
+        &Params::default(),
+        &dir.path().join("r.dump"),
+    );
+    // (ranks, devices a rank, plan, whether the last block has many chunks a slab)
+    let cases = [
+        (2, 1, params("mmtb", 12, 25, 2), true),
+        (3, 1, params("mmtb", 12, 25, 2), true),
+        (3, 1, params("mmtb", 5, 30, 2), false),
+        (2, 2, params("mm", 4, 40, 3), false),
+        (2, 1, params("mmtb", 20, 1000, 1), false),
+        (3, 1, params("mm", 7, 1000, 2), false),
+    ];
+    for (ranks, gpus, p, many_chunks) in cases {
+        let p = Params {
+            gpus: Some(gpus),
+            ..p
+        };
+        for cma in ["0", "1", "2"] {
+            let env = [("TPACE_EMU_DEVICES", "2"), ("TPACE_CMA", cma)];
+            let got = run(
+                &tc,
+                &translated.binary,
+                steps,
+                Some(ranks),
+                &p,
+                &env,
+                &dir.path().join("t.dump"),
+            );
+            let what = format!("{ranks} ranks x {gpus} devices {p:?} TPACE_CMA={cma}");
+            assert_eq!(first_difference(&seq.dump, &got.dump), None, "{what}");
+            assert_eq!(
+                printed_difference(&seq.stdout, &got.stdout, FLOAT_RTOL),
+                None,
+                "{what}"
+            );
+            let line = phases(&got);
+            let whole = other_ranks_bytes(601, ranks, gpus, 240, 1);
+            let (during, after, copied) =
+                early_results(line).unwrap_or_else(|| panic!("{what}: nothing went early: {line}"));
+            assert_eq!(during + after, whole, "{what}: {line}");
+            let moved: u64 = between(line, "; ", " bytes between ranks")
+                .rsplit("; ")
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap();
+            assert_eq!(moved, whole, "{what}: {line}");
+            match cma {
+                "1" if copies => assert_eq!(copied, whole, "{what}: {line}"),
+                "1" => eprintln!("{what}: node-local copies refused here (Yama): {line}"),
+                _ => assert_eq!(copied, 0, "{what}: {line}"),
+            }
+            // Sent as the chunks finished: while the senders' blocks ran, where one block
+            // has many chunks a slab (a short last block may end before this thread
+            // wakes). Copies wait until rank 0's last block has begun, which a loaded
+            // machine may delay past a sender's blocks: the MPI path alone is held to it.
+            if many_chunks && cma != "1" {
+                assert!(
+                    during > 0,
+                    "{what}: nothing sent while the blocks ran: {line}"
+                );
+            }
+        }
+    }
+    // After the blocks, as before: nothing goes early, the answer is the same.
+    let p = Params {
+        gpus: Some(1),
+        ..params("mmtb", 12, 25, 2)
+    };
+    let env = [("TPACE_EARLY_RESULTS", "0")];
+    let got = run(
+        &tc,
+        &translated.binary,
+        steps,
+        Some(2),
+        &p,
+        &env,
+        &dir.path().join("t.dump"),
+    );
+    assert_eq!(first_difference(&seq.dump, &got.dump), None);
+    assert_eq!(early_results(phases(&got)), None, "{}", phases(&got));
+}
+
+/// Run `binary` under mpirun with `ranks` ranks, `env` on every rank and `root_env` on
+/// rank 0 alone (a shell sets it where Open MPI says the rank is 0).
+fn run_rank_zero_apart(
+    tc: &Toolchain,
+    binary: &Path,
+    steps: u64,
+    ranks: u64,
+    env: &[(String, String)],
+    root_env: &str,
+    dump: &Path,
+) -> Result<Execution, tpace::driver::Failure> {
+    let script = format!(
+        "if [ \"$OMPI_COMM_WORLD_RANK\" = 0 ]; then export {root_env}; fi; exec {} {steps}",
+        binary.display()
+    );
+    let args = ["-c".to_string(), script];
+    execute_as(
+        Path::new("/bin/sh"),
+        &args,
+        env,
+        dump,
+        Some(ranks),
+        &tc.mpirun,
+    )
+}
+
+/// Where the results come into rank 0's arrays, they must not come before rank 0's last
+/// block has taken the ghost planes it reads there (the last block is the only one
+/// here: its ghost planes are the program's starting values). With rank 0 late to its
+/// last block (TPACE_RESULTS_DELAY_MS on rank 0 alone, for tests), the other ranks
+/// finish first and wait for its leave: bit for bit, by MPI and by node-local copies.
+/// Copy threads that did not wait for it would overwrite those planes with final values
+/// first: caught. And with every other rank late instead (each finished range held
+/// back), rank 0 waits for all of it after its blocks: bit for bit too.
+#[test]
+fn results_come_into_rank_zero_only_when_it_lets_them() {
+    let Some(tc) = mpi_toolchain() else { return };
+    let dir = tempfile::tempdir().expect("scratch folder");
+    let source = jacobi_source(400, 200);
+    let (reference, translated) = builds(
+        &tc,
+        dir.path(),
+        "jacobi_late",
+        &source,
+        Target::Openacc,
+        true,
+        None,
+    );
+    let steps = 9;
+    let seq = run_ok(
+        &reference.binary,
+        steps,
+        &Params::default(),
+        &dir.path().join("r.dump"),
+    );
+    let p = Params {
+        gpus: Some(1),
+        ..params("mmtb", 9, 70, 2)
+    };
+    let env_of = |cma: &str| -> Vec<(String, String)> {
+        let mut env = p.env();
+        env.push(("TPACE_CMA".into(), cma.into()));
+        env
+    };
+    let check =
+        |built: &Built, ranks: u64, env: &[(String, String)], root_env: &str, what: &str| {
+            let dump = dir.path().join("t.dump");
+            let got = run_rank_zero_apart(&tc, &built.binary, steps, ranks, env, root_env, &dump)
+                .unwrap_or_else(|f| panic!("{what}: {f}"));
+            (
+                first_difference(&seq.dump, &got.dump).is_none()
+                    && printed_difference(&seq.stdout, &got.stdout, FLOAT_RTOL).is_none(),
+                got,
+            )
+        };
+    for (ranks, cma) in [(2, "0"), (3, "0"), (2, "1"), (3, "1")] {
+        let what = format!("{ranks} ranks, TPACE_CMA={cma}, rank 0 late");
+        let (same, got) = check(
+            &translated,
+            ranks,
+            &env_of(cma),
+            "TPACE_RESULTS_DELAY_MS=400",
+            &what,
+        );
+        assert!(same, "{what}: the translation differs: {}", got.stderr);
+        let mut late = env_of(cma);
+        late.push(("TPACE_RESULTS_DELAY_MS".into(), "100".into()));
+        let what = format!("{ranks} ranks, TPACE_CMA={cma}, the senders late");
+        let (same, got) = check(&translated, ranks, &late, "TPACE_RESULTS_DELAY_MS=0", &what);
+        assert!(same, "{what}: the translation differs: {}", got.stderr);
+    }
+    if !node_local_copies_allowed() {
+        eprintln!("node-local copies refused here (Yama): the copy threads' break not played");
+        return;
+    }
+    let (_, broken) = builds(
+        &tc,
+        dir.path(),
+        "jacobi_late",
+        &source,
+        Target::Openacc,
+        true,
+        Some((
+            "        while (!m->quit && !(m->go && m->queue != NULL))",
+            "        while (!m->quit && m->queue == NULL)",
+        )),
+    );
+    let (same, got) = check(
+        &broken,
+        2,
+        &env_of("1"),
+        "TPACE_RESULTS_DELAY_MS=400",
+        "copies before rank 0's leave",
+    );
+    assert!(
+        !same,
+        "copies written before rank 0 took its ghost planes went unnoticed: {}",
+        got.stderr
+    );
+}
+
+/// One pipeline whose arrays go both ways: `u` is only printed (rank 0 alone receives it,
+/// early), `v` decides the exit status (every rank receives it, after the blocks).
+/// Braceless loop nests, on emulated CUDA devices and the OpenACC host path, 2 and 3
+/// ranks (uneven), one block and several: bit for bit.
+#[test]
+fn early_and_every_rank_arrays_in_one_pipeline() {
+    let Some(tc) = mpi_toolchain() else { return };
+    let dir = tempfile::tempdir().expect("scratch folder");
+    for target in [Target::Cuda, Target::Openacc] {
+        let (reference, translated) = builds(
+            &tc,
+            dir.path(),
+            "two_fields",
+            TWO_FIELDS,
+            target,
+            true,
+            None,
+        );
+        let steps = 10;
+        let seq = run_ok(
+            &reference.binary,
+            steps,
+            &Params::default(),
+            &dir.path().join("r.dump"),
+        );
+        for (ranks, p) in [
+            (2, params("mmtb", 10, 30, 2)),
+            (3, params("mmtb", 3, 25, 2)),
+            (3, params("mm", 4, 1000, 2)),
+        ] {
+            let p = Params { gpus: Some(1), ..p };
+            let got = run(
+                &tc,
+                &translated.binary,
+                steps,
+                Some(ranks),
+                &p,
+                &[],
+                &dir.path().join("t.dump"),
+            );
+            let what = format!("{target:?}: {ranks} ranks {p:?}");
+            assert_eq!(first_difference(&seq.dump, &got.dump), None, "{what}");
+            assert_eq!(
+                printed_difference(&seq.stdout, &got.stdout, FLOAT_RTOL),
+                None,
+                "{what}"
+            );
+            let line = phases(&got);
+            assert_eq!(
+                between(line, "to rank 0 alone: ", ";"),
+                "u",
+                "{what}: {line}"
+            );
+            assert_eq!(between(line, "to every rank: ", ";"), "v", "{what}: {line}");
+            let (during, after, _) = early_results(line).expect("u goes early");
+            assert_eq!(
+                during + after,
+                other_ranks_bytes(301, ranks, 1, 48, 1),
+                "{what}: {line}"
+            );
+        }
+    }
+}
+
+/// Over ranks the program runs the plan the Rust model chooses for them (`tpace plan
+/// --devices --ranks`), with the same predicted time: the results that go to rank 0 as
+/// the last block's chunks finish priced by what the last block leaves (one block, and
+/// several).
+#[test]
+fn ranks_run_the_plan_and_the_prediction_of_the_model() {
+    use tpace::model::expr::Macros;
+    use tpace::model::predict::Machine;
+    use tpace::model::{Profile, Workload, workload};
+    let Some(tc) = mpi_toolchain() else { return };
+    let h100 = Machine::from_profile(&Profile::bundled("h100").unwrap()).unwrap();
+    let dir = tempfile::tempdir().expect("scratch folder");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/jacobi2d.c");
+    let c = common::compile(&path);
+    let translated = build_ok(
+        &tc,
+        &driver::translate_with(&c, Target::Openacc, true).expect("translates"),
+        dir.path(),
+        "jacobi_model",
+        Flavour::Openacc,
+    );
+    let extents =
+        workload::extents(c.unit(0), &Macros::new(&[], &c.program.source).unwrap()).unwrap();
+    for (ranks, steps) in [(2u64, 7u64), (3, 300)] {
+        let w = Workload::from_unit(c.unit(0), &extents, steps)
+            .unwrap()
+            .with_fusion(None, &c.program.pipelines[0].arrays);
+        let d =
+            tpace::model::devices::choose_devices(&w, &h100, None, ranks, ranks, false).unwrap();
+        let got = run(
+            &tc,
+            &translated.binary,
+            steps,
+            Some(ranks),
+            &Params {
+                gpus: Some(1),
+                ..Params::default()
+            },
+            &[],
+            &dir.path().join("t.dump"),
+        );
+        let what = format!("{ranks} ranks, {steps} steps");
+        let r = &got.report;
+        assert_eq!(
+            r["k"].parse::<u64>().unwrap(),
+            d.choice.best.config.k,
+            "{what}"
+        );
+        assert_eq!(
+            r["b"].parse::<u64>().unwrap(),
+            d.choice.best.config.b,
+            "{what}"
+        );
+        let predicted: f64 = r["predicted_seconds"].parse().unwrap();
+        assert!(
+            (predicted - d.total_s).abs() <= 1e-8 * d.total_s,
+            "{what}: predicted {predicted} vs {}",
+            d.total_s
+        );
+        assert!(d.results_s > 0.0, "{what}");
+    }
+}
+
+/// Two fields advanced together; only `u` is printed, `v` decides the exit status.
+const TWO_FIELDS: &str = r#"#include <stdio.h>
+#include <stdlib.h>
+
+#define X 301
+#define Y 48
+
+static float u[X][Y];
+static float v[X][Y];
+
+int main(int argc, char **argv)
+{
+    int steps = argc > 1 ? atoi(argv[1]) : 10;
+    int x, y, n;
+    for (x = 0; x < X; x++)
+        for (y = 0; y < Y; y++) {
+            u[x][y] = (float)((x * 13 + y * 7) % 29) / 3.0f;
+            v[x][y] = (float)((x + 5 * y) % 11) / 5.0f;
+        }
+#pragma tpace init
+#pragma tpace pipeline targetinout(u, v) size([0:X][0:Y]) halo([1:1][1:1])
+    for (n = 0; n < steps; n++) {
+#pragma tpace loop dim(2)
+        for (x = 1; x < X - 1; x++)
+#pragma tpace loop dim(1)
+            for (y = 1; y < Y - 1; y++)
+                v[x][y] = 0.5f * v[x][y] + 0.125f * (u[x - 1][y] + u[x + 1][y] + u[x][y - 1] + u[x][y + 1]);
+#pragma tpace loop dim(2)
+        for (x = 1; x < X - 1; x++)
+#pragma tpace loop dim(1)
+            for (y = 1; y < Y - 1; y++)
+                u[x][y] = u[x][y] + 0.1f * (v[x - 1][y] + v[x + 1][y] - 2.0f * v[x][y]);
+    }
+    if (v[X / 2][Y / 2] > 1e30f) {
+        printf("diverged\n");
+        return 1;
+    }
+    double s = 0.0;
+    for (x = 0; x < X; x++)
+        for (y = 0; y < Y; y++)
+            s += u[x][y] * (double)((x + 2 * y) % 7 + 1);
+    printf("two fields %dx%d, %d steps: checksum %.9e\n", X, Y, steps, s);
+    return 0;
+}
+"#;

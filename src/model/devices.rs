@@ -9,9 +9,12 @@
 //! GPU alone, 111.0 GB/s to both at once), so the run takes what the largest slab
 //! takes. Where ghost planes go device to device (`peer`), their buffers (two sets
 //! per side) take device memory beside the plan, where the budget leaves room (the
-//! plan does not shrink for them: otherwise they go through host memory). After the pipeline the arrays that
+//! plan does not shrink for them: otherwise they go through host memory). The arrays that
 //! come back go to the ranks that read them (rank 0 alone, or every rank), at the
-//! exchange rate: that time is part of the run's too.
+//! exchange rate: those only output reads go to rank 0 as the last block's chunks
+//! finish, so only what the last block leaves (its last chunks, or what the rate cannot
+//! move in its time) comes after the blocks; the others go after the blocks. That time
+//! is part of the run's too.
 
 use super::predict::{Machine, Schedule};
 use super::search::{Choice, choose_fused, k_candidates};
@@ -37,7 +40,8 @@ pub struct DeviceChoice {
     pub blocks: u64,
     /// Redundant points per block and boundary: the ghost planes both neighbours compute.
     pub redundant_points: u128,
-    /// Seconds to bring the results to the ranks that read them, after the blocks.
+    /// Seconds to bring the results to the ranks that read them, after the blocks
+    /// ([`results_seconds`]).
     pub results_s: f64,
     /// Bytes that move between ranks after the pipeline, all ranks together.
     pub results_bytes: u128,
@@ -62,16 +66,29 @@ pub fn rank_planes(n: u64, devices: u64, ranks: u64) -> Vec<u64> {
         .collect()
 }
 
-/// Bytes between ranks after the pipeline (all ranks together) and the most one rank
-/// receives: each array that comes back goes to rank 0 alone (`to_root`) or to every
-/// rank, whole planes of `plane` elements.
-pub fn results_bytes(w: &Workload, planes: &[u64]) -> (u128, u128) {
+/// What moves between ranks at the pipeline's end (whole planes of `plane` elements).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ResultsBytes {
+    /// All ranks together: each array that comes back goes to rank 0 alone (`to_root`)
+    /// or to every rank.
+    pub between: u128,
+    /// What rank 0 receives as the last block's chunks finish: the arrays only output
+    /// reads that the last block downloads (the runtime's `tpace_early`).
+    pub early: u128,
+    /// ... their bytes per plane.
+    pub early_plane: u128,
+    /// The most one rank receives after the blocks: the other arrays.
+    pub after: u128,
+}
+
+/// The bytes between ranks at the pipeline's end, `planes` the planes of each rank.
+pub fn results_bytes(w: &Workload, planes: &[u64]) -> ResultsBytes {
     let ranks = planes.len() as u128;
+    let mut r = ResultsBytes::default();
     if ranks < 2 {
-        return (0, 0);
+        return r;
     }
     let least = planes.iter().copied().min().unwrap_or(0);
-    let (mut total, mut most) = (0u128, 0u128);
     for a in &w.arrays {
         let back = matches!(
             a.movement,
@@ -83,14 +100,42 @@ pub fn results_bytes(w: &Workload, planes: &[u64]) -> (u128, u128) {
         let plane = u128::from(w.plane) * u128::from(a.elem_bytes);
         let n = u128::from(w.n);
         if a.to_root {
-            total += (n - u128::from(planes[0])) * plane;
-            most += (n - u128::from(planes[0])) * plane;
+            r.between += (n - u128::from(planes[0])) * plane;
+            if a.movement == Movement::Folded {
+                // Its faces are put back after the blocks: it goes after them.
+                r.after += (n - u128::from(planes[0])) * plane;
+            } else {
+                r.early += (n - u128::from(planes[0])) * plane;
+                r.early_plane += plane;
+            }
         } else {
-            total += (ranks - 1) * n * plane;
-            most += (n - u128::from(least)) * plane;
+            r.between += (ranks - 1) * n * plane;
+            r.after += (n - u128::from(least)) * plane;
         }
     }
-    (total, most)
+    r
+}
+
+/// Seconds the results take after the blocks, at the exchange rate (the runtime's
+/// `tpace_results_seconds`). Those that go early move while the last block runs
+/// (`last_block_s`), each chunk's planes once it is final: what stays after the blocks
+/// is the last chunks of the other ranks' devices (`tail_planes`), or what the rate
+/// cannot move within the last block, whichever is more. The others move after the
+/// blocks, the rank that receives the most setting the time.
+pub fn results_seconds(r: &ResultsBytes, m: &Machine, last_block_s: f64, tail_planes: u128) -> f64 {
+    if m.exchange_bps <= 0.0 {
+        return 0.0;
+    }
+    let mut s = 0.0;
+    if r.early > 0 {
+        let tail = (tail_planes * r.early_plane).min(r.early) as f64;
+        s += (tail.max(r.early as f64 - last_block_s * m.exchange_bps)) / m.exchange_bps
+            + m.exchange_latency_s;
+    }
+    if r.after > 0 {
+        s += r.after as f64 / m.exchange_bps + m.exchange_latency_s;
+    }
+    s
 }
 
 /// Planes a step of the largest slab's device computes on average, which the plan
@@ -151,15 +196,9 @@ pub fn choose_devices(
         .map(|a| u128::from(a.elem_bytes) * u128::from(w.plane))
         .sum();
     let steps = w.steps.max(1);
-    // After the pipeline: the results to the ranks that read them (the runtime's
-    // tpace_results_seconds: the rank that receives the most).
+    // The results to the ranks that read them (results_seconds).
     let planes_of = rank_planes(w.n, devices, ranks);
-    let (between, most) = results_bytes(w, &planes_of);
-    let results_s = if most > 0 && m.exchange_bps > 0.0 {
-        most as f64 / m.exchange_bps + m.exchange_latency_s
-    } else {
-        0.0
-    };
+    let results = results_bytes(w, &planes_of);
     let peer = peer && devices / ranks > 1;
     let mut best: Option<DeviceChoice> = None;
     let mut last_err = String::from("no k fits");
@@ -195,6 +234,12 @@ pub fn choose_devices(
             0.0
         };
         let total_s = choice.best.total_s + exchange_s;
+        // The last block's share of the run, and the last chunk of every device but rank 0's.
+        let last_steps = steps - (blocks - 1) * k.min(steps);
+        let last_block_s = choice.best.total_s * last_steps as f64 / steps as f64;
+        let tail_planes =
+            u128::from(choice.best.config.b.min(slab)) * u128::from(devices - devices / ranks);
+        let results_s = results_seconds(&results, m, last_block_s, tail_planes);
         let total_with_results = total_s + results_s;
         // Each boundary: the ghost region of k steps, shrinking by the reach per step, on both sides.
         let redundant = u128::from(reach) * u128::from(k) * u128::from(k.saturating_sub(1)) / 2
@@ -210,7 +255,7 @@ pub fn choose_devices(
                 blocks,
                 redundant_points: redundant,
                 results_s,
-                results_bytes: between,
+                results_bytes: results.between,
                 ghost_bytes,
                 total_s: total_with_results,
             });
@@ -254,6 +299,34 @@ mod tests {
             costly.blocks,
             fast.blocks
         );
+    }
+
+    #[test]
+    fn results_only_output_reads_are_priced_by_what_the_last_block_leaves() {
+        // Jacobi-2D 49152 x 61440 over 2 ranks: `a` only printed (to rank 0, early).
+        let mut w = jacobi(49_152, 61_440, 128);
+        w.arrays[0].unread = true;
+        w.arrays[1].to_root = true;
+        let m = h100();
+        let c = choose_devices(&w, &m, Some(8_000_000_000), 2, 2, false).unwrap();
+        let planes = rank_planes(w.n, 2, 2);
+        let r = results_bytes(&w, &planes);
+        assert_eq!(r.early, 24_576 * 61_440 * 4);
+        assert_eq!(r.after, 0);
+        assert_eq!(r.between, r.early);
+        // Less than moving the slab after the blocks, at least the last chunk's planes.
+        let whole = r.early as f64 / m.exchange_bps + m.exchange_latency_s;
+        assert!(c.results_s < whole, "{} {whole}", c.results_s);
+        let b = c.choice.best.config.b.min(c.slab);
+        let tail = (u128::from(b) * r.early_plane) as f64 / m.exchange_bps;
+        assert!(c.results_s >= tail, "{} {tail}", c.results_s);
+        // No time in the last block to move them: all of them after it.
+        assert_eq!(results_seconds(&r, &m, 0.0, 1), whole);
+        // Printed and read by every rank alike (not only output): after the blocks.
+        w.arrays[1].to_root = false;
+        let every = results_bytes(&w, &planes);
+        assert_eq!((every.early, every.after), (0, r.early));
+        assert_eq!(results_seconds(&every, &m, 1e9, 1), whole);
     }
 
     #[test]

@@ -167,7 +167,7 @@ fn devices_report(
     if ranks > 1 {
         let _ = writeln!(
             out,
-            "  results            {:>12.6} s   after the pipeline, {} between ranks (rank 0 alone receives what the program only outputs):",
+            "  results            {:>12.6} s   after the blocks, {} between ranks (rank 0 alone receives what the program only outputs, as the last block's chunks finish: only what that block leaves stays after it):",
             d.results_s,
             bytes(d.results_bytes as f64)
         );

@@ -42,6 +42,8 @@ typedef struct tpace_cuda {
     long max_blocks; /* blocks per launch: four waves of eight 256-thread blocks per multiprocessor */
     cudaEvent_t *stamps; /* TPACE_TRACE: timing events, in the order recorded */
     long nstamps, stamp_cap;
+    cudaEvent_t *flags; /* tpace_dev_flag's events, in the order recorded */
+    long nflags, flag_cap;
 } tpace_cuda;
 
 static inline tpace_cuda *tpace_cuda_of(tpace_rt *r) { return (tpace_cuda *)r->target; }
@@ -191,6 +193,9 @@ TPACE_HOOK void tpace_dev_end(tpace_rt *r)
     free(c->stamps);
     c->stamps = NULL;
     c->nstamps = c->stamp_cap = 0;
+    for (long i = 0; i < c->nflags; i++)
+        TPACE_CUDA(r, cudaEventDestroy(c->flags[i]));
+    free(c->flags);
     for (int q = 0; q <= r->plan.slots; q++) {
         TPACE_CUDA(r, cudaStreamDestroy(c->stream[q]));
         TPACE_CUDA(r, cudaEventDestroy(c->scratch[q]));
@@ -270,6 +275,29 @@ TPACE_HOOK void tpace_dev_unpin(tpace_rt *r, void *host)
     if (cudaHostUnregister(host) != cudaSuccess)
         (void)cudaGetLastError(); /* it was never pinned (tpace_dev_pin's refusal) */
     (void)r;
+}
+
+/* A flag: an event recorded on stream q, which the host waits for (a chunk's last
+ * download, whose planes then go on to another rank). */
+TPACE_HOOK int tpace_dev_flag(tpace_rt *r, int q)
+{
+    tpace_cuda *c = tpace_cuda_of(r);
+    if (c->nflags == c->flag_cap) {
+        const long want = c->flag_cap ? 2 * c->flag_cap : 64;
+        cudaEvent_t *more = (cudaEvent_t *)realloc(c->flags, (size_t)want * sizeof *more);
+        if (more == NULL)
+            tpace_stop(r->plan.s.where, "host memory ran out recording the chunks' last downloads");
+        c->flags = more;
+        c->flag_cap = want;
+    }
+    TPACE_CUDA(r, cudaEventCreateWithFlags(&c->flags[c->nflags], cudaEventDisableTiming));
+    TPACE_CUDA(r, cudaEventRecord(c->flags[c->nflags], c->stream[q]));
+    return (int)c->nflags++;
+}
+
+TPACE_HOOK void tpace_dev_flag_wait(tpace_rt *r, int id)
+{
+    TPACE_CUDA(r, cudaEventSynchronize(tpace_cuda_of(r)->flags[id]));
 }
 
 /* Kernels add each step's reduction results into device slots (tpace_block_reduce). */

@@ -96,13 +96,15 @@ static inline void enqueue(stream_t *s, std::function<void()> f, long waits_for)
     s->ops.push_back(o);
 }
 /* Run device d's queued work until `s` (or every stream of d, when s is NULL) is
- * empty, taking the heads of its streams in a shuffled order that only the waits
- * constrain. */
-static inline void drain(int device, stream_t *s)
+ * empty, or until op `until` has run (when it is not negative), taking the heads of
+ * its streams in a shuffled order that only the waits constrain. */
+static inline void drain(int device, stream_t *s, long until = -1)
 {
     device_t &d = dev(device);
     hold h(d.lock);
     for (;;) {
+        if (until >= 0 && d.done[(size_t)until])
+            return;
         std::vector<stream_t *> ready;
         bool pending = false;
         for (stream_t *t : d.streams) {
@@ -337,6 +339,14 @@ static inline cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, uns
 static inline cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, cudaMemcpyKind, cudaStream_t s)
 {
     tpace_emu::enqueue(s, [=]() { memcpy(dst, src, bytes); }, -1);
+    return cudaSuccess;
+}
+/* As CUDA: the host waits until the event's last record has run (the device's work runs
+ * on this thread until then). */
+static inline cudaError_t cudaEventSynchronize(cudaEvent_t e)
+{
+    if (e->recorded >= 0)
+        tpace_emu::drain(e->device, NULL, e->recorded);
     return cudaSuccess;
 }
 static inline cudaError_t cudaDeviceSynchronize(void)

@@ -177,6 +177,20 @@ TPACE_HOOK void tpace_dev_unpin(tpace_rt *r, void *host)
     (void)host;
 }
 
+/* OpenACC has no events: a flag names the queue, and waiting for it waits for everything
+ * issued on that queue so far (which includes the flagged work, and may include more). */
+TPACE_HOOK int tpace_dev_flag(tpace_rt *r, int q)
+{
+    (void)r;
+    return q;
+}
+
+TPACE_HOOK void tpace_dev_flag_wait(tpace_rt *r, int id)
+{
+    (void)r;
+    acc_wait(id);
+}
+
 /* An OpenACC reduction clause gives its result on the host once the kernel is done,
  * so the generated code adds it into the host's per-step slot (tpace_reduced). */
 TPACE_HOOK int tpace_dev_reduces_on_device(void)

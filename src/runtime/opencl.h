@@ -406,6 +406,8 @@ typedef struct tpace_cl_queues {
     int profiling;    /* queues time their commands (TPACE_TRACE) */
     cl_event *stamps; /* markers, in the order recorded */
     long nstamps, stamp_cap;
+    cl_event *flags;  /* tpace_dev_flag's markers, in the order recorded */
+    long nflags, flag_cap;
 } tpace_cl_queues;
 
 static inline tpace_cl_queues *tpace_cl_q(tpace_rt *r)
@@ -558,6 +560,9 @@ TPACE_HOOK void tpace_dev_end(tpace_rt *r)
     for (long i = 0; i < c->nstamps; i++)
         TPACE_CL(r->plan.s.where, clReleaseEvent(c->stamps[i]));
     free(c->stamps);
+    for (long i = 0; i < c->nflags; i++)
+        TPACE_CL(r->plan.s.where, clReleaseEvent(c->flags[i]));
+    free(c->flags);
     for (int m = 0; m < TPACE_MAX_SLOTS; m++)
         if (c->mark[m] != NULL)
             TPACE_CL(r->plan.s.where, clReleaseEvent(c->mark[m]));
@@ -611,6 +616,29 @@ TPACE_HOOK void tpace_dev_unpin(tpace_rt *r, void *host)
 {
     (void)r;
     (void)host;
+}
+
+/* A flag: a marker on queue q, which the host waits for (a chunk's last download, whose
+ * planes then go on to another rank). */
+TPACE_HOOK int tpace_dev_flag(tpace_rt *r, int q)
+{
+    tpace_cl_queues *c = tpace_cl_q(r);
+    if (c->nflags == c->flag_cap) {
+        const long want = c->flag_cap ? 2 * c->flag_cap : 64;
+        cl_event *more = (cl_event *)realloc(c->flags, (size_t)want * sizeof *more);
+        if (more == NULL)
+            tpace_stop(r->plan.s.where, "host memory ran out recording the chunks' last downloads");
+        c->flags = more;
+        c->flag_cap = want;
+    }
+    TPACE_CL(r->plan.s.where, clEnqueueMarkerWithWaitList(c->queue[q], 0, NULL, &c->flags[c->nflags]));
+    TPACE_CL(r->plan.s.where, clFlush(c->queue[q]));
+    return (int)c->nflags++;
+}
+
+TPACE_HOOK void tpace_dev_flag_wait(tpace_rt *r, int id)
+{
+    TPACE_CL(r->plan.s.where, clWaitForEvents(1, &tpace_cl_q(r)->flags[id]));
 }
 
 /* Kernels combine each work group's terms and add them into the step's slot with an

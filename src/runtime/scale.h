@@ -32,6 +32,15 @@
 #ifdef TPACE_MPI
 #include <mpi.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+/* glibc declares it under _GNU_SOURCE only (since 2.15); the same declaration here. */
+extern ssize_t process_vm_writev(pid_t pid, const struct iovec *local, unsigned long nlocal,
+                                 const struct iovec *remote, unsigned long nremote, unsigned long flags);
+#define TPACE_CMA_ABLE 1
+#endif
 #endif
 
 /* The processes and devices of the run. */
@@ -41,8 +50,9 @@ typedef struct tpace_world {
     FILE *err;                 /* where failures are said (NULL: stderr) */
     int exiting;               /* a failure is ending the program: no MPI_Finalize at exit */
     int threads_ok;            /* MPI lets other threads run beside the one that calls it */
+    int with_root;             /* rank 0 runs on this process's node */
 } tpace_world;
-static tpace_world tpace_the_world = {0, 1, 0, 1, NULL, 0, 1};
+static tpace_world tpace_the_world = {0, 1, 0, 1, NULL, 0, 1, 1};
 
 /* Say what failed and end the program: under MPI, every rank, naming this one. */
 TPACE_HOOK void tpace_stop(const char *where, const char *what)
@@ -99,6 +109,8 @@ static void tpace_mpi_start(int *argc, char ***argv)
     TPACE_MPI_CALL(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, w->rank, MPI_INFO_NULL, &node));
     TPACE_MPI_CALL(MPI_Comm_rank(node, &w->node_rank));
     TPACE_MPI_CALL(MPI_Comm_size(node, &w->node_ranks));
+    int root_here = w->rank == 0;
+    TPACE_MPI_CALL(MPI_Allreduce(&root_here, &w->with_root, 1, MPI_INT, MPI_MAX, node));
     TPACE_MPI_CALL(MPI_Comm_free(&node));
     if (w->rank != 0) {
         /* The program's output once: rank 0's. Failures still reach this rank's stderr. */
@@ -181,6 +193,49 @@ typedef struct tpace_crew {
 
 struct tpace_scale;
 
+/* A chunk's last download in the last block, flagged: once the flag rises, its slab planes
+ * [from, to) hold their final values in the host arrays. */
+typedef struct tpace_final {
+    int flag;
+    long from, to;
+} tpace_final;
+
+/* Final planes of one array on their way to rank 0 (tpace_results_push): `bytes` from
+ * `offset` of its host memory, announced by a message of its own (`head`). */
+typedef struct tpace_piece {
+    int array;
+    size_t offset, bytes;
+    long long head[3]; /* array, offset, bytes: what rank 0 receives first */
+    struct tpace_piece *next;
+} tpace_piece;
+
+#ifdef TPACE_MPI
+/* Node-local copies of the early results (TPACE_CMA): a sender's copy threads write its
+ * pieces into rank 0's arrays; rank 0 hears from each how many bytes they wrote. */
+typedef struct tpace_cma {
+    int on;                   /* this rank writes its pieces into rank 0 itself */
+    int pid;                  /* rank 0's process */
+    long long *where;         /* rank 0's process, probe and arrays, as it said */
+    const long long *remote;  /* ... per array, where its host memory is in rank 0 */
+    int threads, started;     /* copy threads wanted, and started */
+    pthread_t *thread;
+    pthread_mutex_t lock;
+    pthread_cond_t more, idle;
+    tpace_piece *queue, **queue_end; /* pieces to write */
+    tpace_piece *failed;      /* pieces the system refused to write: they go by MPI */
+    int go;                   /* rank 0 said they may write */
+    int quit, busy, blocks_done, error;
+    size_t during, after;     /* bytes written while this rank's blocks ran, and after */
+    MPI_Request go_req;
+    long long done_out;       /* the bytes written, said to rank 0 at the end */
+    int *of;                  /* rank 0: per rank, 1 where it writes into this process */
+    int *done_in;             /* ... 1 once it said how many bytes */
+    long long *done_of;       /* ... the bytes it said */
+    MPI_Request *done_req;
+    size_t bytes;             /* ... all the bytes they wrote */
+} tpace_cma;
+#endif
+
 /* One executor's part beyond its tpace_rt. */
 typedef struct tpace_device {
     struct tpace_scale *s;
@@ -197,6 +252,8 @@ typedef struct tpace_device {
     size_t peer_bytes;        /* bytes it copied into its neighbours' ghost planes, device to device */
     size_t host_ghost_bytes;  /* bytes of ghost planes it copied through host memory */
     double results_at;        /* when its results were in place */
+    tpace_final *finals;      /* the last block's chunks whose planes go to rank 0, in the order issued */
+    long nfinals, finals_cap;
 } tpace_device;
 
 /* What the executors of this process share. */
@@ -224,11 +281,32 @@ typedef struct tpace_scale {
     long t;                /* the block being run: its first step, */
     int kb;                /* ... and its steps */
     tpace_crew crew;
-    int arrived[2];        /* threads: a neighbour rank's ghost planes are in the host arrays */
+    int arrived[2];        /* threads: a neighbour rank's ghost planes are in s->out[side] */
+    const long *ranks_lo, *ranks_hi; /* per rank, the planes its devices own */
+    /* Results to rank 0 as the chunks finish (tpace_early): */
+    int early;             /* several ranks and some array goes to rank 0 alone */
+    int live;              /* the last block runs: the caller's thread moves the pieces */
+    tpace_piece *handed;   /* pieces the devices handed over, not yet sent (the crew's lock) */
+    tpace_piece **handed_end;
+    tpace_piece *sent;     /* pieces sent, kept until their messages are done */
+    size_t sent_during, sent_after; /* bytes this rank sent while its blocks ran, and after */
+    long delay_ms;         /* for tests (TPACE_RESULTS_DELAY_MS): rank 0 takes its last block's ghost planes this
+                            * much later, another rank holds each final range back this long */
 #ifdef TPACE_MPI
     MPI_Request recv[2], send[2];
     int pending[2];        /* a neighbour rank's ghost planes still on their way */
-    char *out[2];          /* this rank's edge planes, copied for the neighbours */
+    char *out[2];          /* [side]: the neighbour's planes [in_lo, in_hi) received, then this rank's edge planes */
+    long in_lo[2], in_hi[2];
+    MPI_Request *req;      /* the results' messages, sent or (rank 0) received */
+    size_t *req_bytes;     /* ... and their bytes (0: an announcement) */
+    int *req_done;         /* scratch for MPI_Testsome */
+    int nreq, req_cap;
+    size_t *expect_of, *got_of; /* rank 0: per rank, bytes it sends early, and announced so far */
+    size_t announced, arrived_bytes, arrived_during; /* ... all announced so far, received, received while its blocks ran */
+    tpace_cma cma;
+    long long head_in[3];  /* rank 0: the announcement being received */
+    MPI_Request head_req;
+    int head_posted;
 #endif
 } tpace_scale;
 
@@ -249,6 +327,14 @@ static void tpace_thread_check(int err, const char *call)
 }
 #define TPACE_PTHREAD(call) tpace_thread_check((call), #call)
 
+/* Executor r's ghost region on one side, [lo, hi). */
+static void tpace_ghost_region(const tpace_rt *r, int side, long *lo, long *hi)
+{
+    const tpace_plan *p = &r->plan;
+    *lo = side == 0 ? p->s.lo : r->own_hi;
+    *hi = side == 0 ? r->own_lo : p->s.lo + p->s.n;
+}
+
 #ifdef TPACE_MPI
 /* Bytes of planes [from, to) of every exchanged array, packed one array after another. */
 static size_t tpace_edge_bytes(const tpace_scale *s, long from, long to)
@@ -260,8 +346,8 @@ static size_t tpace_edge_bytes(const tpace_scale *s, long from, long to)
     return bytes;
 }
 
-/* Copy planes [from, to) of every exchanged array between the host arrays and `buf`. */
-static void tpace_edge_copy(const tpace_scale *s, long from, long to, char *buf, int to_arrays)
+/* Copy planes [from, to) of every exchanged array from the host arrays into `buf`. */
+static void tpace_edge_pack(const tpace_scale *s, long from, long to, char *buf)
 {
     size_t at = 0;
     for (int a = 0; a < s->narrays; a++) {
@@ -269,24 +355,43 @@ static void tpace_edge_copy(const tpace_scale *s, long from, long to, char *buf,
         if (!tpace_exchanged(arr))
             continue;
         const size_t bytes = (size_t)(to - from) * s->plane * arr->elem;
-        char *host = (char *)arr->host + (size_t)(from - s->lo) * s->plane * arr->elem;
-        if (to_arrays)
-            memcpy(host, buf + at, bytes);
-        else
-            memcpy(buf + at, host, bytes);
+        memcpy(buf + at, (const char *)arr->host + (size_t)(from - s->lo) * s->plane * arr->elem, bytes);
         at += bytes;
     }
 }
 
-/* A neighbour rank's ghost planes on `side` have arrived: into the host arrays (planes of
- * the neighbour's, which no executor of this rank writes). */
+/* A neighbour rank's ghost planes on `side` have arrived, in s->out[side]: the executors
+ * copy them from there (tpace_ghost_from_rank). They never pass through the host arrays,
+ * whose planes of other ranks only the results write (tpace_results_pump). */
 static void tpace_exchange_receive(tpace_scale *s, int side)
 {
-    const tpace_plan *p = &s->rt[0].plan;
     TPACE_MPI_CALL(MPI_Wait(&s->recv[side], MPI_STATUS_IGNORE));
-    tpace_edge_copy(s, side == 0 ? s->rank_lo - (long)s->kb * p->s.reach_lo : s->rank_hi,
-                    side == 0 ? s->rank_lo : s->rank_hi + (long)s->kb * p->s.reach_hi, s->out[side], 1);
     s->pending[side] = 0;
+}
+
+/* Executor r's ghost planes beyond this rank on `side`, from the neighbour rank's message:
+ * its planes [in_lo, in_hi) of every exchanged array, one array after another. */
+static void tpace_ghost_from_rank(tpace_rt *r, int side)
+{
+    tpace_scale *s = (tpace_scale *)r->scale;
+    long lo, hi;
+    tpace_ghost_region(r, side, &lo, &hi);
+    const long first = lo; /* the ghost copy's first plane */
+    lo = TPACE_MAX(lo, s->in_lo[side]);
+    hi = TPACE_MIN(hi, s->in_hi[side]);
+    size_t at = 0;
+    for (int a = 0; a < r->narrays; a++) {
+        const tpace_array *arr = &r->arrays[a];
+        if (!tpace_exchanged(arr))
+            continue;
+        const size_t plane = s->plane * arr->elem;
+        if (lo < hi && r->ghost[side][a] != NULL) {
+            memcpy(r->ghost[side][a] + (size_t)(lo - first) * plane,
+                   s->out[side] + at + (size_t)(lo - s->in_lo[side]) * plane, (size_t)(hi - lo) * plane);
+            s->dev[r - s->rt].host_ghost_bytes += (size_t)(hi - lo) * plane;
+        }
+        at += (size_t)(s->in_hi[side] - s->in_lo[side]) * plane;
+    }
 }
 #endif
 
@@ -312,14 +417,6 @@ static void tpace_ghost_copy(tpace_rt *r, int side, long from, long to)
     }
 }
 
-/* Executor r's ghost region on one side, [lo, hi) */
-static void tpace_ghost_region(const tpace_rt *r, int side, long *lo, long *hi)
-{
-    const tpace_plan *p = &r->plan;
-    *lo = side == 0 ? p->s.lo : r->own_hi;
-    *hi = side == 0 ? r->own_lo : p->s.lo + p->s.n;
-}
-
 /* At a block's start, before any device's chunks: the ghost planes as they stand now
  * (`later`: only those within this rank's planes, which its other devices are about to
  * overwrite; the rest arrive from a neighbour rank). */
@@ -335,9 +432,10 @@ static void tpace_ghost_start(tpace_rt *r, int side, int later)
     r->ghost_ready[side] = !later;
 }
 
-/* The executor needs its ghost planes beyond this rank: wait for the neighbour rank's,
- * then copy them (tpace_upload_planes calls this through r->ghost_fill). On a thread of
- * its own, the caller's thread receives them (the only one that calls MPI) and says so. */
+/* The executor needs its ghost planes beyond this rank: wait for the neighbour rank's
+ * message, then copy them from it (tpace_upload_planes calls this through r->ghost_fill).
+ * On a thread of its own, the caller's thread receives it (the only one that calls MPI)
+ * and says so. */
 static void tpace_ghost_fill(tpace_rt *r, int side)
 {
     tpace_scale *s = (tpace_scale *)r->scale;
@@ -350,13 +448,8 @@ static void tpace_ghost_fill(tpace_rt *r, int side)
 #ifdef TPACE_MPI
     if (!s->crew.threads && s->pending[side])
         tpace_exchange_receive(s, side);
+    tpace_ghost_from_rank(r, side);
 #endif
-    long lo, hi;
-    tpace_ghost_region(r, side, &lo, &hi);
-    if (side == 0)
-        tpace_ghost_copy(r, 0, lo, TPACE_MIN(hi, s->rank_lo));
-    else
-        tpace_ghost_copy(r, 1, TPACE_MAX(lo, s->rank_hi), hi);
     r->ghost_ready[side] = 1;
 }
 
@@ -365,12 +458,18 @@ static void tpace_ghost_fill(tpace_rt *r, int side)
  * too, from r's device as they are (on ch's queue, after the same kernels): into its
  * device's memory where the devices reach each other (peer copies), else into its host
  * copies, one more download. Blocks take turns with two sets of them: the next block's
- * are filled while this block's are read. */
+ * are filled while this block's are read. In the last block they are final instead, and
+ * go on to rank 0 where the arrays go early (tpace_results_flag). */
+static void tpace_results_flag(tpace_rt *r, const tpace_chunk *ch, long from, long to);
+
 static void tpace_planes_out(tpace_rt *r, const tpace_chunk *ch, long from, long to)
 {
     tpace_scale *s = (tpace_scale *)r->scale;
-    if (ch->last_block) /* no block after it reads them */
+    if (ch->last_block) { /* no block after it reads them; they are final: to rank 0, where they go early */
+        if (s->early && tpace_the_world.rank != 0)
+            tpace_results_flag(r, ch, from, to);
         return;
+    }
     const int h = (int)(r - s->rt);
     const int parity = (int)((ch->t / s->k + 1) % 2); /* the next block's set */
     for (int g = 0; g < s->local; g++) {
@@ -420,6 +519,8 @@ static void tpace_exchange_post(tpace_scale *s, long reach_lo, long reach_hi)
         const long send_to = side == 0 ? s->rank_lo + (long)s->kb * reach_hi : s->rank_hi;
         const long recv_from = side == 0 ? s->rank_lo - (long)s->kb * reach_lo : s->rank_hi;
         const long recv_to = side == 0 ? s->rank_lo : s->rank_hi + (long)s->kb * reach_hi;
+        s->in_lo[side] = recv_from;
+        s->in_hi[side] = recv_to;
         const size_t out_bytes = tpace_edge_bytes(s, send_from, send_to);
         const size_t in_bytes = tpace_edge_bytes(s, recv_from, recv_to);
         if (out_bytes > (size_t)0x7fffffff || in_bytes > (size_t)0x7fffffff)
@@ -429,7 +530,7 @@ static void tpace_exchange_post(tpace_scale *s, long reach_lo, long reach_hi)
         if (s->out[side] == NULL)
             tpace_stop("MPI", "host memory ran out for the ghost planes");
         char *outgoing = s->out[side] + TPACE_MAX(in_bytes, (size_t)1);
-        tpace_edge_copy(s, send_from, send_to, outgoing, 0);
+        tpace_edge_pack(s, send_from, send_to, outgoing);
         TPACE_MPI_CALL(MPI_Irecv(s->out[side], (int)in_bytes, MPI_BYTE, peer, 7, MPI_COMM_WORLD, &s->recv[side]));
         TPACE_MPI_CALL(MPI_Isend(outgoing, (int)out_bytes, MPI_BYTE, peer, 7, MPI_COMM_WORLD, &s->send[side]));
         s->pending[side] = 1;
@@ -451,11 +552,546 @@ static void tpace_exchange_end(tpace_scale *s)
     }
 }
 
+#endif
+
+/* ---- Results to rank 0 as the chunks finish ----
+ * An array that only output reads after the pipeline (to_root) goes to rank 0 alone, and
+ * need not wait for the pipeline's end: in the last block each chunk's slab planes are
+ * final once its last download is done. The device flags that download as it issues it
+ * (tpace_results_flag); after issuing the block it waits for the flags in order and
+ * hands each range over (tpace_results_hand_over). Then, on a rank whose node holds rank
+ * 0 and where the system lets one process write another's memory (Linux's
+ * process_vm_writev; TPACE_CMA=0: never), copy threads of its own write the planes
+ * straight into rank 0's arrays, several at once; elsewhere the caller's thread, the only
+ * one that calls MPI, sends them (tpace_results_pump): an announcement (array, offset,
+ * bytes), then the planes, in pieces under 1 GiB, which rank 0 receives straight into its
+ * arrays. Rank 0 lets either in from its last block on (tpace_results_open), once its
+ * devices have taken the ghost planes they read from its host arrays: nothing of another
+ * rank's planes is read there later (a neighbour's ghost planes come from the exchange's
+ * buffer). After its blocks it waits for what is left (tpace_results_finish), before
+ * anything reads its arrays. */
+
+#define TPACE_TAG_ANNOUNCE 40
+#define TPACE_TAG_PIECE 41
+#define TPACE_TAG_GO 42
+#define TPACE_TAG_DONE 43
+
+/* Whether array a goes to rank 0 as the chunks finish (the others after the pipeline,
+ * tpace_gather): rank 0 alone reads it, and the last block downloads it (a folded
+ * temporary's faces are put back after the blocks: it goes after them). */
+static int tpace_early(const tpace_array *a)
+{
+    return a->to_root && !a->unread && (a->transfer == TPACE_UPDOWN || a->transfer == TPACE_LAST_BLOCK);
+}
+
+/* Bytes of rank q's planes of the arrays that go early. */
+static size_t tpace_early_bytes(const tpace_scale *s, int q)
+{
+    size_t bytes = 0;
+    for (int a = 0; a < s->narrays; a++)
+        if (tpace_early(&s->arrays[a]))
+            bytes += (size_t)(s->ranks_hi[q] - s->ranks_lo[q]) * s->plane * s->arrays[a].elem;
+    return bytes;
+}
+
+/* Executor r issued chunk ch's last download of the last block, its slab planes [from, to):
+ * a flag behind it, which tpace_results_hand_over waits for (on the device's thread). */
+static void tpace_results_flag(tpace_rt *r, const tpace_chunk *ch, long from, long to)
+{
+    tpace_scale *s = (tpace_scale *)r->scale;
+    tpace_device *d = &s->dev[r - s->rt];
+    if (d->nfinals == d->finals_cap) {
+        const long want = d->finals_cap ? 2 * d->finals_cap : 64;
+        tpace_final *more = (tpace_final *)realloc(d->finals, (size_t)want * sizeof *more);
+        if (more == NULL)
+            tpace_fail(&r->plan, "host memory ran out recording the chunks' last downloads");
+        d->finals = more;
+        d->finals_cap = want;
+    }
+    tpace_final *f = &d->finals[d->nfinals++];
+    f->flag = tpace_dev_flag(r, ch->slot);
+    f->from = from;
+    f->to = to;
+}
+
+/* Append the pieces [first, *end) to a list, under `lock` if there is one, and tell `cond`. */
+static void tpace_pieces_append(tpace_piece ***list_end, tpace_piece *first, tpace_piece **end, pthread_mutex_t *lock,
+                                pthread_cond_t *cond)
+{
+    if (lock)
+        TPACE_PTHREAD(pthread_mutex_lock(lock));
+    **list_end = first;
+    *list_end = end;
+    if (lock) {
+        TPACE_PTHREAD(pthread_cond_broadcast(cond));
+        TPACE_PTHREAD(pthread_mutex_unlock(lock));
+    }
+}
+
+/* Planes [from, to) of the arrays that go early are final in the host arrays: their pieces
+ * go to the copy threads (node-local copies: of 64 MiB, so that they share the work) or
+ * to the caller's thread (MPI messages: under 1 GiB each). */
+static void tpace_results_push(tpace_scale *s, long from, long to)
+{
+#ifdef TPACE_MPI
+    const size_t piece_most = s->cma.on ? (size_t)64 << 20 : (size_t)1 << 30;
+#else
+    const size_t piece_most = (size_t)1 << 30;
+#endif
+    tpace_piece *first = NULL, **end = &first;
+    for (int a = 0; a < s->narrays; a++) {
+        const tpace_array *arr = &s->arrays[a];
+        if (!tpace_early(arr))
+            continue;
+        size_t at = (size_t)(from - s->lo) * s->plane * arr->elem;
+        size_t left = (size_t)(to - from) * s->plane * arr->elem;
+        while (left > 0) {
+            tpace_piece *p = (tpace_piece *)calloc(1, sizeof *p);
+            if (p == NULL)
+                tpace_stop("MPI", "host memory ran out sending the results to rank 0");
+            p->array = a;
+            p->offset = at;
+            p->bytes = TPACE_MIN(left, piece_most);
+            at += p->bytes;
+            left -= p->bytes;
+            *end = p;
+            end = &p->next;
+        }
+    }
+    if (first == NULL)
+        return;
+#ifdef TPACE_MPI
+    if (s->cma.on) {
+        tpace_pieces_append(&s->cma.queue_end, first, end, &s->cma.lock, &s->cma.more);
+        return;
+    }
+#endif
+    tpace_crew *c = &s->crew;
+    tpace_pieces_append(&s->handed_end, first, end, c->threads ? &c->lock : NULL, &c->done);
+}
+
+#ifdef TPACE_MPI
+/* Keep a results message's request (and its bytes: 0 for an announcement). */
+static void tpace_results_request(tpace_scale *s, MPI_Request req, size_t bytes)
+{
+    if (s->nreq == s->req_cap) {
+        const int want = s->req_cap ? 2 * s->req_cap : 64;
+        MPI_Request *req_more = (MPI_Request *)realloc(s->req, (size_t)want * sizeof *req_more);
+        if (req_more != NULL)
+            s->req = req_more;
+        size_t *bytes_more = (size_t *)realloc(s->req_bytes, (size_t)want * sizeof *bytes_more);
+        if (bytes_more != NULL)
+            s->req_bytes = bytes_more;
+        int *done_more = (int *)realloc(s->req_done, (size_t)want * sizeof *done_more);
+        if (done_more != NULL)
+            s->req_done = done_more;
+        if (req_more == NULL || bytes_more == NULL || done_more == NULL)
+            tpace_stop("MPI", "host memory ran out for the results' messages");
+        s->req_cap = want;
+    }
+    s->req[s->nreq] = req;
+    s->req_bytes[s->nreq] = bytes;
+    s->nreq++;
+}
+
+/* Rank 0: an announcement came from rank `from`: receive the piece it announces, straight
+ * into place, once it is checked to be that rank's planes of an array that goes early. */
+static void tpace_results_announced(tpace_scale *s, int from)
+{
+    const long long a = s->head_in[0], offset = s->head_in[1], bytes = s->head_in[2];
+    int fits = from > 0 && from < tpace_the_world.ranks && a >= 0 && a < s->narrays && bytes > 0 &&
+               bytes <= (1LL << 30) && tpace_early(&s->arrays[a]);
+    if (fits) {
+        const size_t plane = s->plane * s->arrays[a].elem;
+        fits = (size_t)offset >= (size_t)(s->ranks_lo[from] - s->lo) * plane &&
+               (size_t)(offset + bytes) <= (size_t)(s->ranks_hi[from] - s->lo) * plane &&
+               s->got_of[from] + (size_t)bytes <= s->expect_of[from];
+    }
+    if (!fits) {
+        char msg[320];
+        snprintf(msg, sizeof msg,
+                 "rank %d announced results that are not its planes (array %lld, %lld bytes at %lld): do all ranks run "
+                 "the same program with the same settings?",
+                 from, a, bytes, offset);
+        tpace_stop("MPI", msg);
+    }
+    MPI_Request req;
+    TPACE_MPI_CALL(MPI_Irecv((char *)s->arrays[a].host + offset, (int)bytes, MPI_BYTE, from, TPACE_TAG_PIECE,
+                             MPI_COMM_WORLD, &req));
+    tpace_results_request(s, req, (size_t)bytes);
+    s->got_of[from] += (size_t)bytes;
+    s->announced += (size_t)bytes;
+}
+
+/* Rank 0: whether every rank's early planes are announced or said copied. */
+static int tpace_results_all_announced(const tpace_scale *s)
+{
+    for (int q = 1; q < tpace_the_world.ranks; q++) {
+        if (s->cma.of[q] && !s->cma.done_in[q]) /* the copies' count still to come */
+            return 0;
+        if (s->got_of[q] + (s->cma.of[q] ? (size_t)s->cma.done_of[q] : 0) < s->expect_of[q])
+            return 0;
+    }
+    return 1;
+}
+
+/* A sender: rank 0 said it may write into its arrays; the copy threads start. */
+static void tpace_cma_go(tpace_scale *s)
+{
+    TPACE_PTHREAD(pthread_mutex_lock(&s->cma.lock));
+    s->cma.go = 1;
+    TPACE_PTHREAD(pthread_cond_broadcast(&s->cma.more));
+    TPACE_PTHREAD(pthread_mutex_unlock(&s->cma.lock));
+}
+
+/* The caller's thread moves the results along (the only one that calls MPI): it sends the
+ * pieces the devices handed over, receives (rank 0) the announcements that came and the
+ * pieces they announce, passes rank 0's leave to copy on, and lets MPI progress.
+ * `during`: the blocks still run (where the devices have threads, the crew says). Returns
+ * whether a piece may still be on its way. */
+static int tpace_results_pump(tpace_scale *s, int during)
+{
+    tpace_crew *c = &s->crew;
+    const int root = tpace_the_world.rank == 0;
+    if (c->threads)
+        TPACE_PTHREAD(pthread_mutex_lock(&c->lock));
+    tpace_piece *list = s->handed;
+    s->handed = NULL;
+    s->handed_end = &s->handed;
+    if (c->threads) {
+        during = c->pending > 0;
+        TPACE_PTHREAD(pthread_mutex_unlock(&c->lock));
+    }
+    while (list != NULL) {
+        tpace_piece *p = list;
+        list = p->next;
+        p->head[0] = p->array;
+        p->head[1] = (long long)p->offset;
+        p->head[2] = (long long)p->bytes;
+        MPI_Request req;
+        TPACE_MPI_CALL(MPI_Isend(p->head, 3, MPI_LONG_LONG, 0, TPACE_TAG_ANNOUNCE, MPI_COMM_WORLD, &req));
+        tpace_results_request(s, req, 0);
+        TPACE_MPI_CALL(MPI_Isend((char *)s->arrays[p->array].host + p->offset, (int)p->bytes, MPI_BYTE, 0,
+                                 TPACE_TAG_PIECE, MPI_COMM_WORLD, &req));
+        tpace_results_request(s, req, p->bytes);
+        if (during)
+            s->sent_during += p->bytes;
+        else
+            s->sent_after += p->bytes;
+        p->next = s->sent;
+        s->sent = p;
+    }
+    if (s->cma.on && !s->cma.go) {
+        int go = 0;
+        TPACE_MPI_CALL(MPI_Test(&s->cma.go_req, &go, MPI_STATUS_IGNORE));
+        if (go)
+            tpace_cma_go(s);
+    }
+    while (root && s->live) {
+        if (!s->head_posted) {
+            if (tpace_results_all_announced(s))
+                break;
+            TPACE_MPI_CALL(MPI_Irecv(s->head_in, 3, MPI_LONG_LONG, MPI_ANY_SOURCE, TPACE_TAG_ANNOUNCE,
+                                     MPI_COMM_WORLD, &s->head_req));
+            s->head_posted = 1;
+        }
+        int came = 0;
+        MPI_Status status;
+        TPACE_MPI_CALL(MPI_Test(&s->head_req, &came, &status));
+        if (!came)
+            break;
+        s->head_posted = 0;
+        tpace_results_announced(s, status.MPI_SOURCE);
+    }
+    int done = 0;
+    if (s->nreq > 0)
+        TPACE_MPI_CALL(MPI_Testsome(s->nreq, s->req, &done, s->req_done, MPI_STATUSES_IGNORE));
+    for (int i = 0; root && done != MPI_UNDEFINED && i < done; i++) {
+        s->arrived_bytes += s->req_bytes[s->req_done[i]];
+        if (during)
+            s->arrived_during += s->req_bytes[s->req_done[i]];
+    }
+    return root ? s->arrived_bytes < s->announced : done != MPI_UNDEFINED;
+}
+
+/* Rank 0's last block has taken its ghost planes: the other ranks may write its arrays. */
+static void tpace_results_open(tpace_scale *s)
+{
+    if (tpace_the_world.rank != 0)
+        return;
+    for (int q = 1; q < tpace_the_world.ranks; q++) {
+        if (!s->cma.of[q])
+            continue;
+        MPI_Request req;
+        TPACE_MPI_CALL(MPI_Isend(NULL, 0, MPI_BYTE, q, TPACE_TAG_GO, MPI_COMM_WORLD, &req));
+        tpace_results_request(s, req, 0);
+        TPACE_MPI_CALL(MPI_Irecv(&s->cma.done_of[q], 1, MPI_LONG_LONG, q, TPACE_TAG_DONE, MPI_COMM_WORLD,
+                                 &s->cma.done_req[q]));
+    }
+}
+
+/* A sender after its blocks: its copy threads finish (rank 0's leave awaited first), the
+ * pieces they could not write go by MPI, and rank 0 hears how many bytes they wrote. */
+static void tpace_cma_finish(tpace_scale *s)
+{
+    tpace_cma *m = &s->cma;
+    if (!m->go) {
+        TPACE_MPI_CALL(MPI_Wait(&m->go_req, MPI_STATUS_IGNORE));
+        tpace_cma_go(s);
+    }
+    TPACE_PTHREAD(pthread_mutex_lock(&m->lock));
+    m->blocks_done = 1;
+    while (m->queue != NULL || m->busy > 0)
+        TPACE_PTHREAD(pthread_cond_wait(&m->idle, &m->lock));
+    m->quit = 1;
+    TPACE_PTHREAD(pthread_cond_broadcast(&m->more));
+    TPACE_PTHREAD(pthread_mutex_unlock(&m->lock));
+    for (int i = 0; i < m->started; i++)
+        TPACE_PTHREAD(pthread_join(m->thread[i], NULL));
+    m->started = 0;
+    if (m->failed != NULL) { /* refused mid-way: the rest by MPI */
+        m->on = 0;
+        tpace_piece *p = m->failed, **end = &m->failed;
+        while (*end != NULL)
+            end = &(*end)->next;
+        m->failed = NULL;
+        tpace_pieces_append(&s->handed_end, p, end, NULL, NULL);
+        tpace_results_pump(s, 0);
+    }
+    s->sent_during += m->during;
+    s->sent_after += m->after;
+    m->done_out = (long long)(m->during + m->after);
+    MPI_Request req;
+    TPACE_MPI_CALL(MPI_Isend(&m->done_out, 1, MPI_LONG_LONG, 0, TPACE_TAG_DONE, MPI_COMM_WORLD, &req));
+    tpace_results_request(s, req, 0);
+}
+
+/* After the blocks: what is left goes, and rank 0 waits for every piece before anything
+ * reads its arrays. Returns the seconds this took. */
+static double tpace_results_finish(tpace_scale *s)
+{
+    const double start = tpace_now();
+    const int ranks = tpace_the_world.ranks;
+    tpace_results_pump(s, 0);
+    if (s->cma.thread != NULL)
+        tpace_cma_finish(s);
+    if (tpace_the_world.rank == 0) {
+        for (int q = 1; q < ranks; q++) /* what the copies wrote, first */
+            if (s->cma.of[q]) {
+                TPACE_MPI_CALL(MPI_Wait(&s->cma.done_req[q], MPI_STATUS_IGNORE));
+                s->cma.done_in[q] = 1;
+                if (s->cma.done_of[q] < 0 || (size_t)s->cma.done_of[q] + s->got_of[q] > s->expect_of[q])
+                    tpace_stop("MPI", "a rank said it copied more results into rank 0's memory than its planes");
+                s->cma.bytes += (size_t)s->cma.done_of[q];
+            }
+        while (!tpace_results_all_announced(s)) {
+            if (!s->head_posted)
+                TPACE_MPI_CALL(MPI_Irecv(s->head_in, 3, MPI_LONG_LONG, MPI_ANY_SOURCE, TPACE_TAG_ANNOUNCE,
+                                         MPI_COMM_WORLD, &s->head_req));
+            MPI_Status status;
+            TPACE_MPI_CALL(MPI_Wait(&s->head_req, &status));
+            s->head_posted = 0;
+            tpace_results_announced(s, status.MPI_SOURCE);
+        }
+        if (s->head_posted) { /* posted for pieces that came by copies instead */
+            MPI_Status status;
+            int cancelled = 0;
+            TPACE_MPI_CALL(MPI_Cancel(&s->head_req));
+            TPACE_MPI_CALL(MPI_Wait(&s->head_req, &status));
+            TPACE_MPI_CALL(MPI_Test_cancelled(&status, &cancelled));
+            if (!cancelled)
+                tpace_stop("MPI", "a rank announced more results than its planes");
+            s->head_posted = 0;
+        }
+    }
+    if (s->nreq > 0)
+        TPACE_MPI_CALL(MPI_Waitall(s->nreq, s->req, MPI_STATUSES_IGNORE));
+    if (tpace_the_world.rank == 0)
+        s->arrived_bytes = s->announced + s->cma.bytes;
+    while (s->sent != NULL) {
+        tpace_piece *p = s->sent;
+        s->sent = p->next;
+        free(p);
+    }
+    free(s->req);
+    free(s->req_bytes);
+    free(s->req_done);
+    s->req = NULL;
+    s->req_bytes = NULL;
+    s->req_done = NULL;
+    s->nreq = s->req_cap = 0;
+    return tpace_now() - start;
+}
+
+/* ---- Node-local copies (TPACE_CMA): a sender's threads write its pieces into rank 0 ---- */
+
+/* What rank 0's probe is written into: a rank that can write it can write the arrays. */
+static long long tpace_cma_probe = 0;
+
+/* Write `bytes` from `local` to `remote` in process `pid`; 0, or the errno that refused it. */
+static int tpace_cma_write(int pid, const char *local, long long remote, size_t bytes)
+{
+#ifdef TPACE_CMA_ABLE
+    while (bytes > 0) {
+        struct iovec from = {(void *)local, bytes}, to = {(void *)(size_t)remote, bytes};
+        const ssize_t wrote = process_vm_writev((pid_t)pid, &from, 1, &to, 1, 0);
+        if (wrote < 0 && errno == EINTR)
+            continue;
+        if (wrote <= 0)
+            return wrote < 0 ? errno : EIO;
+        local += wrote;
+        remote += wrote;
+        bytes -= (size_t)wrote;
+    }
+    return 0;
+#else
+    (void)pid;
+    (void)local;
+    (void)remote;
+    (void)bytes;
+    return ENOSYS;
+#endif
+}
+
+/* A copy thread: each piece, once rank 0 has said so, into rank 0's array (a piece the
+ * system refuses, and every later one, goes by MPI instead: tpace_cma_finish). */
+static void *tpace_cma_main(void *arg)
+{
+    tpace_scale *s = (tpace_scale *)arg;
+    tpace_cma *m = &s->cma;
+    TPACE_PTHREAD(pthread_mutex_lock(&m->lock));
+    for (;;) {
+        while (!m->quit && !(m->go && m->queue != NULL))
+            TPACE_PTHREAD(pthread_cond_wait(&m->more, &m->lock));
+        if (m->queue == NULL)
+            break;
+        tpace_piece *p = m->queue;
+        m->queue = p->next;
+        if (m->queue == NULL)
+            m->queue_end = &m->queue;
+        p->next = NULL;
+        int err = m->error;
+        m->busy++;
+        TPACE_PTHREAD(pthread_mutex_unlock(&m->lock));
+        if (!err)
+            err = tpace_cma_write(m->pid, (const char *)s->arrays[p->array].host + p->offset,
+                                  m->remote[p->array] + (long long)p->offset, p->bytes);
+        TPACE_PTHREAD(pthread_mutex_lock(&m->lock));
+        m->busy--;
+        if (err) {
+            m->error = err;
+            p->next = m->failed;
+            m->failed = p;
+        } else {
+            if (m->blocks_done)
+                m->after += p->bytes;
+            else
+                m->during += p->bytes;
+            free(p);
+        }
+        if (m->queue == NULL && m->busy == 0)
+            TPACE_PTHREAD(pthread_cond_broadcast(&m->idle));
+    }
+    TPACE_PTHREAD(pthread_mutex_unlock(&m->lock));
+    return NULL;
+}
+
+/* Before the pipeline: rank 0's settings for the early results, for every rank; then
+ * which ranks copy into rank 0 themselves: rank 0 lets them (prctl, where Yama asks for
+ * it) and says where its arrays are, each rank of its node tries a probe, and rank 0
+ * hears which succeeded. Those start their copy threads. */
+static void tpace_results_setup(tpace_scale *s)
+{
+    const tpace_world *w = &tpace_the_world;
+    tpace_cma *m = &s->cma;
+    /* TPACE_CMA: 1 (where the system lets it), 0 (never), 2 (for tests: rank 0 offers an
+     * address no process can write, as a system that refuses). */
+    int settings[2] = {s->early, (int)tpace_env_long("TPACE_CMA", 1, 0, 2)};
+    TPACE_MPI_CALL(MPI_Bcast(settings, 2, MPI_INT, 0, MPI_COMM_WORLD));
+    s->early = settings[0];
+    m->queue_end = &m->queue;
+    m->of = (int *)calloc((size_t)w->ranks, sizeof *m->of);
+    m->done_in = (int *)calloc((size_t)w->ranks, sizeof *m->done_in);
+    m->done_of = (long long *)calloc((size_t)w->ranks, sizeof *m->done_of);
+    m->done_req = (MPI_Request *)calloc((size_t)w->ranks, sizeof *m->done_req);
+    s->expect_of = (size_t *)calloc((size_t)w->ranks, sizeof *s->expect_of);
+    s->got_of = (size_t *)calloc((size_t)w->ranks, sizeof *s->got_of);
+    if (m->of == NULL || m->done_in == NULL || m->done_of == NULL || m->done_req == NULL || s->expect_of == NULL ||
+        s->got_of == NULL)
+        tpace_stop("MPI", "host memory ran out setting up the results' way to rank 0");
+    for (int q = 1; q < w->ranks; q++)
+        s->expect_of[q] = tpace_early_bytes(s, q);
+    if (!s->early || !settings[1])
+        return;
+#ifdef TPACE_CMA_ABLE
+    const int n = 2 + s->narrays;
+    long long *where = (long long *)calloc((size_t)n, sizeof *where);
+    m->where = where;
+    if (where == NULL)
+        tpace_stop("MPI", "host memory ran out setting up the results' way to rank 0");
+    if (w->rank == 0) {
+        (void)prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0); /* Yama: any process may; refused: the probe says */
+        where[0] = (long long)getpid();
+        where[1] = settings[1] == 2 ? 0 : (long long)(size_t)&tpace_cma_probe;
+        for (int a = 0; a < s->narrays; a++)
+            where[2 + a] = (long long)(size_t)s->arrays[a].host;
+    }
+    TPACE_MPI_CALL(MPI_Bcast(where, n, MPI_LONG_LONG, 0, MPI_COMM_WORLD));
+    m->pid = (int)where[0];
+    m->remote = where + 2;
+    const long long mark = w->rank;
+    int able = w->rank > 0 && w->with_root && where[1] != 0 &&
+               tpace_cma_write(m->pid, (const char *)&mark, where[1], sizeof mark) == 0;
+    TPACE_MPI_CALL(MPI_Gather(&able, 1, MPI_INT, m->of, 1, MPI_INT, 0, MPI_COMM_WORLD));
+    if (!able)
+        return;
+    m->on = 1;
+    m->threads = (int)tpace_env_long("TPACE_CMA_THREADS", 0, 1, 64);
+    if (m->threads == 0) { /* the cores this rank has to itself, beyond its devices' threads and this one */
+        const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        const long mine = cores / TPACE_MAX(w->node_ranks, 1) - s->local - 1;
+        m->threads = (int)TPACE_MAX(TPACE_MIN(mine, 8L), 1L);
+    }
+    TPACE_MPI_CALL(MPI_Irecv(NULL, 0, MPI_BYTE, 0, TPACE_TAG_GO, MPI_COMM_WORLD, &m->go_req));
+    TPACE_PTHREAD(pthread_mutex_init(&m->lock, NULL));
+    TPACE_PTHREAD(pthread_cond_init(&m->more, NULL));
+    TPACE_PTHREAD(pthread_cond_init(&m->idle, NULL));
+    m->thread = (pthread_t *)calloc((size_t)m->threads, sizeof *m->thread);
+    if (m->thread == NULL)
+        tpace_stop("MPI", "host memory ran out starting the copy threads");
+    for (int i = 0; i < m->threads; i++) {
+        TPACE_PTHREAD(pthread_create(&m->thread[i], NULL, tpace_cma_main, s));
+        m->started++;
+    }
+#endif
+}
+
+/* Free what tpace_results_setup set up. */
+static void tpace_results_free(tpace_scale *s)
+{
+    tpace_cma *m = &s->cma;
+    if (m->thread != NULL) {
+        free(m->thread);
+        TPACE_PTHREAD(pthread_cond_destroy(&m->idle));
+        TPACE_PTHREAD(pthread_cond_destroy(&m->more));
+        TPACE_PTHREAD(pthread_mutex_destroy(&m->lock));
+    }
+    free(m->where);
+    free(m->of);
+    free(m->done_in);
+    free(m->done_of);
+    free(m->done_req);
+    free(s->expect_of);
+    free(s->got_of);
+}
+#endif
+
+#ifdef TPACE_MPI
 /* After the pipeline each array's final planes go where the program reads them, as the
  * translation says: to rank 0 alone where the program only outputs the array afterwards
  * (tpace_array.to_root; every other rank sends its slab, point to point), else to every
- * rank (each rank's slab broadcast to the others). Pieces under 1 GiB. Returns the bytes
- * this rank received. */
+ * rank (each rank's slab broadcast to the others). Pieces under 1 GiB. Not those that
+ * went early (tpace_early). Returns the bytes this rank received. */
 static size_t tpace_gather(const tpace_scale *s, const long *rank_lo, const long *rank_hi)
 {
     const tpace_world *w = &tpace_the_world;
@@ -463,7 +1099,7 @@ static size_t tpace_gather(const tpace_scale *s, const long *rank_lo, const long
     size_t received = 0;
     for (int a = 0; a < s->narrays; a++) {
         const tpace_array *arr = &s->arrays[a];
-        if (arr->transfer == TPACE_UP || arr->transfer == TPACE_UNUSED || arr->unread)
+        if (arr->transfer == TPACE_UP || arr->transfer == TPACE_UNUSED || arr->unread || (s->early && tpace_early(arr)))
             continue;
         const size_t plane = s->plane * arr->elem;
         if (!arr->to_root) {
@@ -596,22 +1232,40 @@ static long tpace_planes_computed(const tpace_shape *shape, int devices, long sl
     return TPACE_MIN(shape->n, slab + (k * sides + 1) / 2);
 }
 
-/* Seconds to bring the results where the program reads them after the pipeline (see
- * tpace_gather), at the model's rate between ranks: the rank that receives the most, all
- * of every other rank's planes of each array that comes back. */
+/* Seconds the results take after the blocks (see tpace_gather and tpace_early), at the
+ * model's rate between ranks; devices.rs results_seconds. The arrays that go early move
+ * while the last block runs (last_block_s), each chunk's planes once they are final:
+ * what stays after the blocks is the last chunks of the other ranks' devices
+ * (tail_planes), or what the rate cannot move within the last block, whichever is more.
+ * The others move after the blocks, the rank that receives the most (own_least: the
+ * fewest planes of any rank; rank0: rank 0's) setting the time. */
 static double tpace_results_seconds(const tpace_model *m, const tpace_shape *shape, const tpace_array *arrays,
-                                    int narrays, long own_least, long rank0)
+                                    int narrays, long own_least, long rank0, int early_wanted, double last_block_s,
+                                    long tail_planes)
 {
     if (tpace_the_world.ranks < 2 || m == NULL || m->exchange_bps <= 0)
         return 0.0;
-    double bytes = 0.0;
+    double early = 0.0, early_plane = 0.0, after = 0.0;
     for (int a = 0; a < narrays; a++) {
         const tpace_array *arr = &arrays[a];
         if (arr->transfer == TPACE_UP || arr->transfer == TPACE_UNUSED || arr->unread)
             continue;
-        bytes += (double)(shape->n - (arr->to_root ? rank0 : own_least)) * (double)shape->plane * (double)arr->elem;
+        const double plane = (double)shape->plane * (double)arr->elem;
+        if (early_wanted && tpace_early(arr)) {
+            early += (double)(shape->n - rank0) * plane;
+            early_plane += plane;
+        } else {
+            after += (double)(shape->n - (arr->to_root ? rank0 : own_least)) * plane;
+        }
     }
-    return bytes > 0 ? bytes / m->exchange_bps + m->exchange_latency_s : 0.0;
+    double s = 0.0;
+    if (early > 0) {
+        const double tail = TPACE_MIN((double)tail_planes * early_plane, early);
+        s += TPACE_MAX(tail, early - last_block_s * m->exchange_bps) / m->exchange_bps + m->exchange_latency_s;
+    }
+    if (after > 0)
+        s += after / m->exchange_bps + m->exchange_latency_s;
+    return s;
 }
 
 /* The plan every device runs, chosen once for all of them: the model's fastest for the
@@ -619,12 +1273,13 @@ static double tpace_results_seconds(const tpace_model *m, const tpace_shape *sha
  * exchange of those planes per block (so a larger k also means fewer exchanges), under
  * the smallest budget of any device of any rank (devices that ranks share split their
  * memory). Devices run at once, each on its own link to the host: the run takes what its largest slab
- * takes, plus the results brought to the ranks that read them (thinnest: the fewest
- * planes of any rank; rank0: rank 0's). TPACE_* settings fix what they set, as with one
- * device. The result goes into `out`'s force fields. */
+ * takes, plus the results brought to the ranks that read them after the blocks (thinnest:
+ * the fewest planes of any rank; rank0: rank 0's; early: the arrays only output reads go to
+ * rank 0 as the last block's chunks finish, tpace_results_seconds). TPACE_* settings fix
+ * what they set, as with one device. The result goes into `out`'s force fields. */
 static void tpace_plan_devices(const tpace_shape *shape, const tpace_array *arrays, int narrays,
                                const tpace_reduction *reds, int nreds, int devices, int local, long thinnest,
-                               long rank0, tpace_shape *out)
+                               long rank0, int early, tpace_shape *out)
 {
     const tpace_world *w = &tpace_the_world;
     *out = *shape;
@@ -704,14 +1359,21 @@ static void tpace_plan_devices(const tpace_shape *shape, const tpace_array *arra
             if (!c.found)
                 continue;
             /* One exchange before every block but the first (which starts from the program's data). */
-            const double exchanges = (double)((steps + k - 1) / k - 1);
+            const long blocks = (steps + k - 1) / k;
             const double exchange =
                 m->exchange_bps > 0
-                    ? exchanges * ((double)(k * reach) * (double)exchanged / m->exchange_bps + m->exchange_latency_s)
+                    ? (double)(blocks - 1) *
+                          ((double)(k * reach) * (double)exchanged / m->exchange_bps + m->exchange_latency_s)
                     : 0.0;
-            if (!found || c.seconds + exchange < best) {
+            /* The results: the last block's share of the run, and the last chunk of every
+             * device but rank 0's. */
+            const double last_block_s = c.seconds * (double)(steps - (blocks - 1) * k) / (double)steps;
+            const long tail_planes = TPACE_MIN((long)c.best.b, slab) * (long)(devices - local);
+            const double results =
+                tpace_results_seconds(m, shape, arrays, narrays, thinnest, rank0, early, last_block_s, tail_planes);
+            if (!found || c.seconds + exchange + results < best) {
                 found = 1;
-                best = c.seconds + exchange;
+                best = c.seconds + exchange + results;
                 pick = c;
                 best_k = k;
             }
@@ -724,7 +1386,7 @@ static void tpace_plan_devices(const tpace_shape *shape, const tpace_array *arra
         out->force_b = (long)pick.best.b;
         out->force_streams = (int)pick.best.streams;
         out->force_fuse = (int)pick.fuse;
-        out->predicted = best + tpace_results_seconds(m, shape, arrays, narrays, thinnest, rank0);
+        out->predicted = best;
         snprintf(out->chosen_by, sizeof out->chosen_by, "chosen by the model for %s over %d devices%s",
                  m->machine, devices, env_k || env_b || env_streams || schedule >= 0 ? ", TPACE_* kept" : "");
     } else {
@@ -872,6 +1534,25 @@ static void tpace_device_free_ghosts(tpace_scale *s, int g)
     }
 }
 
+/* Executor g has issued the last block: as each flagged chunk's last download is done, its
+ * final planes go to the caller's thread, which sends them to rank 0 (from here where
+ * the executors share that thread). */
+static void tpace_results_hand_over(tpace_scale *s, int g)
+{
+    tpace_device *d = &s->dev[g];
+    for (long i = 0; i < d->nfinals; i++) {
+        tpace_dev_flag_wait(&s->rt[g], d->finals[i].flag);
+        if (s->delay_ms > 0) /* tests: a sender later than rank 0 */
+            nanosleep(&(struct timespec){s->delay_ms / 1000, s->delay_ms % 1000 * 1000000L}, NULL);
+        tpace_results_push(s, d->finals[i].from, d->finals[i].to);
+#ifdef TPACE_MPI
+        if (!s->crew.threads)
+            tpace_results_pump(s, 1);
+#endif
+    }
+    d->nfinals = 0;
+}
+
 /* Run one phase of executor g. */
 static void tpace_phase_run(tpace_scale *s, int g, int phase)
 {
@@ -890,11 +1571,13 @@ static void tpace_phase_run(tpace_scale *s, int g, int phase)
         tpace_run_block(r, s->sweeps, s->nsweeps, s->fused, s->in, s->max_tau);
         if (s->crew.threads) {
             tpace_dev_activate(r);
+            tpace_results_hand_over(s, g);
             tpace_dev_sync(r);
         }
         break;
     case TPACE_PHASE_SYNC:
         tpace_dev_activate(r);
+        tpace_results_hand_over(s, g);
         tpace_dev_sync(r);
         break;
     case TPACE_PHASE_FINISH:
@@ -906,6 +1589,8 @@ static void tpace_phase_run(tpace_scale *s, int g, int phase)
         tpace_dev_activate(r);
         tpace_device_free_ghosts(s, g);
         tpace_end(r);
+        free(s->dev[g].finals);
+        s->dev[g].finals = NULL;
         break;
     default:
         break;
@@ -934,6 +1619,21 @@ static void *tpace_crew_main(void *arg)
             TPACE_PTHREAD(pthread_cond_signal(&c->done));
         TPACE_PTHREAD(pthread_mutex_unlock(&c->lock));
     }
+}
+
+/* The caller's thread waits (the crew's lock held) until an executor says something or
+ * `ns` nanoseconds have passed. */
+TPACE_MAYBE_UNUSED static void tpace_crew_nap(tpace_crew *c, long ns)
+{
+    struct timespec until; /* pthread_cond_timedwait's clock: CLOCK_REALTIME, as TIME_UTC */
+    if (timespec_get(&until, TIME_UTC) != TIME_UTC)
+        tpace_stop("host threads", "timespec_get(TIME_UTC) failed");
+    until.tv_nsec += ns;
+    until.tv_sec += until.tv_nsec / 1000000000L;
+    until.tv_nsec %= 1000000000L;
+    const int err = pthread_cond_timedwait(&c->done, &c->lock, &until);
+    if (err != ETIMEDOUT)
+        tpace_thread_check(err, "pthread_cond_timedwait(&c->done, &c->lock, &until)");
 }
 
 /* Every executor runs `phase`: each on its own thread at once, or one after another here
@@ -969,8 +1669,21 @@ static void tpace_crew_phase(tpace_scale *s, int phase)
     s->arrived[0] = s->arrived[1] = 1; /* one rank: no planes from elsewhere */
 #endif
     TPACE_PTHREAD(pthread_mutex_lock(&c->lock));
-    while (c->pending > 0)
+    while (c->pending > 0) {
+#ifdef TPACE_MPI
+        /* The last block: the results to rank 0 as the devices hand them over, MPI kept
+         * moving (every millisecond at least, more often while pieces are on their way). */
+        if (phase == TPACE_PHASE_BLOCK && s->live) {
+            TPACE_PTHREAD(pthread_mutex_unlock(&c->lock));
+            const int moving = tpace_results_pump(s, 1);
+            TPACE_PTHREAD(pthread_mutex_lock(&c->lock));
+            if (c->pending > 0 && s->handed == NULL)
+                tpace_crew_nap(c, moving ? 100000L : 1000000L);
+            continue;
+        }
+#endif
         TPACE_PTHREAD(pthread_cond_wait(&c->done, &c->lock));
+    }
     TPACE_PTHREAD(pthread_mutex_unlock(&c->lock));
 }
 
@@ -979,7 +1692,10 @@ static void tpace_crew_phase(tpace_scale *s, int phase)
 static void tpace_crew_start(tpace_scale *s)
 {
     tpace_crew *c = &s->crew;
-    c->threads = s->local > 1 && tpace_dev_threads() && tpace_env_long("TPACE_THREADS", 1, 0, 1);
+    /* Under MPI one device has a thread of its own too: this one then moves data between
+     * ranks (ghost planes, results) while the device works. */
+    c->threads = (s->local > 1 || tpace_the_world.ranks > 1) && tpace_dev_threads() &&
+                 tpace_env_long("TPACE_THREADS", 1, 0, 1);
 #ifdef TPACE_MPI
     c->threads &= tpace_the_world.threads_ok;
 #endif
@@ -1149,6 +1865,21 @@ static void tpace_run_devices(const tpace_shape *shape, tpace_array *arrays, int
     }
     s.rank_lo = rank_lo[w->rank];
     s.rank_hi = rank_hi[w->rank];
+    s.ranks_lo = rank_lo;
+    s.ranks_hi = rank_hi;
+    s.handed_end = &s.handed;
+    /* Arrays rank 0 alone reads go to it as the last block's chunks finish, unless
+     * TPACE_EARLY_RESULTS=0 (then after the blocks, as the others). */
+    s.early = w->ranks > 1 && tpace_env_long("TPACE_EARLY_RESULTS", 1, 0, 1);
+    size_t early_bytes = 0;
+    for (int q = 1; q < w->ranks && s.early; q++)
+        early_bytes += tpace_early_bytes(&s, q);
+    s.early = early_bytes > 0;
+    s.delay_ms = tpace_env_long("TPACE_RESULTS_DELAY_MS", 0, 0, 600000);
+#ifdef TPACE_MPI
+    if (w->ranks > 1)
+        tpace_results_setup(&s);
+#endif
     /* A neighbour rank must hold every ghost plane a block reads. */
     long thinnest = s.n;
     for (int q = 0; q < w->ranks; q++)
@@ -1171,7 +1902,7 @@ static void tpace_run_devices(const tpace_shape *shape, tpace_array *arrays, int
         }
     /* The plan: one for every device (see tpace_plan_devices). */
     tpace_plan_devices(shape, arrays, narrays, reds, nreds, s.devices, local, thinnest, rank_hi[0] - rank_lo[0],
-                       &s.slab_shape);
+                       s.early, &s.slab_shape);
     s.k = TPACE_MAX(s.slab_shape.force_k, 1L);
     for (int g = 0; g < local; g++) {
         tpace_device *d = &s.dev[g];
@@ -1212,11 +1943,20 @@ static void tpace_run_devices(const tpace_shape *shape, tpace_array *arrays, int
         s.t = t;
         s.kb = (int)TPACE_MIN(s.k, steps - t);
         s.arrived[0] = s.arrived[1] = 0;
+        s.live = 0;
 #ifdef TPACE_MPI
         if (w->ranks > 1 && t > 0)
             tpace_exchange_post(&s, shape->reach_lo, shape->reach_hi);
 #endif
+        if (s.delay_ms > 0 && w->rank == 0 && s.early && t + s.kb >= steps) /* tests: rank 0 late to its last block */
+            nanosleep(&(struct timespec){s.delay_ms / 1000, s.delay_ms % 1000 * 1000000L}, NULL);
         tpace_crew_phase(&s, TPACE_PHASE_GHOSTS);
+#ifdef TPACE_MPI
+        /* The last block has taken its ghost planes: the results may come into the arrays. */
+        s.live = s.early && t + s.kb >= steps;
+        if (s.live)
+            tpace_results_open(&s);
+#endif
         tpace_crew_phase(&s, TPACE_PHASE_BLOCK);
 #ifdef TPACE_MPI
         if (w->ranks > 1 && t > 0) {
@@ -1227,14 +1967,22 @@ static void tpace_run_devices(const tpace_shape *shape, tpace_array *arrays, int
 #endif
     }
     const double blocks_end = tpace_now();
-    /* The results: every device's last copies and reductions, then to the ranks that read them. */
-    tpace_crew_phase(&s, TPACE_PHASE_FINISH);
+    /* The results: what went early to rank 0 all there, every device's last copies and
+     * reductions, then the other arrays to the ranks that read them. */
+    double early_wait = 0.0;
     size_t between_ranks = 0;
 #ifdef TPACE_MPI
+    if (s.early)
+        early_wait = tpace_results_finish(&s);
+#endif
+    tpace_crew_phase(&s, TPACE_PHASE_FINISH);
+#ifdef TPACE_MPI
     if (w->ranks > 1)
-        between_ranks = tpace_sum_over_ranks(tpace_gather(&s, rank_lo, rank_hi));
+        between_ranks = tpace_sum_over_ranks(tpace_gather(&s, rank_lo, rank_hi) + s.arrived_bytes);
     free(s.out[0]);
     free(s.out[1]);
+    if (w->ranks > 1)
+        tpace_results_free(&s);
 #endif
     if (nreds)
         tpace_combine_reductions(&s, reds, nreds, steps);
@@ -1268,22 +2016,42 @@ static void tpace_run_devices(const tpace_shape *shape, tpace_array *arrays, int
     const double teardown = tpace_max_over_ranks(teardown_end - teardown_start);
     peer_bytes = tpace_sum_over_ranks(peer_bytes);
     host_ghost_bytes = tpace_sum_over_ranks(host_ghost_bytes);
-    char root_names[256], every_names[256], gb[2][32];
+    /* The early results: bytes each sender sent while its blocks ran and after them; what
+     * rank 0 (which prints this) received while its own blocks ran, and its wait after. */
+    const size_t sent_during = tpace_sum_over_ranks(s.sent_during), sent_after = tpace_sum_over_ranks(s.sent_after);
+    size_t arrived_during = 0, copied = 0;
+    int copy_threads = 0;
+#ifdef TPACE_MPI
+    arrived_during = s.arrived_during;
+    copied = s.cma.bytes;
+    if (w->ranks > 1)
+        copy_threads = (int)tpace_max_over_ranks((double)s.cma.threads);
+#endif
+    char root_names[256], every_names[256], gb[2][32], early_text[512];
+    if (s.early)
+        snprintf(early_text, sizeof early_text,
+                 "; to rank 0 as the last block's chunks finished: %zu bytes sent while the senders' blocks ran, %zu "
+                 "after them, of which %zu copied straight into rank 0's memory (%d threads a rank) and the rest by MPI, "
+                 "%zu received while rank 0's blocks ran; rank 0 waiting %.6f s after its blocks",
+                 sent_during, sent_after, copied, copy_threads, arrived_during, early_wait);
+    else
+        early_text[0] = '\0';
     fprintf(stderr,
             "tpace: %s: phases over %d device(s) and %d rank(s): setup %.6f s (page-locking, device buffers; not in "
             "seconds=), blocks %.6f s (%s; of which waiting for neighbour ranks' planes %.6f s; ghost planes %s "
             "device to device, %s through host memory), results %.6f s (last copies and reductions, then to rank 0 "
-            "alone: %s; to every rank: %s; %zu bytes between ranks), teardown %.6f s (unpinning the arrays, freeing device "
-            "buffers; not in seconds=)\n",
+            "alone: %s; to every rank: %s; %zu bytes between ranks%s), teardown %.6f s (unpinning the arrays, freeing "
+            "device buffers; not in seconds=)\n",
             shape->where, s.devices, w->ranks, setup, blocks,
-            s.crew.threads ? "every device at once, one host thread each"
-            : local > 1    ? "devices issued in turn from one thread"
-                           : "one device in this process",
+            s.crew.threads && local > 1 ? "every device at once, one host thread each"
+            : s.crew.threads            ? "one device in this process, on a host thread of its own"
+            : local > 1                 ? "devices issued in turn from one thread"
+                                        : "one device in this process",
             waited, tpace_bytes_text((double)peer_bytes, gb[0], sizeof gb[0]),
             tpace_bytes_text((double)host_ghost_bytes, gb[1], sizeof gb[1]), whole.seconds - blocks,
             w->ranks > 1 ? tpace_names_of(&s, 1, root_names, sizeof root_names) : "none (one rank)",
             w->ranks > 1 ? tpace_names_of(&s, 0, every_names, sizeof every_names) : "none (one rank)",
-            between_ranks, teardown);
+            between_ranks, early_text, teardown);
     whole.predicted = s.slab_shape.predicted;
     snprintf(whole.chosen_by, sizeof whole.chosen_by, "%s", s.slab_shape.chosen_by);
     tpace_report_devices(&whole, s.devices, w->ranks);

@@ -285,6 +285,8 @@ TPACE_HOOK void tpace_dev_peer_copy(tpace_rt *r, void *dst, int dst_device, cons
                                                         /* r's device memory to device dst_device's, on r's queue q */
 TPACE_HOOK void tpace_dev_pin(tpace_rt *r, void *host, size_t bytes); /* page-lock host memory the executor copies from */
 TPACE_HOOK void tpace_dev_unpin(tpace_rt *r, void *host);             /* ... and unlock it (after a sync) */
+TPACE_HOOK int tpace_dev_flag(tpace_rt *r, int q);       /* a flag that rises once q's work so far is done: its id */
+TPACE_HOOK void tpace_dev_flag_wait(tpace_rt *r, int id); /* the host waits until flag id has risen */
 
 
 /* ---- Launchers: one per kernel tpace printed. The executor calls a sweep's
