@@ -370,7 +370,8 @@ fn a_device_memory_budget_is_kept_or_refused_in_words() {
     // it is the plan `tpace plan` prints); out of core when the grid does not fit.
     let big = kept(&[("TPACE_DEVICE_MEM", "20M".into())], 20_000_000);
     assert!(
-        big.stderr.contains("(chosen by the model for h100)"),
+        big.stderr
+            .contains("(chosen by the model for h100; device "),
         "{}",
         big.stderr
     );

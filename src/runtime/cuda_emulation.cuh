@@ -93,6 +93,34 @@ static inline void drain(stream_t *s)
         done[(size_t)o.seq] = 1;
     }
 }
+/* Run queued work until the op with sequence number `seq` is done. */
+static inline void drain_until(long seq)
+{
+    while (!done[(size_t)seq]) {
+        bool ran = false;
+        std::vector<stream_t *> ready;
+        for (stream_t *t : streams) {
+            if (t->ops.empty())
+                continue;
+            const op &h = t->ops.front();
+            if (h.waits_for < 0 || done[(size_t)h.waits_for])
+                ready.push_back(t);
+        }
+        if (!ready.empty()) {
+            stream_t *t = ready[(size_t)(random_next() % ready.size())];
+            op o = t->ops.front();
+            t->ops.pop_front();
+            if (o.run)
+                o.run();
+            done[(size_t)o.seq] = 1;
+            ran = true;
+        }
+        if (!ran) {
+            fprintf(stderr, "tpace emulation: an event waited for can never be done (deadlock)\n");
+            exit(3);
+        }
+    }
+}
 /* Seconds on the host's clock: the emulation's "device timer". */
 static inline double clock_seconds()
 {
@@ -165,6 +193,17 @@ static inline cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total)
 }
 static inline cudaError_t cudaHostRegister(void *, size_t, unsigned) { return cudaSuccess; }
 enum cudaDeviceAttr { cudaDevAttrMultiProcessorCount, cudaDevAttrL2CacheSize, cudaDevAttrMaxSharedMemoryPerBlockOptin };
+/* The device's name: TPACE_EMULATE_DEVICE_NAME, so that a test can play any device (which
+ * machine profile a program plans with follows the name), else "tpace CPU emulation". */
+struct cudaDeviceProp {
+    char name[256];
+};
+static inline cudaError_t cudaGetDeviceProperties(cudaDeviceProp *prop, int)
+{
+    const char *t = getenv("TPACE_EMULATE_DEVICE_NAME");
+    snprintf(prop->name, sizeof prop->name, "%s", t && *t ? t : "tpace CPU emulation");
+    return cudaSuccess;
+}
 namespace tpace_emu {
 /* Shared memory a block may use: TPACE_EMU_SHARED bytes, else 227 KiB as on sm_90 (H100), so
  * that kernels of more than 48 KiB run here too; without opting in a kernel gets 48 KiB. */
@@ -234,6 +273,13 @@ static inline cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s)
 {
     tpace_emu::enqueue(s, [e]() { e->at = tpace_emu::clock_seconds(); }, -1);
     e->recorded = tpace_emu::next_seq - 1;
+    return cudaSuccess;
+}
+/* The host waits for an event: the emulation runs queued work until its record is done. */
+static inline cudaError_t cudaEventSynchronize(cudaEvent_t e)
+{
+    if (e->recorded >= 0)
+        tpace_emu::drain_until(e->recorded);
     return cudaSuccess;
 }
 static inline cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t from, cudaEvent_t to)

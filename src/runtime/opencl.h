@@ -147,6 +147,7 @@ typedef struct tpace_cl {
     cl_context context;
     cl_program program;
     char platform_name[256], device_name[256];
+    int cpu;              /* the device is a CPU (CL_DEVICE_TYPE_CPU) */
     cl_ulong local_mem, global_mem, max_alloc;
     size_t max_group, max_items[3];
     cl_kernel *kernels;
@@ -283,6 +284,7 @@ static inline void tpace_cl_pick(tpace_cl *c)
     }
     c->platform = platforms[owner[pick]];
     c->device = devices[pick];
+    c->cpu = (type[pick] & CL_DEVICE_TYPE_CPU) != 0;
     tpace_cl_name(c->platform_name, sizeof c->platform_name, pname[owner[pick]]);
     tpace_cl_name(c->device_name, sizeof c->device_name, dname[pick]);
 }
@@ -503,6 +505,32 @@ TPACE_HOOK double tpace_dev_stamp_ms(tpace_rt *r, int from, int to)
     return ((double)b - (double)a) * 1e-6;
 }
 
+/* The host waits until a stamp's marker is done. */
+TPACE_HOOK void tpace_dev_stamp_wait(tpace_rt *r, int stamp)
+{
+    tpace_cl_queues *c = tpace_cl_q(r);
+    if (stamp < 0)
+        return;
+    for (int q = 0; q < c->nqueues; q++)
+        TPACE_CL(r->plan.s.where, clFlush(c->queue[q]));
+    TPACE_CL(r->plan.s.where, clWaitForEvents(1, &c->stamps[stamp]));
+}
+
+/* The device's name, as CL_DEVICE_NAME gives it. */
+TPACE_HOOK void tpace_dev_name(tpace_rt *r, char *name, size_t size)
+{
+    (void)r;
+    tpace_cl_name(name, size, tpace_cl_get()->device_name);
+}
+
+/* A GPU (or an accelerator) is checked against the model by default; a CPU device (PoCL) is not:
+ * no GPU profile predicts it (TPACE_REPLAN=1 asks for it). */
+TPACE_HOOK int tpace_dev_replans(tpace_rt *r)
+{
+    (void)r;
+    return !tpace_cl_get()->cpu;
+}
+
 /* OpenCL does not say how much device memory is free: the device's global memory,
  * less a tenth for the context, the kernels and other programs. */
 TPACE_HOOK size_t tpace_dev_free_memory(tpace_rt *r)
@@ -541,8 +569,8 @@ TPACE_HOOK void tpace_dev_begin(tpace_rt *r)
         tpace_stop(r->plan.s.where, "host memory ran out setting up the OpenCL queues");
     const char *trace = getenv("TPACE_TRACE");
     c->where = r->plan.s.where;
-    qs->profiling = trace != NULL && *trace != '\0';
-    qs->nqueues = r->plan.slots + 1;
+    qs->profiling = (trace != NULL && *trace != '\0') || r->plan.replan;
+    qs->nqueues = r->plan.queues;
     r->target = qs;
     for (int q = 0; q < qs->nqueues; q++) {
         cl_int e = CL_SUCCESS;

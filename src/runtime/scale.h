@@ -461,8 +461,11 @@ static void tpace_plan_devices(const tpace_shape *shape, const tpace_array *arra
     if (tpace_dev_reduces_on_device())
         for (int i = 0; i < nreds; i++)
             reduction_bytes += (size_t)steps * reds[i].elem;
-    tpace_model scratch;
-    const tpace_model *m = tpace_model_fusing(shape->model, (tpace_u64)fuse, &scratch);
+    /* The model for the profile of the devices (the last one asked: tpace_pick_model). */
+    tpace_model picked, scratch;
+    char about[400] = "";
+    const tpace_model *m =
+        tpace_model_fusing(tpace_pick_model(&probe, shape, &picked, about, sizeof about), (tpace_u64)fuse, &scratch);
     int found = 0;
     double best = 0.0;
     tpace_model_choice pick;
@@ -506,8 +509,8 @@ static void tpace_plan_devices(const tpace_shape *shape, const tpace_array *arra
         out->force_streams = (int)pick.best.streams;
         out->force_fuse = (int)pick.fuse;
         out->predicted = best;
-        snprintf(out->chosen_by, sizeof out->chosen_by, "chosen by the model for %s over %d devices%s",
-                 m->machine, devices, env_k || env_b || env_streams || schedule >= 0 ? ", TPACE_* kept" : "");
+        snprintf(out->chosen_by, sizeof out->chosen_by, "chosen by the model for %s over %d devices%s; %s",
+                 m->machine, devices, env_k || env_b || env_streams || schedule >= 0 ? ", TPACE_* kept" : "", about);
     } else {
         out->force_schedule = schedule >= 0 ? schedule : TPACE_MMTB;
         out->force_k = TPACE_MIN(env_k ? env_k : shape->default_k, k_most);
