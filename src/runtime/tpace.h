@@ -178,7 +178,7 @@ typedef struct tpace_plan {
     int fuse_most;       /* the most steps per kernel the program and device hold */
     int replan;          /* whether the run checks the model against its first chunk and block */
     int replans;         /* times it re-planned */
-    char replan_note[512]; /* what it measured and what it changed, for the report */
+    char replan_note[1536]; /* what it measured and what it changed, for the report */
 } tpace_plan;
 
 /* The chunk the executor hands to the generated kernels. */
