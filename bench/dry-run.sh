@@ -14,7 +14,8 @@ cd "$(dirname "$0")/.."
 [[ -x bench/gen/tpace ]] || { echo "dry-run.sh: run bench/prepare.sh first" >&2; exit 1; }
 stubs=$(mktemp -d)
 res=$(mktemp -d)
-trap 'rm -rf "$stubs" "$res" /tmp/tpace-work' EXIT
+export BENCH_WORK=$(mktemp -d) # builds and logs apart from any other run's
+trap 'rm -rf "$stubs" "$res" "$BENCH_WORK"' EXIT
 cat >"$stubs/nvidia-smi" <<'SH'
 #!/bin/sh
 case "$*" in
@@ -73,6 +74,7 @@ export PLANS_JACOBI_HUGE='mmtb:8:50:4:8 mmtb:4:-:3' PLANS_HEAT_HUGE='mmtb:8:9:4 
 export HUGE_STEPS=4 MANAGED_SAME_STEPS=1 MANAGED_OVER_MODES="plain prefetch"
 export OPENACC_DEVICE=host OPENACC_STEPS=4 OPENACC_TIMEOUT=60
 export OPENACC_GRIDS="jacobi2d:-DX=200,-DY=120:100K heat3d:-DNX=24,-DNY=20,-DNZ=16:80K"
+export SWEEP27_SIZES=tiny SHOWIT_SIZES=tiny SHOWIT_STEPS="8 24"
 bash bench/gpu.sh >"$res/log.txt" 2>&1 || true
 cat "$res/table.txt"
 bad=$(grep -cE 'FAILED|DIFFERENT|no ratio|nvcc failed|build failed|no working' "$res/table.txt" || true)
@@ -99,6 +101,15 @@ fi
 if [[ $BENCH_PARTS == *plans* ]]; then
     # The model's plan and the plans given: 3 + 3 + 3 + 4 rows.
     [[ $(grep -cE '^(jacobi2d|heat3d) [XYNZ=0-9 ]+ (model|mmtb) .*[0-9]\.[0-9]' "$res/table.txt") == 13 ]] || want=1
+fi
+if [[ $BENCH_PARTS == *sweep27* ]]; then
+    # 8 cases, each the model's plan three times against the best of its runs; no refusal.
+    [[ $(grep -cE '^    s27 [a-z0-9]+-[0-9A-Za-z]+: model.* of the best .*predicted .* measured ' "$res/table.txt") == 24 ]] || want=1
+    [[ $(grep -c 'refused' "$res/table.txt") == 0 ]] || want=1
+fi
+if [[ $BENCH_PARTS == *showit* ]]; then
+    # 2 programs x 2 step counts: the wrong profile without and with re-planning.
+    [[ $(grep -cE 'the wrong profile [0-9.]+ of the own .* [0-9.]+ with it' "$res/table.txt") == 4 ]] || want=1
 fi
 if [[ $BENCH_PARTS == *managed* ]]; then
     # Once more, with a managed run too slow for its time limit: stopped, and rated

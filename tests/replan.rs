@@ -416,3 +416,83 @@ fn plan_switches_are_bit_for_bit_on_openacc() {
         ],
     );
 }
+
+/// TPACE_BENCH_PLANS (bench/gpu.sh's sweeps): the pipeline once under each plan in one
+/// process, a report line each, a refused plan said and skipped, a bad one refused in
+/// words; one plan alone leaves the arrays as a plain run does.
+#[test]
+fn bench_plans_time_one_pipeline_under_several_plans() {
+    let b = built("heat1d.c", Target::Openacc, Flavour::Openacc, STEPS);
+    let dump = b.dir.path().join("t.dump");
+    let env = |plans: &str| {
+        vec![
+            ("TPACE_BENCH_PLANS".to_string(), plans.to_string()),
+            ("TPACE_DEVICE_MEM".to_string(), "400000".to_string()),
+        ]
+    };
+    let got = run_with(
+        &b.binary,
+        STEPS,
+        &Params::default(),
+        &env(
+            "model;mmtb:4:-:3:-  mmtb:4:-/2:3:1\nmmtb:8:200000:4:1;mm:3:5000:2:1,TPACE_K=,TPACE_REPLAN=0",
+        ),
+        &dump,
+    );
+    let reports: Vec<&str> = got
+        .stderr
+        .lines()
+        .filter(|l| l.contains(" schedule="))
+        .collect();
+    assert_eq!(reports.len(), 4, "{}", got.stderr);
+    for i in 1..=5 {
+        assert!(
+            got.stderr.contains(&format!(": bench plan {i}: ")),
+            "{}",
+            got.stderr
+        );
+    }
+    assert!(
+        got.stderr.contains(
+            "bench plan refused: the plan (schedule=mmtb k=8 TPACE_CHUNK=200000 streams=4)"
+        ),
+        "{}",
+        got.stderr
+    );
+    let field = |line: &str, key: &str| -> String {
+        line.split_whitespace()
+            .find_map(|w| w.strip_prefix(&format!("{key}=")))
+            .unwrap()
+            .to_string()
+    };
+    // The model's width at k = 4 and 3 streams, then half of it.
+    let (b2, b3) = (field(reports[1], "b"), field(reports[2], "b"));
+    assert_eq!(field(reports[1], "k"), "4");
+    assert_eq!(
+        b3.parse::<u64>().unwrap(),
+        (b2.parse::<u64>().unwrap() / 2).max(1)
+    );
+    assert_eq!(
+        (
+            field(reports[3], "schedule"),
+            field(reports[3], "k"),
+            field(reports[3], "b")
+        ),
+        ("mm".to_string(), "3".to_string(), "5000".to_string())
+    );
+    // One plan: as a plain run.
+    let one = run_with(&b.binary, STEPS, &Params::default(), &env("model"), &dump);
+    assert_eq!(first_difference(&b.reference.dump, &one.dump), None);
+    let out = Command::new(&b.binary)
+        .arg(STEPS.to_string())
+        .env("TPACE_BENCH_PLANS", "mmtb:4")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("TPACE_BENCH_PLANS: `mmtb:4` is not model or SCHEDULE:K:B:STREAMS:FUSE"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

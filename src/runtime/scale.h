@@ -709,6 +709,9 @@ static void tpace_run_pipeline(const tpace_shape *shape, tpace_array *arrays, in
                                const void *in)
 {
     const int local = tpace_local_devices();
+    if (local * tpace_the_world.ranks == 1 && tpace_bench_plans(shape, arrays, narrays, reds, nreds, sweeps, nsweeps,
+                                                                fused, in))
+        return; /* TPACE_BENCH_PLANS: timed under several plans (the schedule part) */
     if (local * tpace_the_world.ranks > 1 && shape->steps > 0) {
         tpace_run_devices(shape, arrays, narrays, reds, nreds, sweeps, nsweeps, fused, in, local);
         return;

@@ -7,6 +7,25 @@
  * (allocation, copies, queues) and the launchers.
  */
 #include <math.h>
+#include <setjmp.h>
+
+/* ---- Settings: the environment, where TPACE_BENCH_PLANS may override a variable for one of
+ * its runs (tpace_bench_plans) ---- */
+#define TPACE_BENCH_VARS 16
+static struct {
+    int n;
+    const char *name[TPACE_BENCH_VARS];
+    const char *value[TPACE_BENCH_VARS]; /* NULL: unset for this run */
+} tpace_bench_env;
+
+/* getenv, with the overrides of the bench run in progress. */
+static inline const char *tpace_getenv(const char *name)
+{
+    for (int i = 0; i < tpace_bench_env.n; i++)
+        if (strcmp(tpace_bench_env.name[i], name) == 0)
+            return tpace_bench_env.value[i];
+    return getenv(name);
+}
 
 /* Stop, in plain words, when an array is not laid out the way its accesses were read. */
 static inline void tpace_check_layout(const tpace_shape *s, int ok, const char *what)
@@ -18,7 +37,7 @@ static inline void tpace_check_layout(const tpace_shape *s, int ok, const char *
 /* A whole number from the environment, or `fallback` when unset. */
 static inline long tpace_env_long(const char *name, long fallback, long min, long max)
 {
-    const char *text = getenv(name);
+    const char *text = tpace_getenv(name);
     if (text == NULL || *text == '\0')
         return fallback;
     errno = 0;
@@ -36,7 +55,7 @@ static inline long tpace_env_long(const char *name, long fallback, long min, lon
  * Ki, Mi, Gi, Ti (powers of 1024). 0 when unset. */
 static inline size_t tpace_env_bytes(const char *name)
 {
-    const char *text = getenv(name);
+    const char *text = tpace_getenv(name);
     if (text == NULL || *text == '\0')
         return 0;
     errno = 0;
@@ -57,7 +76,7 @@ static const char *const tpace_schedule_names[] = {"naive", "mm", "mmtb", "incor
 
 static inline int tpace_env_schedule(void)
 {
-    const char *text = getenv("TPACE_SCHEDULE");
+    const char *text = tpace_getenv("TPACE_SCHEDULE");
     if (text == NULL || *text == '\0')
         return -1;
     for (int s = 0; s < 4; s++)
@@ -163,6 +182,18 @@ static inline const char *tpace_bytes_text(double bytes, char *buf, size_t size)
     return buf;
 }
 
+/* TPACE_BENCH_PLANS: a plan that does not fit ends that run, not the program. */
+static int tpace_bench_refusing = 0;
+static jmp_buf tpace_bench_jump;
+static long tpace_bench_divisor = 0; /* a plan's width `-/N`: the model's width over N */
+static inline void tpace_bench_refused(const tpace_plan *p, const char *why)
+{
+    if (!tpace_bench_refusing)
+        return;
+    fprintf(stderr, "tpace: %s: bench plan refused: %s\n", p->s.where, why);
+    longjmp(tpace_bench_jump, 1);
+}
+
 /* Refuse, in plain words, a plan that does not fit the device-memory budget:
  * say which parameter to lower, and to what. */
 static inline void tpace_refuse_plan(tpace_plan *p)
@@ -199,6 +230,7 @@ static inline void tpace_refuse_plan(tpace_plan *p)
                      "even one plane per chunk with k=1 needs more than the %s of device memory "
                      "available; lower TPACE_STREAMS or raise TPACE_DEVICE_MEM", have);
     }
+    tpace_bench_refused(p, msg);
     tpace_fail(p, msg);
 }
 
@@ -247,7 +279,7 @@ static inline int tpace_fuse_wanted(tpace_rt *r, const tpace_shape *shape, int *
         *most = TPACE_MAX(shape->fuse_max, 1);
         return TPACE_MIN(TPACE_MAX(chosen, 1), TPACE_MAX(shape->fuse_max, 1));
     }
-    const char *text = getenv("TPACE_FUSE");
+    const char *text = tpace_getenv("TPACE_FUSE");
     *set = shape->fuse_max > 1 && text != NULL && *text != '\0';
     if (shape->fuse_max <= 1)
         return 1;
@@ -320,7 +352,7 @@ static inline const tpace_model *tpace_pick_model(tpace_rt *r, const tpace_shape
     for (int i = 0; i < shape->nmachines && match == NULL; i++)
         if (tpace_device_matches(shape->machines[i].device, name))
             match = &shape->machines[i];
-    const char *file = getenv("TPACE_MACHINE");
+    const char *file = tpace_getenv("TPACE_MACHINE");
     if (file != NULL && *file != '\0') {
         const tpace_machine *mine = tpace_env_machine(file);
         tpace_model_on(shape->model, mine, out);
@@ -419,7 +451,7 @@ static inline void tpace_plan_init(tpace_rt *r, const tpace_shape *shape)
             p->strip_plane_bytes = p->s.plane * r->arrays[a].elem;
     int fuse_set = 0, fuse_most = 1;
     int fuse_wanted = tpace_fuse_wanted(r, shape, &fuse_set, &fuse_most);
-    const char *fuse_env = getenv("TPACE_FUSE");
+    const char *fuse_env = tpace_getenv("TPACE_FUSE");
     const int fuse_by_user = shape->steps_per_kernel == NULL && shape->fuse_max > 1 && fuse_env != NULL && *fuse_env;
     if (tpace_dev_reduces_on_device())
         for (int i = 0; i < r->nreductions; i++)
@@ -500,6 +532,8 @@ static inline void tpace_plan_init(tpace_rt *r, const tpace_shape *shape)
         if (widest >= 1)
             b_default = widest;
     }
+    if (model_b && tpace_bench_divisor > 1)
+        model_b = TPACE_MAX(model_b / tpace_bench_divisor, 1L);
     if (model_b)
         b_default = model_b;
     p->b = env_b ? env_b : b_default;
@@ -509,7 +543,7 @@ static inline void tpace_plan_init(tpace_rt *r, const tpace_shape *shape)
     /* Checked against the run's first chunk and block: a plan the model chose (not one the user
      * set), on a device with timers, unless TPACE_REPLAN=0 (TPACE_REPLAN=1: also on a CPU); never
      * in-core (one block, one chunk). TPACE_REPLAN_TO (tests) re-plans whatever the settings. */
-    const char *to = getenv("TPACE_REPLAN_TO");
+    const char *to = tpace_getenv("TPACE_REPLAN_TO");
     const int user_chose = set[0] || set[1] || set[2] || set[3] || fuse_by_user;
     p->replan = m != NULL && !shape->force && !user_chose && p->schedule != TPACE_INCORE && p->s.steps > 0 &&
                 (env_replan >= 0 ? env_replan == 1 : tpace_dev_replans(r));
@@ -803,7 +837,7 @@ static const char *const tpace_trace_names[TPACE_TRACE_KINDS] = {"upload", "hand
 static inline void tpace_trace_begin(tpace_rt *r)
 {
     tpace_trace *tr = &r->trace;
-    const char *path = getenv("TPACE_TRACE");
+    const char *path = tpace_getenv("TPACE_TRACE");
     memset(tr, 0, sizeof *tr);
     const int traced = path != NULL && *path != '\0';
     if ((!traced && !r->plan.replan) || r->plan.s.steps == 0)
@@ -1402,7 +1436,7 @@ static inline void tpace_begin_slab(tpace_rt *r, const tpace_shape *shape, tpace
 static inline int tpace_replan_to(const tpace_plan *p, const char *when, int *schedule, long *k, long *b, long *streams,
                                   int *fuse)
 {
-    const char *text = getenv("TPACE_REPLAN_TO");
+    const char *text = tpace_getenv("TPACE_REPLAN_TO");
     if (text == NULL || *text == '\0')
         return 0;
     char at[16] = "", name[16] = "";
@@ -1428,7 +1462,7 @@ static inline int tpace_replan_to(const tpace_plan *p, const char *when, int *sc
 /* Whether TPACE_REPLAN_TO is set: then the run re-plans only as it says, measuring nothing. */
 static inline int tpace_replan_forced(void)
 {
-    const char *text = getenv("TPACE_REPLAN_TO");
+    const char *text = tpace_getenv("TPACE_REPLAN_TO");
     return text != NULL && *text != '\0';
 }
 
@@ -1950,6 +1984,134 @@ static inline void tpace_end(tpace_rt *r)
         tpace_report(&r->plan);
     free(r->plan.model);
     r->plan.model = NULL;
+}
+
+
+/* ---- TPACE_BENCH_PLANS="PLAN;PLAN;...": for benchmarks, one pipeline run once under each plan
+ * in one process, from the arrays as each run leaves them (so the program's set-up, which on a
+ * large grid takes longer than the pipeline, runs once), each with its report line. A PLAN is
+ * `model` (the model's choice) or SCHEDULE:K:B:STREAMS:FUSE (B a width, `-` for the model's at
+ * that k and streams, `-/N` for that over N; FUSE `-` for the model's depth), then optionally
+ * `,NAME=VALUE` settings for that run alone (`,TPACE_REPLAN=0`, `,TPACE_MACHINE=FILE`; an empty
+ * VALUE unsets NAME). A plan that does not fit is said and skipped. The arrays and reductions end
+ * as the last run leaves them: timing only, not the program's answer (bench/gpu.sh uses it). ---- */
+
+/* Set the bench overrides for one PLAN (its text is modified); returns 0 when it does not read. */
+static inline int tpace_bench_setup(char *plan)
+{
+    static char slot[TPACE_BENCH_VARS][32];
+    tpace_bench_env.n = 0;
+    tpace_bench_divisor = 0;
+    char *extra = strchr(plan, ',');
+    if (extra != NULL)
+        *extra++ = '\0';
+    static const char *const vars[5] = {"TPACE_SCHEDULE", "TPACE_K", "TPACE_CHUNK", "TPACE_STREAMS", "TPACE_FUSE"};
+    char *field[5] = {NULL, NULL, NULL, NULL, NULL};
+    if (strcmp(plan, "model") != 0) {
+        char *at = plan;
+        for (int i = 0; i < 5; i++) {
+            field[i] = at;
+            char *colon = strchr(at, ':');
+            if ((colon == NULL) != (i == 4))
+                return 0;
+            if (colon != NULL) {
+                *colon = '\0';
+                at = colon + 1;
+            }
+        }
+    }
+    for (int i = 0; i < 5; i++) {
+        const char *v = field[i];
+        if (v != NULL && i == 2 && strncmp(v, "-/", 2) == 0) {
+            tpace_bench_divisor = strtol(v + 2, NULL, 10);
+            if (tpace_bench_divisor < 1)
+                return 0;
+            v = NULL;
+        } else if (v != NULL && strcmp(v, "-") == 0) {
+            v = NULL;
+        }
+        snprintf(slot[i], sizeof slot[i], "%s", v ? v : "");
+        tpace_bench_env.name[tpace_bench_env.n] = vars[i];
+        tpace_bench_env.value[tpace_bench_env.n++] = v ? slot[i] : NULL;
+    }
+    while (extra != NULL && *extra && tpace_bench_env.n < TPACE_BENCH_VARS) {
+        char *next = strchr(extra, ',');
+        if (next != NULL)
+            *next++ = '\0';
+        char *eq = strchr(extra, '=');
+        if (eq == NULL)
+            return 0;
+        *eq = '\0';
+        tpace_bench_env.name[tpace_bench_env.n] = extra;
+        tpace_bench_env.value[tpace_bench_env.n++] = eq[1] ? eq + 1 : NULL;
+        extra = next;
+    }
+    return 1;
+}
+
+/* One run of TPACE_BENCH_PLANS under the overrides set: 1 when it ran, 0 when its plan was
+ * refused (the refusal said). */
+static inline int tpace_bench_run(const tpace_shape *shape, tpace_array *arrays, int narrays, tpace_reduction *reds,
+                                  int nreds, const tpace_sweep *sweeps, int nsweeps, const tpace_fused *fused,
+                                  const void *in)
+{
+    static tpace_rt tp; /* static: kept across the longjmp of a refusal */
+    if (setjmp(tpace_bench_jump) != 0) {
+        tpace_bench_refusing = 0;
+        free(tp.plan.model);
+        tp.plan.model = NULL;
+        return 0;
+    }
+    tpace_bench_refusing = 1;
+    tpace_begin(&tp, shape, arrays, narrays, reds, nreds);
+    tpace_bench_refusing = 0;
+    tpace_run(&tp, sweeps, nsweeps, fused, in);
+    tpace_end(&tp);
+    return 1;
+}
+
+/* Run the pipeline under every plan of TPACE_BENCH_PLANS (one device); 0 when it is unset. */
+static inline int tpace_bench_plans(const tpace_shape *shape, tpace_array *arrays, int narrays, tpace_reduction *reds,
+                                    int nreds, const tpace_sweep *sweeps, int nsweeps, const tpace_fused *fused,
+                                    const void *in)
+{
+    const char *list = getenv("TPACE_BENCH_PLANS");
+    if (list == NULL || *list == '\0')
+        return 0;
+    int ran = 0, count = 0;
+    for (const char *at = list; *at;) {
+        while (*at == ';' || *at == ' ' || *at == '\t' || *at == '\n')
+            at++;
+        const size_t len = strcspn(at, "; \t\n");
+        if (len == 0)
+            break;
+        char said[512], plan[512];
+        snprintf(said, sizeof said, "%.*s", (int)TPACE_MIN(len, sizeof said - 1), at);
+        at += len;
+        snprintf(plan, sizeof plan, "%s", said);
+        count++;
+        if (!tpace_bench_setup(plan)) {
+            char msg[700];
+            snprintf(msg, sizeof msg, "TPACE_BENCH_PLANS: `%s` is not model or SCHEDULE:K:B:STREAMS:FUSE[,NAME=VALUE...]",
+                     said);
+            tpace_stop(shape->where, msg);
+        }
+        fprintf(stderr, "tpace: %s: bench plan %d: %s\n", shape->where, count, said);
+        fflush(stderr);
+        /* The reductions' results of the run before: only the last run's go on. */
+        for (int i = 0; i < nreds && ran > 0; i++) {
+            free(reds[i].partial);
+            reds[i].partial = NULL;
+        }
+        if (tpace_bench_run(shape, arrays, narrays, reds, nreds, sweeps, nsweeps, fused, in))
+            ran = 1;
+        fflush(stderr);
+    }
+    tpace_bench_env.n = 0;
+    tpace_bench_divisor = 0;
+    if (!ran)
+        tpace_stop(shape->where, "TPACE_BENCH_PLANS: no plan ran (every one was refused)");
+    return 1;
 }
 
 /* ==== end of tpace runtime, schedule part ==== */
