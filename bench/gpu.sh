@@ -900,6 +900,13 @@ if [[ $parts == *sweep27* ]]; then
         depth=$(sed -n 's/^best plan: .* fuse=\([0-9]*\).*/\1/p' "$out/plan-$case.txt")
         runners=$(sed -n '/^next best:/,/^$/p' "$out/plan-$case.txt" |
             awk -v f="${depth:-1}" '$1 ~ /^(mmtb|mm|naive|incore)$/ && n < 3 { printf "%s:%s:%s:%s:%s ", $1, $2, $3, $4, f; n++ }')
+        # The model's k, b and S at other depths (the probe times 3-D depths on chunks of 40
+        # planes, where 4 steps ran slower than 2 on the H200 while in-core 4 ran fastest).
+        read -r bk bb bs <<<"$(sed -n 's/^best plan: [a-z]* k=\([0-9]*\) b=\([0-9]*\) streams=\([0-9]*\).*/\1 \2 \3/p' "$out/plan-$case.txt")"
+        case $name in jacobi2d) dl="2 4 6 8" ;; heat3d) dl="1 2 3 4" ;; *) dl="" ;; esac
+        if [[ -n $bk ]]; then
+            for f in $dl; do [[ $f != "${depth:-}" ]] && runners+="mmtb:$bk:$bb:$bs:$f "; done
+        fi
         kl=$ks
         [[ $steps -lt 128 && ${SWEEP27_SIZES:-} != tiny ]] && kl="16 32 64" # k past the steps is the steps
         widths="-"
