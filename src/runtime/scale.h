@@ -523,6 +523,21 @@ static void tpace_plan_devices(const tpace_shape *shape, const tpace_array *arra
     }
     if (out->force_schedule == TPACE_NAIVE)
         out->force_k = 1;
+#ifdef TPACE_MPI
+    /* Every rank runs rank 0's plan: ranks whose devices' names pick different profiles
+     * (tpace_pick_model) would otherwise exchange ghost planes of different depths. */
+    if (w->ranks > 1) {
+        long plan[5] = {(long)out->force_schedule, out->force_k, out->force_b, (long)out->force_streams,
+                        (long)out->force_fuse};
+        TPACE_MPI_CALL(MPI_Bcast(plan, 5, MPI_LONG, 0, MPI_COMM_WORLD));
+        TPACE_MPI_CALL(MPI_Bcast(&out->predicted, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD));
+        out->force_schedule = (int)plan[0];
+        out->force_k = plan[1];
+        out->force_b = plan[2];
+        out->force_streams = (int)plan[3];
+        out->force_fuse = (int)plan[4];
+    }
+#endif
 }
 
 /* The pipeline on several devices (see the top of this part). */
