@@ -203,9 +203,10 @@ pub fn initializer(w: &Workload, m: &Machine) -> String {
         .map(|t| format!("{}ULL", w.fuse_blocks_per_sm.get(t).copied().unwrap_or(0)))
         .collect();
     out.push_str(&format!(
-        "    {{{}}} /* fused kernels: blocks a multiprocessor holds, per step count */\n}}",
+        "    {{{}}}, /* fused kernels: blocks a multiprocessor holds, per step count */\n",
         per_sm.join(", ")
     ));
+    out.push_str("    0ULL /* steps per kernel the run measured itself: none yet */\n}");
     out
 }
 

@@ -61,6 +61,7 @@ typedef struct tpace_model {
     const char *kernel_elem;     /* element type its [[kernels]] entries are keyed by: "float" or "double" */
     const char *kernel_shape;    /* ... and shape class, e.g. "2d-r1" */
     tpace_u64 fuse_blocks_per_sm[TPACE_MC_FUSE_MAX + 1]; /* per fused step count: its blocks a multiprocessor holds */
+    tpace_u64 refit_depths;      /* bit d: the run measured steps-per-kernel d itself (tpace_model_refit) */
 } tpace_model;
 
 /* One measured kernel time of a machine profile's [[kernels]] table (profile.rs KernelFigure). */
@@ -1287,6 +1288,11 @@ typedef struct tpace_measured {
     double kernel_s, kernel_pred_s;     /* the kernels (and mmtb's hand-overs) */
     double upload_s, upload_pred_s;     /* host to device */
     double download_s, download_pred_s; /* device to host */
+    /* What the kernels were: their steps per kernel (0: not said), the grid points times steps
+     * they advanced, their launches, the seconds of device copies among them, the chunk width. */
+    int kernel_depth;
+    double kernel_points, kernel_launches, kernel_copy_s;
+    tpace_u64 kernel_rows;
 } tpace_measured;
 
 /* Measured over predicted, 1 where either is missing. */
@@ -1303,12 +1309,13 @@ static inline int tpace_model_off(const tpace_measured *x, double tolerance)
     return r > 1.0 + tolerance || r < 1.0 - tolerance;
 }
 
-/* `m` with the figures the measurement gives: every kernel cost (measured per fused depth,
- * bandwidth, floor, launches, device copies) times what the kernels took over what the model
- * predicted (the depth that ran exactly; the others in proportion, as nothing says otherwise),
- * the host-to-device rate over what the uploads took over their prediction, the way back over
- * the downloads' (the uploads' where no download was measured: the same link), and both ways
- * at once by the mean of the two. */
+/* `m` with the figures the measurement gives. The kernels: the steps per kernel that ran get
+ * what they measured, per grid point and step at the chunk width they ran on (a measured
+ * figure, as a profile's [[kernels]] entry); every other cost the run has not measured itself
+ * (other depths, the bandwidth figures, launches, device copies) is scaled by what the kernels
+ * took over what the model predicted, as nothing says otherwise. The host-to-device rate goes
+ * by the uploads' factor, the way back by the downloads' (the uploads' where no download was
+ * measured: the same link), both ways at once by the mean of the two. */
 static inline void tpace_model_refit(const tpace_model *m, const tpace_measured *x, tpace_model *out)
 {
     const double fk = tpace_mc_ratio(x->kernel_s, x->kernel_pred_s);
@@ -1316,7 +1323,8 @@ static inline void tpace_model_refit(const tpace_model *m, const tpace_measured 
     const double fd = x->download_pred_s > 0.0 ? tpace_mc_ratio(x->download_s, x->download_pred_s) : fu;
     *out = *m;
     for (int d = 0; d <= TPACE_MC_FUSE_MAX; d++)
-        out->kernel_s[d] = m->kernel_s[d] * fk;
+        if (!(m->refit_depths >> d & 1))
+            out->kernel_s[d] = m->kernel_s[d] * fk;
     out->kernel_bps = m->kernel_bps / fk;
     out->peak_flops = m->peak_flops / fk;
     out->fused_point_s = m->fused_point_s * fk;
@@ -1325,6 +1333,17 @@ static inline void tpace_model_refit(const tpace_model *m, const tpace_measured 
     out->h2d_bps = m->h2d_bps / fu;
     out->d2h_bps = m->d2h_bps / fd;
     out->duplex_bps = m->duplex_bps / ((fu + fd) / 2.0);
+    const int d = x->kernel_depth;
+    if (d >= 1 && d <= TPACE_MC_FUSE_MAX && x->kernel_points > 0.0 && x->kernel_rows > 0) {
+        const double per =
+            (x->kernel_s - x->kernel_launches * out->launch_s - x->kernel_copy_s) / x->kernel_points;
+        if (per > 0.0) {
+            out->kernel_s[d] = per;
+            out->kernel_rows[d] = x->kernel_rows;
+            out->kernel_blocks[d] = tpace_mc_wave(m, (tpace_u64)d);
+            out->refit_depths |= 1ULL << d;
+        }
+    }
 }
 
 /* ==== end of tpace runtime, model part ==== */

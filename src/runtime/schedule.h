@@ -1427,8 +1427,9 @@ static inline void tpace_begin_slab(tpace_rt *r, const tpace_shape *shape, tpace
  * for bit: a run that starts over has written nothing back, and between blocks the host
  * arrays hold every plane. ---- */
 
-/* Most times a run re-plans (after its first chunk and after its first block). */
-#define TPACE_REPLANS_MAX 2
+/* Most times a run re-plans: after its first chunk (twice, where the first re-plan took
+ * another depth), and after its first block. */
+#define TPACE_REPLANS_MAX 3
 
 /* TPACE_REPLAN_TO=WHEN:SCHEDULE:K:B:STREAMS:FUSE, for tests: at WHEN (`chunk`: after the first
  * chunk; `block`: after the first block) the run takes that plan, whatever it measured. Returns
@@ -1584,7 +1585,8 @@ static inline int tpace_replan_first_chunk(tpace_rt *r, const tpace_chunk *first
         const tpace_trace_op *up = NULL, *kern = NULL;
         for (long i = 0; i < tr->n; i++) {
             const tpace_trace_op *o = &tr->ops[i];
-            if (o->c == first->c && o->t == first->t && o->what == TPACE_TRACE_UPLOAD && up == NULL)
+            /* (the last ones: a run that started over has the first attempt's too) */
+            if (o->c == first->c && o->t == first->t && o->what == TPACE_TRACE_UPLOAD)
                 up = o;
             if (o->c == first->c && o->t == first->t && o->what == TPACE_TRACE_KERNELS)
                 kern = o;
@@ -1611,6 +1613,10 @@ static inline int tpace_replan_first_chunk(tpace_rt *r, const tpace_chunk *first
         x.kernel_s = tpace_stamps_s(r, kern->from, kern->to);
         x.kernel_pred_s = points * tpace_mc_point_cost(m, (tpace_u64)p->fuse, (tpace_u64)p->s.plane, (tpace_u64)p->b) +
                           (double)r->launches * m->launch_s;
+        x.kernel_depth = p->fuse;
+        x.kernel_points = points;
+        x.kernel_launches = (double)r->launches;
+        x.kernel_rows = (tpace_u64)p->b;
         if (up != NULL) {
             x.upload_s = tpace_stamps_s(r, up->from, up->to);
             x.upload_pred_s = (double)up->bytes / m->h2d_bps + 2.0 * (double)up->copied / m->memory_bps;
@@ -1638,6 +1644,10 @@ static inline int tpace_replan_first_chunk(tpace_rt *r, const tpace_chunk *first
     tpace_reductions_reset(r);
     r->next_t = 0;
     r->started = 0;
+    r->launches = 0;
+    /* The new plan's first chunk is checked too (another depth measured, say), up to the most
+     * re-plans a run makes; then its first block. */
+    r->calibrating = p->replans < TPACE_REPLANS_MAX && p->nchunks > 1 && !tpace_replan_forced();
     r->rechecking = p->replan && p->replans < TPACE_REPLANS_MAX && p->s.steps > p->k;
     return 1;
 }
@@ -1705,6 +1715,11 @@ static inline void tpace_replan_first_block(tpace_rt *r, long t, int kb)
         const double cn = (double)chunks;
         x.kernel_pred_s = (double)blk.points * tpace_mc_point_cost(m, tpace_mc_fuse_for(m, c, chunks), run.plane, c.b) +
                           (double)blk.launches * m->launch_s + 2.0 * (double)blk.d2d / m->memory_bps;
+        x.kernel_depth = (int)tpace_mc_fuse_for(m, c, chunks);
+        x.kernel_points = (double)blk.points;
+        x.kernel_launches = (double)blk.launches;
+        x.kernel_copy_s = 2.0 * (double)blk.d2d / m->memory_bps * tpace_mc_ratio(x.kernel_s, x.kernel_pred_s);
+        x.kernel_rows = c.b;
         const double t_in = (double)blk.h2d / cn / m->h2d_bps, t_out = (double)blk.d2h / cn / m->d2h_bps;
         double up = t_in, down = t_out;
         if (slots > 1 && chunks > 1)
