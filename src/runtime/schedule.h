@@ -185,7 +185,7 @@ static inline const char *tpace_bytes_text(double bytes, char *buf, size_t size)
 /* TPACE_BENCH_PLANS: a plan that does not fit ends that run, not the program. */
 static int tpace_bench_refusing = 0;
 static jmp_buf tpace_bench_jump;
-static long tpace_bench_divisor = 0; /* a plan's width `-/N`: the model's width over N */
+static long tpace_bench_divisor = 0; /* a plan's width `-/2`, `-/4`...: the model's width over that */
 static inline void tpace_bench_refused(const tpace_plan *p, const char *why)
 {
     if (!tpace_bench_refusing)
@@ -2006,7 +2006,7 @@ static inline void tpace_end(tpace_rt *r)
  * in one process, from the arrays as each run leaves them (so the program's set-up, which on a
  * large grid takes longer than the pipeline, runs once), each with its report line. A PLAN is
  * `model` (the model's choice) or SCHEDULE:K:B:STREAMS:FUSE (B a width, `-` for the model's at
- * that k and streams, `-/N` for that over N; FUSE `-` for the model's depth), then optionally
+ * that k and streams, `-/2` for half of that, `-/4` a quarter...; FUSE `-` for the model's depth), then optionally
  * `,NAME=VALUE` settings for that run alone (`,TPACE_REPLAN=0`, `,TPACE_MACHINE=FILE`; an empty
  * VALUE unsets NAME). A plan that does not fit is said and skipped. The arrays and reductions end
  * as the last run leaves them: timing only, not the program's answer (bench/gpu.sh uses it). ---- */
