@@ -68,8 +68,8 @@ fn the_comparison_catches_a_broken_runtime() {
         ),
         (
             "swap_shadow_not_filled",
-            "        if (arr->swap)\n            tpace_dev_copy(r, tpace_buf_plane(r, arr, arr->shadow[ch->slot], ch->base, from),\n                           tpace_buf_plane(r, arr, arr->slot[ch->slot], ch->base, from),",
-            "        if (0)\n            tpace_dev_copy(r, tpace_buf_plane(r, arr, arr->shadow[ch->slot], ch->base, from),\n                           tpace_buf_plane(r, arr, arr->slot[ch->slot], ch->base, from),",
+            "        if (arr->swap) {\n            tpace_dev_copy(r, tpace_buf_plane(r, arr, arr->shadow[ch->slot], ch->base, from),\n                           tpace_buf_plane(r, arr, arr->slot[ch->slot], ch->base, from),",
+            "        if (0) {\n            tpace_dev_copy(r, tpace_buf_plane(r, arr, arr->shadow[ch->slot], ch->base, from),\n                           tpace_buf_plane(r, arr, arr->slot[ch->slot], ch->base, from),",
             "mmtb",
         ),
         (

@@ -458,7 +458,11 @@ fn user_variables_are_honoured_and_the_model_fills_in_the_rest() {
         ),
         ("3", "100", "2")
     );
-    assert!(got.stderr.contains("(set by TPACE_*)"), "{}", got.stderr);
+    assert!(
+        got.stderr.contains("(set by TPACE_*; device "),
+        "{}",
+        got.stderr
+    );
     // A budget no plan fits keeps the old refusal.
     let tiny = vec![("TPACE_DEVICE_MEM".to_string(), "1000".to_string())];
     let out = tpace::driver::run::execute(&built.binary, &["13".into()], &tiny, &dump);
