@@ -127,6 +127,33 @@ static inline void drain(int device, stream_t *s)
         d.done[(size_t)o.seq] = 1;
     }
 }
+/* Run device d's queued work until its op with sequence number `seq` is done (the heads
+ * of its streams in a shuffled order that only the waits constrain, as drain). */
+static inline void drain_until(int device, long seq)
+{
+    device_t &d = dev(device);
+    hold h(d.lock);
+    while (!d.done[(size_t)seq]) {
+        std::vector<stream_t *> ready;
+        for (stream_t *t : d.streams) {
+            if (t->ops.empty())
+                continue;
+            const op &head = t->ops.front();
+            if (head.waits_for < 0 || d.done[(size_t)head.waits_for])
+                ready.push_back(t);
+        }
+        if (ready.empty()) {
+            fprintf(stderr, "tpace emulation: an event waited for can never be done (deadlock)\n");
+            exit(3);
+        }
+        stream_t *t = ready[(size_t)(random_next(d) % ready.size())];
+        op o = t->ops.front();
+        t->ops.pop_front();
+        if (o.run)
+            o.run();
+        d.done[(size_t)o.seq] = 1;
+    }
+}
 /* Seconds on the host's clock: the emulation's "device timer". */
 static inline double clock_seconds()
 {
@@ -226,6 +253,21 @@ static inline cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total)
 }
 static inline cudaError_t cudaHostRegister(void *, size_t, unsigned) { return cudaSuccess; }
 enum cudaDeviceAttr { cudaDevAttrMultiProcessorCount, cudaDevAttrL2CacheSize, cudaDevAttrMaxSharedMemoryPerBlockOptin };
+/* The device's name: TPACE_EMULATE_DEVICE_NAME, so that a test can play any device (which
+ * machine profile a program plans with follows the name), else "tpace CPU emulation". */
+struct cudaDeviceProp {
+    char name[256];
+};
+static inline cudaError_t cudaGetDeviceProperties(cudaDeviceProp *prop, int device)
+{
+    int n = 0;
+    cudaGetDeviceCount(&n);
+    if (device < 0 || device >= n)
+        return cudaErrorInvalidDevice;
+    const char *t = getenv("TPACE_EMULATE_DEVICE_NAME");
+    snprintf(prop->name, sizeof prop->name, "%s", t && *t ? t : "tpace CPU emulation");
+    return cudaSuccess;
+}
 namespace tpace_emu {
 /* Shared memory a block may use: TPACE_EMU_SHARED bytes, else 227 KiB as on sm_90 (H100), so
  * that kernels of more than 48 KiB run here too; without opting in a kernel gets 48 KiB. */
@@ -309,6 +351,14 @@ static inline cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s)
     e->device = s->device;
     tpace_emu::enqueue(s, [e]() { e->at = tpace_emu::clock_seconds(); }, -1);
     e->recorded = d.next_seq - 1;
+    return cudaSuccess;
+}
+/* The host waits for an event: the emulation runs its device's queued work until its
+ * record is done. */
+static inline cudaError_t cudaEventSynchronize(cudaEvent_t e)
+{
+    if (e->recorded >= 0)
+        tpace_emu::drain_until(e->device, e->recorded);
     return cudaSuccess;
 }
 /* As CUDA: both events recorded, done, and of one device. */
