@@ -519,3 +519,97 @@ fn bench_plans_time_one_pipeline_under_several_plans() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// The operations of a TPACE_TRACE file: (op, first_step, steps, device column if any).
+fn trace_ops(path: &Path) -> (String, Vec<(String, u64, u64, Option<u32>)>) {
+    let text = std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("the trace {}: {e}", path.display()));
+    let mut lines = text.lines();
+    let header = lines.next().expect("a header line").to_string();
+    let columns = header.split('\t').count();
+    let ops = lines
+        .map(|line| {
+            let f: Vec<&str> = line.split('\t').collect();
+            assert_eq!(f.len(), columns, "{line}");
+            (
+                f[4].to_string(),
+                f[1].parse().unwrap(),
+                f[2].parse().unwrap(),
+                f.get(8).map(|d| d.parse().unwrap()),
+            )
+        })
+        .collect();
+    (header, ops)
+}
+
+/// Re-planning measures the run with the timeline TPACE_TRACE records: on one device both
+/// hold, the check re-plans and the file still gets the whole run's timeline (to its last
+/// step) and its summary; over two devices of one process (each on a thread of its own)
+/// nothing re-plans, and the one file has every device's operations in its device column.
+/// Bit for bit either way.
+#[test]
+fn re_planning_and_the_trace_file_on_one_device_and_on_two() {
+    let b = built("heat1d.c", Target::Cuda, Flavour::CudaEmulation, STEPS);
+    let machine = wrong_profile(b.dir.path());
+    let dump = b.dir.path().join("t.dump");
+    let trace = b.dir.path().join("trace.tsv");
+    let env = |devices: &str| {
+        vec![
+            ("TPACE_MACHINE".to_string(), machine.clone()),
+            ("TPACE_DEVICE_MEM".to_string(), "400000".to_string()),
+            ("TPACE_REPLAN".to_string(), "1".to_string()),
+            ("TPACE_TRACE".to_string(), trace.display().to_string()),
+            ("TPACE_EMU_DEVICES".to_string(), devices.to_string()),
+        ]
+    };
+    // One device: measured, re-planned or kept, and traced.
+    let one = run_with(&b.binary, STEPS, &Params::default(), &env("1"), &dump);
+    let replans: u32 = one.report["replans"].parse().unwrap();
+    assert!((1..=3).contains(&replans), "{}", one.stderr);
+    assert!(
+        one.stderr
+            .contains("after the first chunk: its upload and kernels took"),
+        "{}",
+        one.stderr
+    );
+    assert!(
+        one.stderr.contains(": trace: ") && one.stderr.contains("operations written to"),
+        "{}",
+        one.stderr
+    );
+    let (header, ops) = trace_ops(&trace);
+    assert!(!header.ends_with("\tdevice"), "{header}");
+    let last = ops
+        .iter()
+        .filter(|o| o.0 == "kernels")
+        .map(|o| o.1 + o.2)
+        .max();
+    assert_eq!(last, Some(STEPS), "{header}\n{ops:?}");
+    assert!(ops.iter().any(|o| o.0 == "upload") && ops.iter().any(|o| o.0 == "download"));
+    assert_eq!(first_difference(&b.reference.dump, &one.dump), None);
+    // Two devices: no re-plan, one file with both devices.
+    std::fs::remove_file(&trace).unwrap();
+    let two = run_with(
+        &b.binary,
+        STEPS,
+        &Params {
+            gpus: Some(2),
+            ..Params::default()
+        },
+        &env("2"),
+        &dump,
+    );
+    assert_eq!(two.report["devices"], "2", "{}", two.stderr);
+    assert_eq!(two.report["replans"], "0", "{}", two.stderr);
+    assert!(!two.stderr.contains("first chunk"), "{}", two.stderr);
+    let (header, ops) = trace_ops(&trace);
+    assert!(header.ends_with("\tdevice"), "{header}");
+    for device in [0, 1] {
+        assert!(
+            ops.iter().any(|o| o.0 == "kernels" && o.3 == Some(device)),
+            "device {device}: {ops:?}"
+        );
+    }
+    assert_eq!(first_difference(&b.reference.dump, &two.dump), None);
+    assert_eq!(two.stdout, b.reference.stdout);
+}
