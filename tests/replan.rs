@@ -520,8 +520,21 @@ fn bench_plans_time_one_pipeline_under_several_plans() {
     );
 }
 
-/// The operations of a TPACE_TRACE file: (op, first_step, steps, device column if any).
-fn trace_ops(path: &Path) -> (String, Vec<(String, u64, u64, Option<u32>)>) {
+/// One operation of a TPACE_TRACE file.
+#[derive(Debug)]
+struct TraceOp {
+    /// What it was: "upload", "kernels", "download", ...
+    op: String,
+    /// The first step it covers.
+    first_step: u64,
+    /// How many steps it covers.
+    steps: u64,
+    /// The device column, where the file has one (several devices).
+    device: Option<u32>,
+}
+
+/// The header line and the operations of a TPACE_TRACE file.
+fn trace_ops(path: &Path) -> (String, Vec<TraceOp>) {
     let text = std::fs::read_to_string(path)
         .unwrap_or_else(|e| panic!("the trace {}: {e}", path.display()));
     let mut lines = text.lines();
@@ -531,12 +544,12 @@ fn trace_ops(path: &Path) -> (String, Vec<(String, u64, u64, Option<u32>)>) {
         .map(|line| {
             let f: Vec<&str> = line.split('\t').collect();
             assert_eq!(f.len(), columns, "{line}");
-            (
-                f[4].to_string(),
-                f[1].parse().unwrap(),
-                f[2].parse().unwrap(),
-                f.get(8).map(|d| d.parse().unwrap()),
-            )
+            TraceOp {
+                op: f[4].to_string(),
+                first_step: f[1].parse().unwrap(),
+                steps: f[2].parse().unwrap(),
+                device: f.get(8).map(|d| d.parse().unwrap()),
+            }
         })
         .collect();
     (header, ops)
@@ -581,11 +594,11 @@ fn re_planning_and_the_trace_file_on_one_device_and_on_two() {
     assert!(!header.ends_with("\tdevice"), "{header}");
     let last = ops
         .iter()
-        .filter(|o| o.0 == "kernels")
-        .map(|o| o.1 + o.2)
+        .filter(|o| o.op == "kernels")
+        .map(|o| o.first_step + o.steps)
         .max();
     assert_eq!(last, Some(STEPS), "{header}\n{ops:?}");
-    assert!(ops.iter().any(|o| o.0 == "upload") && ops.iter().any(|o| o.0 == "download"));
+    assert!(ops.iter().any(|o| o.op == "upload") && ops.iter().any(|o| o.op == "download"));
     assert_eq!(first_difference(&b.reference.dump, &one.dump), None);
     // Two devices: no re-plan, one file with both devices.
     std::fs::remove_file(&trace).unwrap();
@@ -606,7 +619,8 @@ fn re_planning_and_the_trace_file_on_one_device_and_on_two() {
     assert!(header.ends_with("\tdevice"), "{header}");
     for device in [0, 1] {
         assert!(
-            ops.iter().any(|o| o.0 == "kernels" && o.3 == Some(device)),
+            ops.iter()
+                .any(|o| o.op == "kernels" && o.device == Some(device)),
             "device {device}: {ops:?}"
         );
     }
