@@ -419,6 +419,7 @@ fn plan_switches_are_bit_for_bit_on_the_cuda_emulation() {
         &[
             "heat1d.c",
             "jacobi2d.c",
+            "heat3d.c",
             "cip2d.c",
             "tests/fixtures/reductions/reduce2d.c",
         ],
