@@ -14,8 +14,8 @@ cd "$(dirname "$0")/.."
 [[ -x bench/gen/tpace ]] || { echo "dry-run.sh: run bench/prepare.sh first" >&2; exit 1; }
 stubs=$(mktemp -d)
 res=$(mktemp -d)
-export WORK=$(mktemp -d) # its own scratch folder: other dry runs may be running
-trap 'rm -rf "$stubs" "$res" "$WORK"' EXIT
+export BENCH_WORK=$(mktemp -d) # gpu.sh's builds and logs apart from any other run's (dry runs side by side)
+trap 'rm -rf "$stubs" "$res" "$BENCH_WORK"' EXIT
 cat >"$stubs/nvidia-smi" <<'SH'
 #!/bin/sh
 case "$*" in
@@ -93,6 +93,7 @@ export OPENACC_GRIDS="jacobi2d:-DX=200,-DY=120:100K heat3d:-DNX=24,-DNY=20,-DNZ=
 # Part mpi: two emulated GPUs that reach each other, tiny grids, a "huge" one that the host holds.
 export TPACE_EMU_DEVICES=2 MPI_STEPS=8 MPI_GRIDS="jacobi2d:-DX=300,-DY=200 heat3d:-DNX=40,-DNY=24,-DNZ=20"
 export MPI_HUGE="jacobi2d:-DX=400,-DY=300"
+export SWEEP27_SIZES=tiny SHOWIT_SIZES=tiny SHOWIT_STEPS="8 24"
 bash bench/gpu.sh >"$res/log.txt" 2>&1 || true
 cat "$res/table.txt"
 bad=$(grep -cE 'FAILED|DIFFERENT|no ratio|nvcc failed|build failed|no working' "$res/table.txt" || true)
@@ -154,6 +155,16 @@ fi
 if [[ $BENCH_PARTS == *plans* ]]; then
     # The model's plan and the plans given: 3 + 3 + 3 + 4 rows.
     [[ $(grep -cE '^(jacobi2d|heat3d) [XYNZ=0-9 ]+ (model|mmtb) .*[0-9]\.[0-9]' "$res/table.txt") == 13 ]] || want=1
+fi
+if [[ $BENCH_PARTS == *sweep27* ]]; then
+    # 8 cases, each the model's plan three times against the best of its runs (a plan at another
+    # depth may not fit: said and skipped), and the fused programs' other depths.
+    [[ $(grep -cE '^    s27 [a-z0-9]+-[0-9A-Za-z]+: model.* of the best .*predicted .* measured ' "$res/table.txt") == 24 ]] || want=1
+    [[ $(grep -cE '^s27 (jacobi2d|heat3d)-.* mmtb:[0-9]+:[0-9]+:[0-9]:[0-9]: ' "$res/table.txt") -ge 12 ]] || want=1
+fi
+if [[ $BENCH_PARTS == *showit* ]]; then
+    # 2 programs x 2 step counts: the wrong profile without and with re-planning.
+    [[ $(grep -cE 'the wrong profile [0-9.]+ of the own .* [0-9.]+ with it' "$res/table.txt") == 4 ]] || want=1
 fi
 if [[ $BENCH_PARTS == *managed* ]]; then
     # Once more, with a managed run too slow for its time limit: stopped, and rated

@@ -68,8 +68,8 @@ fn the_comparison_catches_a_broken_runtime() {
         ),
         (
             "swap_shadow_not_filled",
-            "        if (arr->swap)\n            tpace_dev_copy(r, tpace_buf_plane(r, arr, arr->shadow[ch->slot], ch->base, from),\n                           tpace_buf_plane(r, arr, arr->slot[ch->slot], ch->base, from),",
-            "        if (0)\n            tpace_dev_copy(r, tpace_buf_plane(r, arr, arr->shadow[ch->slot], ch->base, from),\n                           tpace_buf_plane(r, arr, arr->slot[ch->slot], ch->base, from),",
+            "        if (arr->swap) {\n            tpace_dev_copy(r, tpace_buf_plane(r, arr, arr->shadow[ch->slot], ch->base, from),\n                           tpace_buf_plane(r, arr, arr->slot[ch->slot], ch->base, from),",
+            "        if (0) {\n            tpace_dev_copy(r, tpace_buf_plane(r, arr, arr->shadow[ch->slot], ch->base, from),\n                           tpace_buf_plane(r, arr, arr->slot[ch->slot], ch->base, from),",
             "mmtb",
         ),
         (
@@ -370,7 +370,8 @@ fn a_device_memory_budget_is_kept_or_refused_in_words() {
     // it is the plan `tpace plan` prints); out of core when the grid does not fit.
     let big = kept(&[("TPACE_DEVICE_MEM", "20M".into())], 20_000_000);
     assert!(
-        big.stderr.contains("(chosen by the model for h100)"),
+        big.stderr
+            .contains("(chosen by the model for h100; device "),
         "{}",
         big.stderr
     );

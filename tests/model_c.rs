@@ -388,7 +388,8 @@ fn without_tpace_variables_a_program_runs_the_plan_tpace_plan_prints() {
                 );
                 assert_eq!(reported, tpace_plan(example, target, steps, cap), "{what}");
                 assert!(
-                    got.stderr.contains("(chosen by the model for h100)"),
+                    got.stderr
+                        .contains("(chosen by the model for h100; device "),
                     "{what}: {}",
                     got.stderr
                 );
@@ -443,7 +444,7 @@ fn user_variables_are_honoured_and_the_model_fills_in_the_rest() {
     );
     assert!(
         got.stderr
-            .contains("(TPACE_K set by the user, the rest chosen by the model for h100)"),
+            .contains("(TPACE_K set by the user, the rest chosen by the model for h100; device "),
         "{}",
         got.stderr
     );
@@ -457,7 +458,11 @@ fn user_variables_are_honoured_and_the_model_fills_in_the_rest() {
         ),
         ("3", "100", "2")
     );
-    assert!(got.stderr.contains("(set by TPACE_*)"), "{}", got.stderr);
+    assert!(
+        got.stderr.contains("(set by TPACE_*; device "),
+        "{}",
+        got.stderr
+    );
     // A budget no plan fits keeps the old refusal.
     let tiny = vec![("TPACE_DEVICE_MEM".to_string(), "1000".to_string())];
     let out = tpace::driver::run::execute(&built.binary, &["13".into()], &tiny, &dump);

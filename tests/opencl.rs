@@ -727,13 +727,29 @@ fn tpace(args: &[&str]) -> std::process::Output {
 fn a_profile_without_the_figures_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let out_path = dir.path().join("prog.c");
+    // A GPU's link and memory, none of the evolution-vector model's figures.
+    let bare = dir.path().join("bare.toml");
+    let figure = |name: &str, v: f64| {
+        format!("[{name}]\nvalue = {v:?}\nkind = \"assumed\"\nsource = \"test\"\n")
+    };
+    std::fs::write(
+        &bare,
+        format!(
+            "name = \"bare\"\ndescription = \"d\"\narch = \"gpu\"\n{}{}{}",
+            figure("memory_gbs", 4800.0),
+            figure("h2d_gbs", 50.0),
+            figure("d2h_gbs", 50.0)
+        ),
+    )
+    .unwrap();
+    let bare = bare.to_str().unwrap();
     let out = tpace(&[
         "translate",
         "examples/jacobi2d.c",
         "--target",
         "opencl",
         "--machine",
-        "h200",
+        bare,
         "-o",
         out_path.to_str().unwrap(),
     ]);
@@ -750,7 +766,7 @@ fn a_profile_without_the_figures_is_refused() {
         "--target",
         "opencl",
         "--machine",
-        "h200",
+        bare,
         "--steps",
         "10",
     ]);

@@ -70,7 +70,11 @@ fn without_runtime(text: &str) -> String {
     for (name, part) in parts {
         out = out.replace(part, &format!("/* [the runtime's {name}, as shipped] */\n"));
     }
-    out
+    // The bundled profiles' figures, the same in every translation (profiles/*.toml).
+    out.replace(
+        &tpace::model::cmodel::machines_table(),
+        "/* [the bundled machine profiles, as profiles/ gives them] */\n",
+    )
 }
 
 /// `tpace translate --target TARGET EXAMPLE -o DIR/out.EXT` and the files it wrote.

@@ -211,7 +211,9 @@ fn run(
          shape.default_streams = {streams};\n    \
          shape.fuse_max = {fuse_max}; /* most steps one kernel may advance (TPACE_FUSE) */\n    \
          shape.fuse_default = {fuse_default}; /* steps per kernel by default */\n    \
-         shape.model = &{model}; /* the performance model that chooses the plan */{steps}",
+         shape.model = &{model}; /* the performance model that chooses the plan */\n    \
+         shape.machines = tpace_machines; /* ... and the bundled profiles it may take for the device */\n    \
+         shape.nmachines = tpace_machine_count;{steps}",
         steps = if steps_hook {
             format!(
                 "\n    shape.steps_per_kernel = {}; /* the target chooses the steps per kernel */",

@@ -104,6 +104,8 @@ impl<'a> Lowered<'a> {
         body.push_str(&crate::runtime::host());
         body.push('\n');
         body.push_str(target);
+        body.push('\n');
+        body.push_str(&crate::model::cmodel::machines_table());
         for p in &self.pipelines {
             body.push('\n');
             body.push_str(&p.glue);

@@ -186,8 +186,142 @@ pub fn initializer(w: &Workload, m: &Machine) -> String {
         .map(|d| c_double(figure(d).and_then(|f| f.launch_rows).unwrap_or(0.0)))
         .collect();
     out.push_str(&format!(
-        "    {{{}}} /* ... rows a launch cost beyond its segments' */\n}}",
+        "    {{{}}}, /* ... rows a launch cost beyond its segments' */\n",
         launch.join(", ")
+    ));
+    // What the machine figures above come from on the program's side, so that the
+    // program derives them for the profile of the device it runs on (tpace_model_on).
+    out.push_str(&format!(
+        "    {}, /* element type its [[kernels]] entries are keyed by */\n",
+        c_string(&w.elem)
+    ));
+    out.push_str(&format!(
+        "    {}, /* ... and its shape class */\n",
+        c_string(&w.shape)
+    ));
+    let per_sm: Vec<String> = (0..w.fuse_keep.len())
+        .map(|t| format!("{}ULL", w.fuse_blocks_per_sm.get(t).copied().unwrap_or(0)))
+        .collect();
+    out.push_str(&format!(
+        "    {{{}}}, /* fused kernels: blocks a multiprocessor holds, per step count */\n",
+        per_sm.join(", ")
+    ));
+    out.push_str("    0ULL /* steps per kernel the run measured itself: none yet */\n}");
+    out
+}
+
+/// The bundled profiles a generated program may plan with at run time: those that
+/// name their device (`device`) and have the figures the out-of-core model needs.
+pub fn runtime_profiles() -> Vec<Profile> {
+    super::profile::bundled_names()
+        .into_iter()
+        .filter_map(Profile::bundled)
+        .filter(|p| p.device.is_some() && Machine::from_profile(p).is_ok())
+        .collect()
+}
+
+/// The C initializer of a `tpace_machine` (runtime/model.h) for `p`, whose kernel
+/// table is the array `kernels` (`NULL` where it has none): the figures of
+/// [`Machine::from_profile`], as the generated program's model takes them.
+pub fn machine_initializer(p: &Profile, kernels: &str) -> Result<String, String> {
+    let m = Machine::from_profile(p)?;
+    let device = p.device.as_deref().map_or("NULL".to_string(), c_string);
+    let fields: [(String, &str); 16] = [
+        (c_string(&m.name), "profile"),
+        (device, "the device it describes"),
+        (c_double(m.memory_bps), "device copy bandwidth, bytes/s"),
+        (
+            c_double(m.kernel_bps),
+            "bandwidth stencil kernels reach, bytes/s",
+        ),
+        (c_double(m.h2d_bps), "host-to-device, bytes/s"),
+        (c_double(m.d2h_bps), "device-to-host, bytes/s"),
+        (
+            c_double(m.duplex_bps.unwrap_or(0.0)),
+            "both ways, bytes/s (0: unknown)",
+        ),
+        (
+            c_double(m.peak_flops.unwrap_or(0.0)),
+            "peak flop/s (0: unknown)",
+        ),
+        (c_double(m.launch_s), "seconds per kernel launch"),
+        (
+            c_double(m.memory_bytes.unwrap_or(0.0)),
+            "device memory, bytes (0: unknown)",
+        ),
+        (
+            c_double(m.fused_point_s),
+            "fused kernels: seconds per point and step (0: no floor)",
+        ),
+        (
+            c_double(m.exchange_bps),
+            "ghost planes between devices, bytes/s",
+        ),
+        (
+            c_double(m.exchange_latency_s),
+            "seconds of one exchange's fixed cost",
+        ),
+        (format!("{}ULL", m.units), "multiprocessors (0: unknown)"),
+        (m.kernels.len().to_string(), "measured kernel times"),
+        (kernels.to_string(), "... the table"),
+    ];
+    let mut out = String::from("{\n");
+    for (value, what) in &fields {
+        out.push_str(&format!("        {value}, /* {what} */\n"));
+    }
+    out.push_str("    }");
+    Ok(out)
+}
+
+/// The C definitions of the machine profiles a generated program carries
+/// ([`runtime_profiles`]): each one's `[[kernels]]` table and the array
+/// `tpace_machines` with its count `tpace_machine_count`. The program plans with
+/// the one whose `device` pattern its device's name matches (runtime/schedule.h).
+pub fn machines_table() -> String {
+    let profiles = runtime_profiles();
+    let mut out = String::from(
+        "/* ==== tpace: the bundled machine profiles (those of profiles/ that name their device): a pipeline \
+         plans with the one whose device pattern the device's name matches, else with the profile it \
+         was translated for; TPACE_MACHINE=FILE.toml names another ==== */\n",
+    );
+    let mut entries = Vec::new();
+    for p in &profiles {
+        let ident: String = p
+            .name
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+            .collect();
+        let table = if p.kernels.is_empty() {
+            "NULL".to_string()
+        } else {
+            let name = format!("tpace_machine_{ident}_kernels");
+            out.push_str(&format!(
+                "static const tpace_kernel_figure {name}[] = {{ /* elem, shape, fuse, ps, bytes, rows, blocks, segment_rows, launch_rows */\n"
+            ));
+            for k in &p.kernels {
+                out.push_str(&format!(
+                    "    {{{}, {}, {}ULL, {}, {}, {}ULL, {}ULL, {}, {}}},\n",
+                    c_string(&k.elem),
+                    c_string(&k.shape),
+                    k.fuse,
+                    c_double(k.ps),
+                    c_double(k.bytes),
+                    k.rows,
+                    super::predict::measured_blocks(k),
+                    c_double(k.segment_rows.unwrap_or(-1.0)),
+                    c_double(k.launch_rows.unwrap_or(0.0)),
+                ));
+            }
+            out.push_str("};\n");
+            name
+        };
+        entries.push(machine_initializer(p, &table).expect("filtered by runtime_profiles"));
+    }
+    out.push_str(&format!(
+        "static const tpace_machine tpace_machines[{}] = {{\n    {}\n}};\nstatic const int tpace_machine_count = {};\n",
+        entries.len().max(1),
+        entries.join(",\n    "),
+        entries.len()
     ));
     out
 }

@@ -59,6 +59,11 @@ pub struct EvolutionMachine {
     pub min_groups: u64,
     /// Most work items per group, if the device limits it.
     pub max_group_size: Option<u64>,
+    /// Bytes per second a one-step kernel streams (`stencil_gbs`, else `memory_gbs`), if known.
+    pub stream_bps: Option<f64>,
+    /// Seconds a tiled kernel spends per point it computes in local memory, barriers
+    /// included (`tile_point_ps`), if known: the price of T > 1 ([`super::opencl`]).
+    pub tile_point_s: Option<f64>,
 }
 
 impl EvolutionMachine {
@@ -94,6 +99,12 @@ impl EvolutionMachine {
             tile_bytes: whole(&p.tile_bytes).expect("checked"),
             min_groups: whole(&p.min_work_groups).expect("checked"),
             max_group_size: whole(&p.max_work_group_size),
+            stream_bps: p
+                .stencil_gbs
+                .as_ref()
+                .or(p.memory_gbs.as_ref())
+                .map(|f| f.value * 1e9),
+            tile_point_s: p.tile_point_ps.as_ref().map(|f| f.value * 1e-12),
         })
     }
 }
@@ -156,7 +167,8 @@ impl StencilShape {
         (self.arrays * self.elem_bytes) as f64 / self.flops.max(1) as f64
     }
 
-    fn rank(&self) -> usize {
+    /// Dimensions of the grid, at most three.
+    pub fn rank(&self) -> usize {
         self.extents.len().min(3)
     }
 
@@ -165,7 +177,7 @@ impl StencilShape {
     }
 
     /// Points of the group `pv` widened by `steps` halos.
-    fn widened(&self, pv: &Params, steps: u64) -> u128 {
+    pub fn widened(&self, pv: &Params, steps: u64) -> u128 {
         (0..3)
             .map(|d| u128::from(pv.group[d] + 2 * self.r(d) * steps))
             .product()

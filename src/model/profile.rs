@@ -71,6 +71,12 @@ pub struct Profile {
     pub description: String,
     /// Evolution-vector rule the device follows.
     pub arch: Arch,
+    /// The device this profile describes, as a pattern of its name: a generated
+    /// program whose device's name (CUDA's `cudaDeviceProp::name`, OpenCL's
+    /// `CL_DEVICE_NAME`) holds these words, in any case, plans with this profile
+    /// when it is bundled ([`device_matches`]). Absent: chosen only by name.
+    #[serde(default)]
+    pub device: Option<String>,
     /// Device memory bandwidth, bytes read plus written per second (a copy kernel's figure).
     pub memory_gbs: Option<Figure>,
     /// Bandwidth a plain one-point-per-thread stencil kernel reaches; the model's kernel
@@ -120,6 +126,11 @@ pub struct Profile {
     pub exchange_gbs: Option<Figure>,
     /// Several devices: the fixed cost of one such exchange. Absent: zero.
     pub exchange_latency_us: Option<Figure>,
+    /// OpenCL's tiled kernels (T steps a launch in local memory): picoseconds a work
+    /// item spends per point it computes there, its loads into local memory and barriers
+    /// included, against which the evolution-vector choice prices T > 1 (model/opencl.rs).
+    /// Absent: T is the paper's choice.
+    pub tile_point_ps: Option<Figure>,
     /// Measured kernel times (`[[kernels]]`, written by `tpace probe`): per element
     /// type, stencil shape class and steps per kernel, what the kernels tpace emits
     /// spend per grid point and step. Absent, or no entry for a pipeline's class:
@@ -171,6 +182,45 @@ pub struct KernelFigure {
     pub source: String,
 }
 
+/// The figures a profile may give, in the order of [`Profile::figures`] (the runtime's
+/// reader of TPACE_MACHINE files, `tpace_figure_names` in runtime/model.h, lists the same).
+pub const FIGURE_NAMES: [&str; 22] = [
+    "memory_gbs",
+    "stencil_gbs",
+    "h2d_gbs",
+    "d2h_gbs",
+    "duplex_gbs",
+    "h2d_pageable_gbs",
+    "memory_gb",
+    "compute_units",
+    "cores",
+    "peak_gflops",
+    "bytes_per_flop",
+    "l2_bytes",
+    "l1_bytes",
+    "shared_bytes",
+    "tile_bytes",
+    "min_work_groups",
+    "max_work_group_size",
+    "launch_overhead_us",
+    "fused_point_ps",
+    "exchange_gbs",
+    "exchange_latency_us",
+    "tile_point_ps",
+];
+
+/// The figures that are counts and must be whole numbers.
+pub const WHOLE_FIGURES: [&str; 8] = [
+    "compute_units",
+    "cores",
+    "l2_bytes",
+    "l1_bytes",
+    "shared_bytes",
+    "tile_bytes",
+    "min_work_groups",
+    "max_work_group_size",
+];
+
 /// The element types `[[kernels]]` entries may name.
 pub const KERNEL_ELEMS: [&str; 2] = ["float", "double"];
 
@@ -179,6 +229,22 @@ pub const KERNEL_ELEMS: [&str; 2] = ["float", "double"];
 /// stencil of radius 1 share `2d-r1`).
 pub fn shape_class(rank: usize, radius: u64) -> String {
     format!("{rank}d-r{radius}")
+}
+
+/// Whether a device called `name` is the one a profile's `device` pattern names:
+/// the pattern's words appear in the name, in order and in any case, each a whole
+/// word (letters and digits not joined to others), so that `H200` matches
+/// "NVIDIA H200" and not "NVIDIA GH200 480GB". The runtime's `tpace_device_matches`
+/// decides the same way.
+pub fn device_matches(pattern: &str, name: &str) -> bool {
+    let words = |t: &str| -> Vec<String> {
+        t.split(|c: char| !c.is_ascii_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(|w| w.to_ascii_lowercase())
+            .collect()
+    };
+    let (want, have) = (words(pattern), words(name));
+    !want.is_empty() && have.windows(want.len()).any(|w| w == want.as_slice())
 }
 
 /// Whether `text` reads as a [`shape_class`].
@@ -242,30 +308,33 @@ impl Profile {
 
     /// Every present figure, with the field name, in declaration order.
     pub fn figures(&self) -> Vec<(&'static str, &Figure)> {
-        let all: [(&'static str, &Option<Figure>); 21] = [
-            ("memory_gbs", &self.memory_gbs),
-            ("stencil_gbs", &self.stencil_gbs),
-            ("h2d_gbs", &self.h2d_gbs),
-            ("d2h_gbs", &self.d2h_gbs),
-            ("duplex_gbs", &self.duplex_gbs),
-            ("h2d_pageable_gbs", &self.h2d_pageable_gbs),
-            ("memory_gb", &self.memory_gb),
-            ("compute_units", &self.compute_units),
-            ("cores", &self.cores),
-            ("peak_gflops", &self.peak_gflops),
-            ("bytes_per_flop", &self.bytes_per_flop),
-            ("l2_bytes", &self.l2_bytes),
-            ("l1_bytes", &self.l1_bytes),
-            ("shared_bytes", &self.shared_bytes),
-            ("tile_bytes", &self.tile_bytes),
-            ("min_work_groups", &self.min_work_groups),
-            ("max_work_group_size", &self.max_work_group_size),
-            ("launch_overhead_us", &self.launch_overhead_us),
-            ("fused_point_ps", &self.fused_point_ps),
-            ("exchange_gbs", &self.exchange_gbs),
-            ("exchange_latency_us", &self.exchange_latency_us),
+        let all: [&Option<Figure>; FIGURE_NAMES.len()] = [
+            &self.memory_gbs,
+            &self.stencil_gbs,
+            &self.h2d_gbs,
+            &self.d2h_gbs,
+            &self.duplex_gbs,
+            &self.h2d_pageable_gbs,
+            &self.memory_gb,
+            &self.compute_units,
+            &self.cores,
+            &self.peak_gflops,
+            &self.bytes_per_flop,
+            &self.l2_bytes,
+            &self.l1_bytes,
+            &self.shared_bytes,
+            &self.tile_bytes,
+            &self.min_work_groups,
+            &self.max_work_group_size,
+            &self.launch_overhead_us,
+            &self.fused_point_ps,
+            &self.exchange_gbs,
+            &self.exchange_latency_us,
+            &self.tile_point_ps,
         ];
-        all.into_iter()
+        FIGURE_NAMES
+            .into_iter()
+            .zip(all)
             .filter_map(|(n, f)| f.as_ref().map(|f| (n, f)))
             .collect()
     }
@@ -297,16 +366,13 @@ impl Profile {
         if self.name.trim().is_empty() {
             return Err(format!("{origin}: machine profile has an empty `name`"));
         }
-        let whole = [
-            "compute_units",
-            "cores",
-            "l2_bytes",
-            "l1_bytes",
-            "shared_bytes",
-            "tile_bytes",
-            "min_work_groups",
-            "max_work_group_size",
-        ];
+        if let Some(d) = &self.device
+            && !d.chars().any(|c| c.is_ascii_alphanumeric())
+        {
+            return Err(format!(
+                "{origin}: `device` must name the device (words of its name, e.g. \"H100\"), not `{d}`"
+            ));
+        }
         for (field, f) in self.figures() {
             if !f.value.is_finite() || f.value <= 0.0 {
                 return Err(format!(
@@ -314,7 +380,7 @@ impl Profile {
                     f.value
                 ));
             }
-            if whole.contains(&field) && f.value.fract() != 0.0 {
+            if WHOLE_FIGURES.contains(&field) && f.value.fract() != 0.0 {
                 return Err(format!(
                     "{origin}: `{field}` must be a whole number, not {}",
                     f.value

@@ -253,6 +253,13 @@ pub fn profile_toml(name: &str, probed: &Probed, date: &str) -> String {
         device = probed.device,
         bytes = probed.bytes,
     );
+    // A program on a device of this name plans with the profile, where it is bundled.
+    if !probed.emulated && probed.device.chars().any(|c| c.is_ascii_alphanumeric()) {
+        out.push_str(&format!(
+            "device = \"{}\"\n",
+            probed.device.replace(['"', '\\'], "")
+        ));
+    }
     for (field, _) in FIGURES {
         if let Some(table) = figure_table(field, probed, date) {
             out.push('\n');

@@ -124,6 +124,34 @@ TPACE_HOOK double tpace_dev_stamp_ms(tpace_rt *r, int from, int to)
     return ms;
 }
 
+/* The host waits until a stamp's event is done (the streams go on). */
+TPACE_HOOK void tpace_dev_stamp_wait(tpace_rt *r, int stamp)
+{
+    if (stamp >= 0)
+        TPACE_CUDA(r, cudaEventSynchronize(tpace_cuda_of(r)->stamps[stamp]));
+}
+
+/* The device's name, as CUDA gives it ("NVIDIA H100 80GB HBM3"; the CPU emulation's from
+ * TPACE_EMULATE_DEVICE_NAME). */
+TPACE_HOOK void tpace_dev_name(tpace_rt *r, char *name, size_t size)
+{
+    cudaDeviceProp prop;
+    TPACE_CUDA(r, cudaGetDeviceProperties(&prop, r->device));
+    snprintf(name, size, "%s", prop.name);
+}
+
+/* A GPU's timers are worth checking the model against; the CPU emulation's are not (it runs
+ * kernels a thousand times slower than any GPU profile says: TPACE_REPLAN=1 asks for it). */
+TPACE_HOOK int tpace_dev_replans(tpace_rt *r)
+{
+    (void)r;
+#ifdef __CUDACC__
+    return 1;
+#else
+    return 0;
+#endif
+}
+
 /* The most shared memory one block may use on the device: what a kernel may opt in to
  * (cudaFuncAttributeMaxDynamicSharedMemorySize). The runtime fuses no more steps than that
  * holds (tpace_fuse_wanted). */
@@ -155,10 +183,11 @@ TPACE_HOOK void tpace_dev_begin(tpace_rt *r)
     TPACE_CUDA(r, cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, r->device));
     state.max_blocks = 32L * TPACE_MAX(sms, 1);
     r->units = sms;
-    for (int q = 0; q <= p->slots; q++) {
+    /* The slots' streams and the mm carry stream, or as many as any plan a re-plan takes. */
+    for (int q = 0; q < p->queues; q++) {
         TPACE_CUDA(r, cudaStreamCreate(&state.stream[q]));
         TPACE_CUDA(r, cudaEventCreateWithFlags(&state.scratch[q], cudaEventDisableTiming));
-        if (q < p->slots)
+        if (q + 1 < p->queues)
             TPACE_CUDA(r, cudaEventCreateWithFlags(&state.mark[q], cudaEventDisableTiming));
     }
     /* Page-lock the user's arrays for the pipeline: pageable copies are about six
@@ -196,10 +225,10 @@ TPACE_HOOK void tpace_dev_end(tpace_rt *r)
     for (long i = 0; i < c->nflags; i++)
         TPACE_CUDA(r, cudaEventDestroy(c->flags[i]));
     free(c->flags);
-    for (int q = 0; q <= r->plan.slots; q++) {
+    for (int q = 0; q < r->plan.queues; q++) {
         TPACE_CUDA(r, cudaStreamDestroy(c->stream[q]));
         TPACE_CUDA(r, cudaEventDestroy(c->scratch[q]));
-        if (q < r->plan.slots)
+        if (q + 1 < r->plan.queues)
             TPACE_CUDA(r, cudaEventDestroy(c->mark[q]));
     }
     free(c);

@@ -228,6 +228,21 @@ static inline cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total)
 }
 static inline cudaError_t cudaHostRegister(void *, size_t, unsigned) { return cudaSuccess; }
 enum cudaDeviceAttr { cudaDevAttrMultiProcessorCount, cudaDevAttrL2CacheSize, cudaDevAttrMaxSharedMemoryPerBlockOptin };
+/* The device's name: TPACE_EMULATE_DEVICE_NAME, so that a test can play any device (which
+ * machine profile a program plans with follows the name), else "tpace CPU emulation". */
+struct cudaDeviceProp {
+    char name[256];
+};
+static inline cudaError_t cudaGetDeviceProperties(cudaDeviceProp *prop, int device)
+{
+    int n = 0;
+    cudaGetDeviceCount(&n);
+    if (device < 0 || device >= n)
+        return cudaErrorInvalidDevice;
+    const char *t = getenv("TPACE_EMULATE_DEVICE_NAME");
+    snprintf(prop->name, sizeof prop->name, "%s", t && *t ? t : "tpace CPU emulation");
+    return cudaSuccess;
+}
 namespace tpace_emu {
 /* Shared memory a block may use: TPACE_EMU_SHARED bytes, else 227 KiB as on sm_90 (H100), so
  * that kernels of more than 48 KiB run here too; without opting in a kernel gets 48 KiB. */

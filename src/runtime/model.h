@@ -8,6 +8,8 @@
  * and the same predicted seconds (tests/model_c.rs checks it). The translator prints
  * one `tpace_model` with the program's coefficients and the machine's figures.
  */
+#include <errno.h>
+
 typedef unsigned long long tpace_u64;
 
 /* Most steps one fused kernel advances (plan::MAX_FUSED_STEPS; the per-step-count
@@ -54,7 +56,577 @@ typedef struct tpace_model {
     tpace_u64 kernel_blocks[TPACE_MC_FUSE_MAX + 1]; /* ... the blocks its launches aimed at */
     double kernel_segment_rows[TPACE_MC_FUSE_MAX + 1]; /* ... rows a segment cost beyond its own (< 0: not measured) */
     double kernel_launch_rows[TPACE_MC_FUSE_MAX + 1]; /* ... rows a launch cost beyond its segments' */
+    /* The program's side of the machine figures above, to derive them for another machine
+     * (tpace_model_on): */
+    const char *kernel_elem;     /* element type its [[kernels]] entries are keyed by: "float" or "double" */
+    const char *kernel_shape;    /* ... and shape class, e.g. "2d-r1" */
+    tpace_u64 fuse_blocks_per_sm[TPACE_MC_FUSE_MAX + 1]; /* per fused step count: its blocks a multiprocessor holds */
+    tpace_u64 refit_depths;      /* bit d: the run measured steps-per-kernel d itself (tpace_model_refit) */
 } tpace_model;
+
+/* One measured kernel time of a machine profile's [[kernels]] table (profile.rs KernelFigure). */
+typedef struct tpace_kernel_figure {
+    const char *elem, *shape; /* "float" or "double"; shape class */
+    tpace_u64 fuse;           /* steps per kernel */
+    double ps, bytes;         /* picoseconds per point and step; the measured program's bytes per point */
+    tpace_u64 rows, blocks;   /* chunk width measured on; blocks its launches aimed at (2048 where not said) */
+    double segment_rows;      /* rows a segment cost beyond its own (< 0: not measured) */
+    double launch_rows;       /* rows a launch cost beyond its segments' (0: not measured) */
+} tpace_kernel_figure;
+
+/* A machine profile's figures in the model's units (predict.rs Machine::from_profile): the
+ * bundled profiles a program carries, or a TPACE_MACHINE file (tpace_machine_read). */
+typedef struct tpace_machine {
+    const char *name;            /* profile name */
+    const char *device;          /* pattern of the device's name it describes (NULL: none) */
+    double memory_bps, kernel_bps, h2d_bps, d2h_bps;
+    double duplex_bps, peak_flops; /* 0: unknown */
+    double launch_s, memory_bytes; /* 0: none, unknown */
+    double fused_point_s, exchange_bps, exchange_latency_s;
+    tpace_u64 units;             /* multiprocessors (0: unknown) */
+    int nkernels;
+    const tpace_kernel_figure *kernels;
+} tpace_machine;
+
+/* `program`'s model with the machine's figures of `mc` (cmodel.rs `initializer` for another
+ * profile): the measured kernel times of the program's element type and shape class scaled to
+ * its bytes per point, and one wave of blocks from the machine's multiprocessors. */
+static inline void tpace_model_on(const tpace_model *program, const tpace_machine *mc, tpace_model *out)
+{
+    *out = *program;
+    out->machine = mc->name;
+    out->memory_bps = mc->memory_bps;
+    out->kernel_bps = mc->kernel_bps;
+    out->h2d_bps = mc->h2d_bps;
+    out->d2h_bps = mc->d2h_bps;
+    out->duplex_bps = mc->duplex_bps;
+    out->peak_flops = mc->peak_flops;
+    out->launch_s = mc->launch_s;
+    out->memory_bytes = mc->memory_bytes;
+    out->fused_point_s = mc->fused_point_s;
+    out->exchange_bps = mc->exchange_bps;
+    out->exchange_latency_s = mc->exchange_latency_s;
+    for (int d = 0; d <= TPACE_MC_FUSE_MAX; d++) {
+        const tpace_u64 per_sm = program->fuse_blocks_per_sm[d];
+        out->fuse_wave[d] = d < 2 ? 0 : mc->units > 0 && per_sm > 0 ? mc->units * per_sm : 2048ULL;
+        const tpace_kernel_figure *f = NULL;
+        for (int i = 0; d >= 1 && i < mc->nkernels && f == NULL; i++)
+            if (mc->kernels[i].fuse == (tpace_u64)d && program->kernel_elem && program->kernel_shape &&
+                strcmp(mc->kernels[i].elem, program->kernel_elem) == 0 &&
+                strcmp(mc->kernels[i].shape, program->kernel_shape) == 0)
+                f = &mc->kernels[i];
+        out->kernel_s[d] = f ? f->ps * 1e-12 * (program->bytes_per_point / f->bytes) : 0.0;
+        out->kernel_rows[d] = f ? f->rows : 0;
+        out->kernel_blocks[d] = f ? f->blocks : 0;
+        out->kernel_segment_rows[d] = f ? f->segment_rows : -1.0;
+        out->kernel_launch_rows[d] = f ? f->launch_rows : 0.0;
+    }
+}
+
+/* Whether a device called `name` is the one the pattern names (profile.rs device_matches): the
+ * pattern's words appear in the name one after another, each a whole word (runs of ASCII letters
+ * and digits), in any case. */
+static inline int tpace_device_matches(const char *pattern, const char *name)
+{
+    if (pattern == NULL || name == NULL)
+        return 0;
+    /* Words as [start, end) pairs, lower-cased on comparison. */
+    const char *pw[16], *pe[16], *nw[64], *ne[64];
+    int np = 0, nn = 0;
+    const char *texts[2] = {pattern, name};
+    for (int which = 0; which < 2; which++) {
+        const char *t = texts[which];
+        while (*t) {
+            while (*t && !((*t >= '0' && *t <= '9') || (*t >= 'a' && *t <= 'z') || (*t >= 'A' && *t <= 'Z')))
+                t++;
+            const char *start = t;
+            while ((*t >= '0' && *t <= '9') || (*t >= 'a' && *t <= 'z') || (*t >= 'A' && *t <= 'Z'))
+                t++;
+            if (t == start)
+                break;
+            if (which == 0 && np < 16) {
+                pw[np] = start;
+                pe[np++] = t;
+            } else if (which == 1 && nn < 64) {
+                nw[nn] = start;
+                ne[nn++] = t;
+            }
+        }
+    }
+    for (int at = 0; np > 0 && at + np <= nn; at++) {
+        int same = 1;
+        for (int i = 0; i < np && same; i++) {
+            const long len = (long)(pe[i] - pw[i]);
+            same = len == (long)(ne[at + i] - nw[at + i]);
+            for (long c = 0; c < len && same; c++) {
+                char a = pw[i][c], b = nw[at + i][c];
+                a = a >= 'A' && a <= 'Z' ? (char)(a - 'A' + 'a') : a;
+                b = b >= 'A' && b <= 'Z' ? (char)(b - 'A' + 'a') : b;
+                same = a == b;
+            }
+        }
+        if (same)
+            return 1;
+    }
+    return 0;
+}
+
+/* ---- TPACE_MACHINE=FILE.toml: a machine profile read at run time, in the form of
+ * profiles/NAME.toml (profiles/README.md): `key = value` lines, [figure] tables of value, kind
+ * and source (or the same as an inline table), [[kernels]] entries, # comments, basic and
+ * literal strings, numbers. The checks are profile.rs's: every figure a positive number
+ * with a kind and a source, counts whole, kernels entries complete, no unknown key. ---- */
+
+/* Every figure a profile may give (profile.rs FIGURE_NAMES), and which are counts. */
+static const char *const tpace_figure_names[] = {
+    "memory_gbs", "stencil_gbs", "h2d_gbs", "d2h_gbs", "duplex_gbs", "h2d_pageable_gbs", "memory_gb",
+    "compute_units", "cores", "peak_gflops", "bytes_per_flop", "l2_bytes", "l1_bytes", "shared_bytes",
+    "tile_bytes", "min_work_groups", "max_work_group_size", "launch_overhead_us", "fused_point_ps",
+    "exchange_gbs", "exchange_latency_us", "tile_point_ps"};
+#define TPACE_FIGURES ((int)(sizeof tpace_figure_names / sizeof tpace_figure_names[0]))
+static const char *const tpace_whole_figures[] = {"compute_units", "cores", "l2_bytes", "l1_bytes", "shared_bytes",
+                                                  "tile_bytes", "min_work_groups", "max_work_group_size"};
+
+/* A profile file as read: each figure's value, kind and source seen, and the kernels. */
+typedef struct tpace_profile_text {
+    const char *path;
+    int line;            /* the line being read */
+    char *err;           /* where a failure is said */
+    size_t err_size;
+    int failed;
+    char name[128];
+    double value[32];
+    int seen[32];        /* bit 0 value, 1 kind, 2 source */
+    int figure_line[32];
+    tpace_kernel_figure *kernels;
+    int kernel_seen[256]; /* per entry: bits for elem shape fuse ps bytes rows kind source */
+    int kernel_line[256];
+    int nkernels;
+    char device[128];
+} tpace_profile_text;
+
+/* Say what is wrong at the current line (the first failure is kept). */
+static inline void tpace_toml_fail(tpace_profile_text *t, const char *what)
+{
+    if (!t->failed)
+        snprintf(t->err, t->err_size, "%s:%d: %s", t->path, t->line, what);
+    t->failed = 1;
+}
+
+static inline const char *tpace_toml_space(const char *s)
+{
+    while (*s == ' ' || *s == '\t')
+        s++;
+    return s;
+}
+
+/* A bare key: letters, digits, _ and -. Returns its end. */
+static inline const char *tpace_toml_key(const char *s, char *key, size_t size)
+{
+    size_t n = 0;
+    while ((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '_' || *s == '-') {
+        if (n + 1 < size)
+            key[n++] = *s;
+        s++;
+    }
+    key[n] = '\0';
+    return s;
+}
+
+/* A value: a string (kind 's', into str) or a number (kind 'n', into *num). Returns its end,
+ * NULL on a malformed value (said). */
+static inline const char *tpace_toml_value(tpace_profile_text *t, const char *s, char *str, size_t size, double *num,
+                                           char *kind)
+{
+    if (*s == '"' || *s == '\'') {
+        const char quote = *s++;
+        size_t n = 0;
+        for (; *s && *s != quote; s++) {
+            char c = *s;
+            if (quote == '"' && c == '\\') {
+                s++;
+                c = *s == 'n' ? '\n' : *s == 't' ? '\t' : *s == '"' ? '"' : *s == '\\' ? '\\' : '\0';
+                if (c == '\0') {
+                    tpace_toml_fail(t, "an escape this reader does not take in a string (use \\\", \\\\, \\n, \\t)");
+                    return NULL;
+                }
+            }
+            if (n + 1 < size)
+                str[n++] = c;
+        }
+        str[n] = '\0';
+        if (*s != quote) {
+            tpace_toml_fail(t, "a string that does not end on its line");
+            return NULL;
+        }
+        *kind = 's';
+        return s + 1;
+    }
+    /* A number: digits with optional sign, _, fraction and exponent. */
+    char digits[64];
+    size_t n = 0;
+    const char *start = s;
+    while ((*s >= '0' && *s <= '9') || *s == '+' || *s == '-' || *s == '.' || *s == 'e' || *s == 'E' || *s == '_') {
+        if (*s != '_' && n + 1 < sizeof digits)
+            digits[n++] = *s;
+        s++;
+    }
+    digits[n] = '\0';
+    char *end = NULL;
+    *num = strtod(digits, &end);
+    if (s == start || end == digits || *end != '\0') {
+        tpace_toml_fail(t, "a value that is neither a number nor a quoted string");
+        return NULL;
+    }
+    *kind = 'n';
+    return s;
+}
+
+/* The index of a figure's name, -1 if none. */
+static inline int tpace_figure_index(const char *name)
+{
+    for (int i = 0; i < TPACE_FIGURES; i++)
+        if (strcmp(tpace_figure_names[i], name) == 0)
+            return i;
+    return -1;
+}
+
+/* One `key = value` in the table `section` (-1 top level, 0.. a figure, -2 the last kernel). */
+static inline void tpace_toml_set(tpace_profile_text *t, int section, const char *key, char kind, const char *str,
+                                  double num)
+{
+    char msg[256];
+    if (section == -1) {
+        if (strcmp(key, "name") == 0 && kind == 's') {
+            snprintf(t->name, sizeof t->name, "%s", str);
+            return;
+        }
+        if (strcmp(key, "device") == 0 && kind == 's') {
+            snprintf(t->device, sizeof t->device, "%s", str);
+            return;
+        }
+        if ((strcmp(key, "description") == 0 || strcmp(key, "arch") == 0) && kind == 's') {
+            if (strcmp(key, "arch") == 0 && strcmp(str, "gpu") != 0 && strcmp(str, "xeon-phi") != 0)
+                tpace_toml_fail(t, "`arch` must be \"gpu\" or \"xeon-phi\"");
+            return;
+        }
+        if (tpace_figure_index(key) >= 0)
+            snprintf(msg, sizeof msg, "`%s` is a figure: give it as a table with value, kind and source", key);
+        else
+            snprintf(msg, sizeof msg, "unknown field `%s` (profiles/README.md lists the fields)", key);
+        tpace_toml_fail(t, msg);
+        return;
+    }
+    if (strcmp(key, "kind") == 0 || strcmp(key, "source") == 0) {
+        if (kind != 's') {
+            snprintf(msg, sizeof msg, "`%s` must be a quoted string", key);
+            tpace_toml_fail(t, msg);
+            return;
+        }
+        if (strcmp(key, "kind") == 0 && strcmp(str, "measured") != 0 && strcmp(str, "spec") != 0 &&
+            strcmp(str, "paper") != 0 && strcmp(str, "derived") != 0 && strcmp(str, "assumed") != 0) {
+            tpace_toml_fail(t, "`kind` must be one of measured, spec, paper, derived, assumed");
+            return;
+        }
+        if (strcmp(key, "source") == 0 && str[0] == '\0') {
+            tpace_toml_fail(t, "`source` is empty: say where the figure comes from");
+            return;
+        }
+        if (section >= 0)
+            t->seen[section] |= strcmp(key, "kind") == 0 ? 2 : 4;
+        else
+            t->kernel_seen[t->nkernels - 1] |= strcmp(key, "kind") == 0 ? 64 : 128;
+        return;
+    }
+    if (section >= 0) {
+        if (strcmp(key, "value") != 0 || kind != 'n') {
+            snprintf(msg, sizeof msg, "a figure has `value` (a number), `kind` and `source`, not `%s`", key);
+            tpace_toml_fail(t, msg);
+            return;
+        }
+        if (!(num > 0.0 && num < 1e300)) {
+            snprintf(msg, sizeof msg, "`%s` must be a positive number, not %g", tpace_figure_names[section], num);
+            tpace_toml_fail(t, msg);
+            return;
+        }
+        for (size_t w = 0; w < sizeof tpace_whole_figures / sizeof *tpace_whole_figures; w++)
+            if (strcmp(tpace_whole_figures[w], tpace_figure_names[section]) == 0 && num != (double)(tpace_u64)num) {
+                snprintf(msg, sizeof msg, "`%s` must be a whole number, not %g", tpace_figure_names[section], num);
+                tpace_toml_fail(t, msg);
+                return;
+            }
+        t->value[section] = num;
+        t->seen[section] |= 1;
+        return;
+    }
+    /* A [[kernels]] entry. */
+    tpace_kernel_figure *k = &t->kernels[t->nkernels - 1];
+    int *seen = &t->kernel_seen[t->nkernels - 1];
+    if (strcmp(key, "elem") == 0 || strcmp(key, "shape") == 0) {
+        if (kind != 's') {
+            snprintf(msg, sizeof msg, "`%s` must be a quoted string", key);
+            tpace_toml_fail(t, msg);
+            return;
+        }
+        char *copy = (char *)malloc(strlen(str) + 1);
+        if (copy == NULL) {
+            tpace_toml_fail(t, "host memory ran out");
+            return;
+        }
+        strcpy(copy, str);
+        if (strcmp(key, "elem") == 0) {
+            if (strcmp(str, "float") != 0 && strcmp(str, "double") != 0)
+                tpace_toml_fail(t, "`elem` must be one of float, double");
+            k->elem = copy;
+            *seen |= 1;
+        } else {
+            int rank = 0, radius = -1, used = 0;
+            if (sscanf(str, "%dd-r%d%n", &rank, &radius, &used) != 2 || str[used] != '\0' || rank < 1 || rank > 8 ||
+                radius < 0 || radius > 64)
+                tpace_toml_fail(t, "`shape` must read like `2d-r1` (rank, radius)");
+            k->shape = copy;
+            *seen |= 2;
+        }
+        return;
+    }
+    static const char *const numbers[] = {"fuse", "ps", "bytes", "rows", "blocks", "segment_rows", "launch_rows"};
+    int which = -1;
+    for (int i = 0; i < 7; i++)
+        if (strcmp(key, numbers[i]) == 0)
+            which = i;
+    if (which < 0) {
+        snprintf(msg, sizeof msg, "unknown field `%s` in a [[kernels]] entry", key);
+        tpace_toml_fail(t, msg);
+        return;
+    }
+    if (kind != 'n') {
+        snprintf(msg, sizeof msg, "`%s` must be a number", key);
+        tpace_toml_fail(t, msg);
+        return;
+    }
+    const int whole = which == 0 || which == 3 || which == 4;
+    if (whole && (num < 1.0 || num != (double)(tpace_u64)num)) {
+        snprintf(msg, sizeof msg, "`%s` must be a whole number of at least 1", key);
+        tpace_toml_fail(t, msg);
+        return;
+    }
+    if ((which == 1 || which == 2) && !(num > 0.0 && num < 1e300)) {
+        snprintf(msg, sizeof msg, "`%s` must be a positive number, not %g", key, num);
+        tpace_toml_fail(t, msg);
+        return;
+    }
+    switch (which) {
+    case 0: k->fuse = (tpace_u64)num; *seen |= 4; break;
+    case 1: k->ps = num; *seen |= 8; break;
+    case 2: k->bytes = num; *seen |= 16; break;
+    case 3: k->rows = (tpace_u64)num; *seen |= 32; break;
+    case 4: k->blocks = (tpace_u64)num; break;
+    case 5: k->segment_rows = num; break;
+    default: k->launch_rows = num; break;
+    }
+}
+
+/* Read a machine profile from `path` into *mc (its strings and kernels allocated for the
+ * program's life). Returns 1, or 0 with what is wrong, "FILE:LINE: ...", in err. */
+static inline int tpace_machine_read(const char *path, tpace_machine *mc, char *err, size_t err_size)
+{
+    static tpace_profile_text text; /* large; one read at a time */
+    tpace_profile_text *t = &text;
+    memset(t, 0, sizeof *t);
+    t->path = path;
+    t->err = err;
+    t->err_size = err_size;
+    FILE *f = fopen(path, "r");
+    if (f == NULL) {
+        snprintf(err, err_size, "%s: cannot open it: %s", path, strerror(errno));
+        return 0;
+    }
+    t->kernels = (tpace_kernel_figure *)calloc(256, sizeof *t->kernels);
+    if (t->kernels == NULL) {
+        fclose(f);
+        snprintf(err, err_size, "%s: host memory ran out reading it", path);
+        return 0;
+    }
+    char line[4096];
+    int section = -1;
+    while (!t->failed && fgets(line, sizeof line, f) != NULL) {
+        t->line++;
+        if (strchr(line, '\n') == NULL && !feof(f)) {
+            tpace_toml_fail(t, "a line longer than 4095 characters");
+            break;
+        }
+        const char *s = tpace_toml_space(line);
+        char key[64];
+        if (*s == '#' || *s == '\n' || *s == '\r' || *s == '\0')
+            continue;
+        if (s[0] == '[' && s[1] == '[') {
+            s = tpace_toml_key(tpace_toml_space(s + 2), key, sizeof key);
+            s = tpace_toml_space(s);
+            if (strcmp(key, "kernels") != 0 || s[0] != ']' || s[1] != ']') {
+                tpace_toml_fail(t, "the only array of tables a profile has is [[kernels]]");
+                break;
+            }
+            if (t->nkernels == 256) {
+                tpace_toml_fail(t, "more than 256 [[kernels]] entries");
+                break;
+            }
+            tpace_kernel_figure *k = &t->kernels[t->nkernels];
+            k->blocks = 0;
+            k->segment_rows = -1.0;
+            k->launch_rows = 0.0;
+            t->kernel_line[t->nkernels++] = t->line;
+            section = -2;
+            s += 2;
+        } else if (s[0] == '[') {
+            s = tpace_toml_space(tpace_toml_key(tpace_toml_space(s + 1), key, sizeof key));
+            section = tpace_figure_index(key);
+            if (section < 0 || *s != ']') {
+                char msg[160];
+                snprintf(msg, sizeof msg,
+                         section < 0 ? "unknown figure [%s] (profiles/README.md lists them)" : "expected `]` after [%s]",
+                         key);
+                tpace_toml_fail(t, msg);
+                break;
+            }
+            if (t->figure_line[section]) {
+                tpace_toml_fail(t, "a figure given twice");
+                break;
+            }
+            t->figure_line[section] = t->line;
+            s++;
+        } else {
+            s = tpace_toml_space(tpace_toml_key(s, key, sizeof key));
+            if (key[0] == '\0' || *s != '=') {
+                tpace_toml_fail(t, "expected `key = value`, a [figure] or [[kernels]]");
+                break;
+            }
+            s = tpace_toml_space(s + 1);
+            if (*s == '{' && section == -1) {
+                /* An inline figure: name = { value = ..., kind = "...", source = "..." }. */
+                const int fig = tpace_figure_index(key);
+                if (fig < 0) {
+                    char msg[160];
+                    snprintf(msg, sizeof msg, "unknown figure `%s` (profiles/README.md lists them)", key);
+                    tpace_toml_fail(t, msg);
+                    break;
+                }
+                if (t->figure_line[fig]) {
+                    tpace_toml_fail(t, "a figure given twice");
+                    break;
+                }
+                t->figure_line[fig] = t->line;
+                s = tpace_toml_space(s + 1);
+                while (!t->failed && *s != '}') {
+                    char inner[64], str[1024], vkind = 0;
+                    double num = 0.0;
+                    s = tpace_toml_space(tpace_toml_key(s, inner, sizeof inner));
+                    if (inner[0] == '\0' || *s != '=') {
+                        tpace_toml_fail(t, "expected `key = value` inside { }");
+                        break;
+                    }
+                    s = tpace_toml_value(t, tpace_toml_space(s + 1), str, sizeof str, &num, &vkind);
+                    if (s == NULL)
+                        break;
+                    tpace_toml_set(t, fig, inner, vkind, str, num);
+                    s = tpace_toml_space(s);
+                    if (*s == ',')
+                        s = tpace_toml_space(s + 1);
+                    else if (*s != '}')
+                        tpace_toml_fail(t, "expected , or } in an inline table");
+                }
+                if (t->failed)
+                    break;
+                s++;
+            } else {
+                char str[1024], vkind = 0;
+                double num = 0.0;
+                s = tpace_toml_value(t, s, str, sizeof str, &num, &vkind);
+                if (s == NULL)
+                    break;
+                tpace_toml_set(t, section, key, vkind, str, num);
+            }
+        }
+        s = tpace_toml_space(s);
+        if (!t->failed && *s != '#' && *s != '\n' && *s != '\r' && *s != '\0')
+            tpace_toml_fail(t, "more on the line than one key and value or one [table] (a comment starts with #)");
+    }
+    fclose(f);
+    /* Whole tables: every figure value, kind and source; every kernel its fields. */
+    for (int i = 0; i < TPACE_FIGURES && !t->failed; i++)
+        if (t->figure_line[i] && t->seen[i] != 7) {
+            char msg[160];
+            t->line = t->figure_line[i];
+            snprintf(msg, sizeof msg, "figure [%s] lacks %s", tpace_figure_names[i],
+                     !(t->seen[i] & 1) ? "`value`" : !(t->seen[i] & 2) ? "`kind`" : "`source`");
+            tpace_toml_fail(t, msg);
+        }
+    for (int i = 0; i < t->nkernels && !t->failed; i++) {
+        static const char *const need[] = {"elem", "shape", "fuse", "ps", "bytes", "rows", "kind", "source"};
+        t->line = t->kernel_line[i];
+        for (int b = 0; b < 8 && !t->failed; b++)
+            if (!(t->kernel_seen[i] & (1 << b))) {
+                char msg[160];
+                snprintf(msg, sizeof msg, "this [[kernels]] entry lacks `%s`", need[b]);
+                tpace_toml_fail(t, msg);
+            }
+        for (int j = 0; j < i && !t->failed; j++)
+            if (t->kernels[j].fuse == t->kernels[i].fuse && strcmp(t->kernels[j].elem, t->kernels[i].elem) == 0 &&
+                strcmp(t->kernels[j].shape, t->kernels[i].shape) == 0)
+                tpace_toml_fail(t, "a second [[kernels]] entry for the same elem, shape and fuse");
+        if (t->kernels[i].blocks == 0)
+            t->kernels[i].blocks = 2048; /* predict.rs measured_blocks */
+    }
+    if (!t->failed && t->name[0] == '\0') {
+        t->line = 1;
+        tpace_toml_fail(t, "the profile has no `name`");
+    }
+    const int need[3] = {tpace_figure_index("memory_gbs"), tpace_figure_index("h2d_gbs"), tpace_figure_index("d2h_gbs")};
+    for (int i = 0; i < 3 && !t->failed; i++)
+        if (!t->seen[need[i]]) {
+            snprintf(err, err_size, "%s: the profile lacks %s, which the out-of-core model needs", path,
+                     tpace_figure_names[need[i]]);
+            t->failed = 1;
+        }
+    if (t->failed) {
+        for (int i = 0; i < t->nkernels; i++) {
+            free((void *)t->kernels[i].elem);
+            free((void *)t->kernels[i].shape);
+        }
+        free(t->kernels);
+        return 0;
+    }
+    /* In the model's units, as predict.rs Machine::from_profile computes them. */
+#define TPACE_FIG(n) (t->seen[tpace_figure_index(n)] ? t->value[tpace_figure_index(n)] : 0.0)
+#define TPACE_HAS(n) (t->seen[tpace_figure_index(n)] != 0)
+    char *name = (char *)malloc(strlen(t->name) + 1);
+    char *device = (char *)malloc(strlen(t->device) + 1);
+    if (name == NULL || device == NULL) {
+        snprintf(err, err_size, "%s: host memory ran out reading it", path);
+        return 0;
+    }
+    strcpy(name, t->name);
+    strcpy(device, t->device);
+    memset(mc, 0, sizeof *mc);
+    mc->name = name;
+    mc->device = device[0] ? device : NULL;
+    mc->memory_bps = TPACE_FIG("memory_gbs") * 1e9;
+    mc->kernel_bps = TPACE_HAS("stencil_gbs") ? TPACE_FIG("stencil_gbs") * 1e9 : mc->memory_bps;
+    mc->h2d_bps = TPACE_FIG("h2d_gbs") * 1e9;
+    mc->d2h_bps = TPACE_FIG("d2h_gbs") * 1e9;
+    mc->duplex_bps = TPACE_HAS("duplex_gbs") ? TPACE_FIG("duplex_gbs") * 1e9 : 0.0;
+    mc->peak_flops = TPACE_HAS("peak_gflops") ? TPACE_FIG("peak_gflops") * 1e9 : 0.0;
+    mc->launch_s = TPACE_HAS("launch_overhead_us") ? TPACE_FIG("launch_overhead_us") * 1e-6 : 0.0;
+    mc->memory_bytes = TPACE_HAS("memory_gb") ? TPACE_FIG("memory_gb") * 1e9 : 0.0;
+    mc->fused_point_s = TPACE_HAS("fused_point_ps") ? TPACE_FIG("fused_point_ps") * 1e-12 : 0.0;
+    mc->exchange_bps = TPACE_HAS("exchange_gbs") ? TPACE_FIG("exchange_gbs") * 1e9 : 0.0;
+    mc->exchange_latency_s = TPACE_HAS("exchange_latency_us") ? TPACE_FIG("exchange_latency_us") / 1e6 : 0.0;
+    mc->units = TPACE_HAS("compute_units") ? (tpace_u64)TPACE_FIG("compute_units") : 0;
+#undef TPACE_FIG
+#undef TPACE_HAS
+    mc->nkernels = t->nkernels;
+    mc->kernels = t->kernels;
+    return 1;
+}
 
 /* A run: extents, steps. */
 typedef struct tpace_model_run {
@@ -373,18 +945,18 @@ static inline double tpace_mc_max(double a, double b) { return a > b ? a : b; }
  * longest cycle of the executor's dependences, per chunk, where an upload and a download
  * that must overlap (by U + D - T) share the link at duplex_bps and each loses
  * 1 - duplex / (h2d + d2h) of the overlapped time; a few rounds of the fixed point. */
-static inline double tpace_mc_cycle(const tpace_model *m, tpace_u64 slots, double in_bytes, double t_k,
-                                    double out_bytes)
+static inline double tpace_mc_cycle_parts(const tpace_model *m, tpace_u64 slots, double in_bytes, double t_k,
+                                          double out_bytes, double *up_out, double *down_out)
 {
     double t_in = in_bytes / m->h2d_bps;
     double t_out = out_bytes / m->d2h_bps;
     double both = m->duplex_bps > 0 ? (in_bytes + out_bytes) / m->duplex_bps : 0.0;
     double lose = m->duplex_bps > 0 ? tpace_mc_max(1.0 - m->duplex_bps / (m->h2d_bps + m->d2h_bps), 0.0) : 0.0;
     double s = (double)(slots < 1 ? 1 : slots);
-    double o = 0.0, cycle = 0.0;
+    double o = 0.0, cycle = 0.0, up = t_in, down = t_out;
     for (int round = 0; round < TPACE_MC_OVERLAP_ROUNDS; round++) {
-        double up = t_in + lose * o;
-        double down = t_out + lose * o;
+        up = t_in + lose * o;
+        down = t_out + lose * o;
         double around = (up + t_k + down) / s;
         cycle = tpace_mc_max(tpace_mc_max(tpace_mc_max(tpace_mc_max(t_k, up), down), both), around);
         double next = tpace_mc_max(up + down - cycle, 0.0);
@@ -392,7 +964,17 @@ static inline double tpace_mc_cycle(const tpace_model *m, tpace_u64 slots, doubl
             break;
         o = next;
     }
+    if (up_out != NULL)
+        *up_out = up; /* each copy as the steady state stretches it */
+    if (down_out != NULL)
+        *down_out = down;
     return cycle;
+}
+
+static inline double tpace_mc_cycle(const tpace_model *m, tpace_u64 slots, double in_bytes, double t_k,
+                                    double out_bytes)
+{
+    return tpace_mc_cycle_parts(m, slots, in_bytes, t_k, out_bytes, NULL, NULL);
 }
 
 /* Time of `chunks` chunks through `slots` queues (predict.rs `pipeline`): the first chunk
@@ -690,6 +1272,78 @@ static inline tpace_model_choice tpace_model_choose_fused(const tpace_model *m, 
             break;
     }
     return best;
+}
+
+/* ---- Plans that correct themselves (the schedule part's tpace_replan_*): what a run measured
+ * of its first chunk or block against what the model predicted of the same work, and the model
+ * refitted to it. One function for every executor (one device, or each of several). ---- */
+
+/* How far (as a fraction) a run may differ from the model's prediction before it re-plans. */
+#define TPACE_REPLAN_TOLERANCE 0.15
+
+/* Seconds measured and predicted for the same work: the whole of it (wall) and its parts; a
+ * part with no prediction (0) was not measured. */
+typedef struct tpace_measured {
+    double wall_s, wall_pred_s;         /* the work from its first operation's start to its last one's end */
+    double kernel_s, kernel_pred_s;     /* the kernels (and mmtb's hand-overs) */
+    double upload_s, upload_pred_s;     /* host to device */
+    double download_s, download_pred_s; /* device to host */
+    /* What the kernels were: their steps per kernel (0: not said), the grid points times steps
+     * they advanced, their launches, the seconds of device copies among them, the chunk width. */
+    int kernel_depth;
+    double kernel_points, kernel_launches, kernel_copy_s;
+    tpace_u64 kernel_rows;
+} tpace_measured;
+
+/* Measured over predicted, 1 where either is missing. */
+static inline double tpace_mc_ratio(double measured, double predicted)
+{
+    return measured > 0.0 && predicted > 0.0 ? measured / predicted : 1.0;
+}
+
+/* Whether the work took more than (1 + tolerance) times or less than (1 - tolerance) times
+ * what the model predicted of it. */
+static inline int tpace_model_off(const tpace_measured *x, double tolerance)
+{
+    const double r = tpace_mc_ratio(x->wall_s, x->wall_pred_s);
+    return r > 1.0 + tolerance || r < 1.0 - tolerance;
+}
+
+/* `m` with the figures the measurement gives. The kernels: the steps per kernel that ran get
+ * what they measured, per grid point and step at the chunk width they ran on (a measured
+ * figure, as a profile's [[kernels]] entry); every other cost the run has not measured itself
+ * (other depths, the bandwidth figures, launches, device copies) is scaled by what the kernels
+ * took over what the model predicted, as nothing says otherwise. The host-to-device rate goes
+ * by the uploads' factor, the way back by the downloads' (the uploads' where no download was
+ * measured: the same link), both ways at once by the mean of the two. */
+static inline void tpace_model_refit(const tpace_model *m, const tpace_measured *x, tpace_model *out)
+{
+    const double fk = tpace_mc_ratio(x->kernel_s, x->kernel_pred_s);
+    const double fu = tpace_mc_ratio(x->upload_s, x->upload_pred_s);
+    const double fd = x->download_pred_s > 0.0 ? tpace_mc_ratio(x->download_s, x->download_pred_s) : fu;
+    *out = *m;
+    for (int d = 0; d <= TPACE_MC_FUSE_MAX; d++)
+        if (!(m->refit_depths >> d & 1))
+            out->kernel_s[d] = m->kernel_s[d] * fk;
+    out->kernel_bps = m->kernel_bps / fk;
+    out->peak_flops = m->peak_flops / fk;
+    out->fused_point_s = m->fused_point_s * fk;
+    out->launch_s = m->launch_s * fk;
+    out->memory_bps = m->memory_bps / fk;
+    out->h2d_bps = m->h2d_bps / fu;
+    out->d2h_bps = m->d2h_bps / fd;
+    out->duplex_bps = m->duplex_bps / ((fu + fd) / 2.0);
+    const int d = x->kernel_depth;
+    if (d >= 1 && d <= TPACE_MC_FUSE_MAX && x->kernel_points > 0.0 && x->kernel_rows > 0) {
+        const double per =
+            (x->kernel_s - x->kernel_launches * out->launch_s - x->kernel_copy_s) / x->kernel_points;
+        if (per > 0.0) {
+            out->kernel_s[d] = per;
+            out->kernel_rows[d] = x->kernel_rows;
+            out->kernel_blocks[d] = tpace_mc_wave(m, (tpace_u64)d);
+            out->refit_depths |= 1ULL << d;
+        }
+    }
 }
 
 /* ==== end of tpace runtime, model part ==== */

@@ -99,6 +99,29 @@ TPACE_HOOK double tpace_dev_stamp_ms(tpace_rt *r, int from, int to)
     return 0.0;
 }
 
+/* Nothing to wait for: OpenACC has no timers (tpace_dev_stamp). */
+TPACE_HOOK void tpace_dev_stamp_wait(tpace_rt *r, int stamp)
+{
+    (void)r;
+    (void)stamp;
+}
+
+/* The device's name (OpenACC 2.6's acc_property_name), or "host" under a host fallback. */
+TPACE_HOOK void tpace_dev_name(tpace_rt *r, char *name, size_t size)
+{
+    const char *said = NULL;
+    if (acc_get_num_devices(acc_device_not_host) > 0)
+        said = acc_get_property_string(r->device, acc_device_not_host, acc_property_name);
+    snprintf(name, size, "%s", said != NULL && *said ? said : "host (OpenACC host fallback)");
+}
+
+/* Without timers the run cannot measure itself against the model. */
+TPACE_HOOK int tpace_dev_replans(tpace_rt *r)
+{
+    (void)r;
+    return 0;
+}
+
 /* OpenACC 2.6's acc_get_property gives the free memory where the implementation
  * knows it; without a device (host fallback) the budget is unknown. */
 TPACE_HOOK size_t tpace_dev_free_memory(tpace_rt *r)

@@ -147,6 +147,7 @@ typedef struct tpace_cl {
     cl_context context;
     cl_program program;
     char platform_name[256], device_name[256];
+    int cpu;              /* the device is a CPU (CL_DEVICE_TYPE_CPU) */
     cl_ulong local_mem, global_mem, max_alloc;
     size_t max_group, max_items[3];
     cl_kernel *kernels;
@@ -283,6 +284,7 @@ static inline void tpace_cl_pick(tpace_cl *c)
     }
     c->platform = platforms[owner[pick]];
     c->device = devices[pick];
+    c->cpu = (type[pick] & CL_DEVICE_TYPE_CPU) != 0;
     tpace_cl_name(c->platform_name, sizeof c->platform_name, pname[owner[pick]]);
     tpace_cl_name(c->device_name, sizeof c->device_name, dname[pick]);
 }
@@ -505,6 +507,32 @@ TPACE_HOOK double tpace_dev_stamp_ms(tpace_rt *r, int from, int to)
     return ((double)b - (double)a) * 1e-6;
 }
 
+/* The host waits until a stamp's marker is done. */
+TPACE_HOOK void tpace_dev_stamp_wait(tpace_rt *r, int stamp)
+{
+    tpace_cl_queues *c = tpace_cl_q(r);
+    if (stamp < 0)
+        return;
+    for (int q = 0; q < c->nqueues; q++)
+        TPACE_CL(r->plan.s.where, clFlush(c->queue[q]));
+    TPACE_CL(r->plan.s.where, clWaitForEvents(1, &c->stamps[stamp]));
+}
+
+/* The device's name, as CL_DEVICE_NAME gives it. */
+TPACE_HOOK void tpace_dev_name(tpace_rt *r, char *name, size_t size)
+{
+    (void)r;
+    tpace_cl_name(name, size, tpace_cl_get()->device_name);
+}
+
+/* A GPU (or an accelerator) is checked against the model by default; a CPU device (PoCL) is not:
+ * no GPU profile predicts it (TPACE_REPLAN=1 asks for it). */
+TPACE_HOOK int tpace_dev_replans(tpace_rt *r)
+{
+    (void)r;
+    return !tpace_cl_get()->cpu;
+}
+
 /* OpenCL does not say how much device memory is free: the device's global memory,
  * less a tenth for the context, the kernels and other programs. */
 TPACE_HOOK size_t tpace_dev_free_memory(tpace_rt *r)
@@ -543,8 +571,8 @@ TPACE_HOOK void tpace_dev_begin(tpace_rt *r)
         tpace_stop(r->plan.s.where, "host memory ran out setting up the OpenCL queues");
     const char *trace = getenv("TPACE_TRACE");
     c->where = r->plan.s.where;
-    qs->profiling = trace != NULL && *trace != '\0';
-    qs->nqueues = r->plan.slots + 1;
+    qs->profiling = (trace != NULL && *trace != '\0') || r->plan.replan;
+    qs->nqueues = r->plan.queues;
     r->target = qs;
     for (int q = 0; q < qs->nqueues; q++) {
         cl_int e = CL_SUCCESS;
@@ -783,6 +811,8 @@ typedef struct tpace_cl_config {
     int max_t;              /* most steps one kernel advances: the tiled kernel's limit, 1 without one */
     long span[3];           /* tiled kernel: tile growth per step along each work-group axis */
     long tile_elem;         /* tiled kernel: bytes per element */
+    double stream_bps;      /* priced choice: bytes a second one-step kernels stream (0: not priced) */
+    double tile_point_s;    /* ... seconds a tiled kernel spends per point it computes (0: not priced) */
     int kernel_lo, kernel_hi; /* the pipeline's kernels in the program's table */
     /* Chosen when the pipeline starts: */
     size_t wg[3];           /* work-group shape, x first */
@@ -817,10 +847,11 @@ static inline double tpace_cl_bf(const tpace_cl_config *c, const tpace_cl_pv *p)
 
 /* Why a proposal is refused (evolution.rs `check`), 0 when it is taken. */
 enum { TPACE_CL_TAKEN, TPACE_CL_BEYOND_GRID, TPACE_CL_TOO_LARGE, TPACE_CL_TILE, TPACE_CL_COMPUTE, TPACE_CL_FEW, TPACE_CL_STEPS };
-static inline int tpace_cl_refusal(const tpace_cl_config *c, const unsigned long long *ext, const tpace_cl_pv *p)
+static inline int tpace_cl_refusal(const tpace_cl_config *c, const unsigned long long *ext, const tpace_cl_pv *p,
+                                   int max_t)
 {
     const int rank = TPACE_MIN(c->rank, 3);
-    if (p->t > (unsigned long long)c->max_t)
+    if (p->t > (unsigned long long)max_t)
         return TPACE_CL_STEPS;
     for (int d = 0; d < rank; d++)
         if (p->g[d] > ext[d])
@@ -843,8 +874,8 @@ static inline int tpace_cl_refusal(const tpace_cl_config *c, const unsigned long
     return TPACE_CL_TAKEN;
 }
 
-/* The search (evolution.rs `evolve_up_to`), for extents ext (x first). */
-static inline tpace_cl_pv tpace_cl_evolve(const tpace_cl_config *c, const unsigned long long *ext)
+/* The search (evolution.rs `evolve_up_to`), for extents ext (x first) and at most max_t steps. */
+static inline tpace_cl_pv tpace_cl_evolve(const tpace_cl_config *c, const unsigned long long *ext, int max_t)
 {
     const int rank = TPACE_MAX(TPACE_MIN(c->rank, 3), 1);
     const int z = rank - 1, y = rank >= 2 ? 1 : -1;
@@ -879,7 +910,7 @@ static inline tpace_cl_pv tpace_cl_evolve(const tpace_cl_config *c, const unsign
             tried.t = value;
         else
             tried.g[d] = value;
-        const int why = tpace_cl_refusal(c, ext, &tried);
+        const int why = tpace_cl_refusal(c, ext, &tried, max_t);
         if (why == TPACE_CL_TAKEN) {
             pv = tried;
         } else {
@@ -889,6 +920,80 @@ static inline tpace_cl_pv tpace_cl_evolve(const tpace_cl_config *c, const unsign
         }
     }
     return pv;
+}
+
+/* Work groups a launch has: interior points over the group's size (evolution.rs `groups`). */
+static inline double tpace_cl_groups(const tpace_cl_config *c, const unsigned long long *ext, const tpace_cl_pv *p)
+{
+    const int rank = TPACE_MIN(c->rank, 3);
+    double items = 1.0;
+    for (int d = 0; d < rank; d++)
+        items *= (double)(ext[d] > 2ULL * (unsigned long long)c->radius[d] ? ext[d] - 2ULL * (unsigned long long)c->radius[d] : 0);
+    return items / (double)(p->g[0] * p->g[1] * p->g[2]);
+}
+
+/* The work group of one-step kernels (opencl.rs `row_group`): a row along x as long as the
+ * group may be and the grid is, in powers of two, then y and z where it covers the row;
+ * past 32 work items only while the launch keeps the fewest work groups. */
+static inline tpace_cl_pv tpace_cl_row_group(const tpace_cl_config *c, const unsigned long long *ext)
+{
+    const int rank = TPACE_MAX(TPACE_MIN(c->rank, 3), 1);
+    const unsigned long long limit = c->max_group ? c->max_group : 1024ULL;
+    tpace_cl_pv p = {{1, 1, 1}, 1};
+    for (int d = 0; d < rank; d++) {
+        for (;;) {
+            tpace_cl_pv next = p;
+            next.g[d] *= 2;
+            const unsigned long long size = next.g[0] * next.g[1] * next.g[2];
+            if (next.g[d] > ext[d] || size > limit || (size > 32 && tpace_cl_groups(c, ext, &next) < (double)c->min_groups))
+                break;
+            p = next;
+        }
+        if (p.g[d] < ext[d])
+            break;
+    }
+    return p;
+}
+
+/* Seconds per point and step of kernels of p->t steps on groups p->g (opencl.rs
+ * `point_seconds`): one-step kernels stream the arrays; a tiled kernel loads its group
+ * widened by T steps' reach once and computes the shrinking widened groups at
+ * tile_point_s a point; the larger, per point kept and step. */
+static inline double tpace_cl_point_seconds(const tpace_cl_config *c, const tpace_cl_pv *p)
+{
+    const double stream = (double)(c->arrays * c->elem) / c->stream_bps;
+    const unsigned long long t = TPACE_MAX(p->t, 1ULL);
+    if (t == 1)
+        return stream;
+    const double kept = (double)(t * p->g[0] * p->g[1] * p->g[2]);
+    unsigned long long computed = 0;
+    for (unsigned long long left = 0; left < t; left++)
+        computed += tpace_cl_widened(c, p, left);
+    const double loaded = (double)tpace_cl_widened(c, p, t);
+    const double mem = stream * loaded / kept, tile = c->tile_point_s * (double)computed / kept;
+    return mem > tile ? mem : tile;
+}
+
+/* The choice for extents ext: where the profile prices tiles, the cheapest of T = 1 on the
+ * row group and each T up to max_t on the group the search reaches with that limit
+ * (opencl.rs `priced`); else the paper's search. */
+static inline tpace_cl_pv tpace_cl_priced(const tpace_cl_config *c, const unsigned long long *ext)
+{
+    if (!(c->stream_bps > 0.0 && c->tile_point_s > 0.0))
+        return tpace_cl_evolve(c, ext, c->max_t);
+    tpace_cl_pv best = tpace_cl_row_group(c, ext);
+    double best_s = tpace_cl_point_seconds(c, &best);
+    for (int t = 2; t <= c->max_t; t++) {
+        const tpace_cl_pv p = tpace_cl_evolve(c, ext, t);
+        if (p.t != (unsigned long long)t)
+            continue;
+        const double s = tpace_cl_point_seconds(c, &p);
+        if (s < best_s) {
+            best = p;
+            best_s = s;
+        }
+    }
+    return best;
 }
 
 /* Local memory the tiled kernel needs for steps of `t`: two tiles, the group widened
@@ -978,7 +1083,7 @@ static inline int tpace_cl_choose(const tpace_shape *s, tpace_cl_config *c)
     unsigned long long ext[3] = {1, 1, 1};
     for (int d = 0; d < rank; d++)
         ext[d] = (unsigned long long)TPACE_MAX(s->dim_n[s->rank - 1 - d], 1L);
-    const tpace_cl_pv pv = tpace_cl_evolve(c, ext);
+    const tpace_cl_pv pv = tpace_cl_priced(c, ext);
     size_t wg[3] = {(size_t)pv.g[0], (size_t)pv.g[1], (size_t)pv.g[2]};
     int t = (int)pv.t;
     char how[512];

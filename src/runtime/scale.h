@@ -1335,8 +1335,11 @@ static void tpace_plan_devices(const tpace_shape *shape, const tpace_array *arra
     if (tpace_dev_reduces_on_device())
         for (int i = 0; i < nreds; i++)
             reduction_bytes += (size_t)steps * reds[i].elem;
-    tpace_model scratch;
-    const tpace_model *m = tpace_model_fusing(shape->model, (tpace_u64)fuse, &scratch);
+    /* The model for the profile of the devices (the last one asked: tpace_pick_model). */
+    tpace_model picked, scratch;
+    char about[400] = "";
+    const tpace_model *m =
+        tpace_model_fusing(tpace_pick_model(&probe, shape, &picked, about, sizeof about), (tpace_u64)fuse, &scratch);
     int found = 0;
     double best = 0.0;
     tpace_model_choice pick;
@@ -1387,8 +1390,8 @@ static void tpace_plan_devices(const tpace_shape *shape, const tpace_array *arra
         out->force_streams = (int)pick.best.streams;
         out->force_fuse = (int)pick.fuse;
         out->predicted = best;
-        snprintf(out->chosen_by, sizeof out->chosen_by, "chosen by the model for %s over %d devices%s",
-                 m->machine, devices, env_k || env_b || env_streams || schedule >= 0 ? ", TPACE_* kept" : "");
+        snprintf(out->chosen_by, sizeof out->chosen_by, "chosen by the model for %s over %d devices%s; %s",
+                 m->machine, devices, env_k || env_b || env_streams || schedule >= 0 ? ", TPACE_* kept" : "", about);
     } else {
         out->force_schedule = schedule >= 0 ? schedule : TPACE_MMTB;
         out->force_k = TPACE_MIN(env_k ? env_k : shape->default_k, k_most);
@@ -1401,6 +1404,21 @@ static void tpace_plan_devices(const tpace_shape *shape, const tpace_array *arra
     }
     if (out->force_schedule == TPACE_NAIVE)
         out->force_k = 1;
+#ifdef TPACE_MPI
+    /* Every rank runs rank 0's plan: ranks whose devices' names pick different profiles
+     * (tpace_pick_model) would otherwise exchange ghost planes of different depths. */
+    if (w->ranks > 1) {
+        long plan[5] = {(long)out->force_schedule, out->force_k, out->force_b, (long)out->force_streams,
+                        (long)out->force_fuse};
+        TPACE_MPI_CALL(MPI_Bcast(plan, 5, MPI_LONG, 0, MPI_COMM_WORLD));
+        TPACE_MPI_CALL(MPI_Bcast(&out->predicted, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD));
+        out->force_schedule = (int)plan[0];
+        out->force_k = plan[1];
+        out->force_b = plan[2];
+        out->force_streams = (int)plan[3];
+        out->force_fuse = (int)plan[4];
+    }
+#endif
 }
 
 /* ---- The executors' phases, on their host threads ---- */
@@ -2073,6 +2091,9 @@ static void tpace_run_pipeline(const tpace_shape *shape, tpace_array *arrays, in
                                const void *in)
 {
     const int local = tpace_local_devices();
+    if (local * tpace_the_world.ranks == 1 && tpace_bench_plans(shape, arrays, narrays, reds, nreds, sweeps, nsweeps,
+                                                                fused, in))
+        return; /* TPACE_BENCH_PLANS: timed under several plans (the schedule part) */
     if (local * tpace_the_world.ranks > 1 && shape->steps > 0) {
         tpace_run_devices(shape, arrays, narrays, reds, nreds, sweeps, nsweeps, fused, in, local);
         return;

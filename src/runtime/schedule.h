@@ -7,6 +7,25 @@
  * (allocation, copies, queues) and the launchers.
  */
 #include <math.h>
+#include <setjmp.h>
+
+/* ---- Settings: the environment, where TPACE_BENCH_PLANS may override a variable for one of
+ * its runs (tpace_bench_plans) ---- */
+#define TPACE_BENCH_VARS 16
+static struct {
+    int n;
+    const char *name[TPACE_BENCH_VARS];
+    const char *value[TPACE_BENCH_VARS]; /* NULL: unset for this run */
+} tpace_bench_env;
+
+/* getenv, with the overrides of the bench run in progress. */
+static inline const char *tpace_getenv(const char *name)
+{
+    for (int i = 0; i < tpace_bench_env.n; i++)
+        if (strcmp(tpace_bench_env.name[i], name) == 0)
+            return tpace_bench_env.value[i];
+    return getenv(name);
+}
 
 /* Stop, in plain words, when an array is not laid out the way its accesses were read. */
 static inline void tpace_check_layout(const tpace_shape *s, int ok, const char *what)
@@ -18,7 +37,7 @@ static inline void tpace_check_layout(const tpace_shape *s, int ok, const char *
 /* A whole number from the environment, or `fallback` when unset. */
 static inline long tpace_env_long(const char *name, long fallback, long min, long max)
 {
-    const char *text = getenv(name);
+    const char *text = tpace_getenv(name);
     if (text == NULL || *text == '\0')
         return fallback;
     errno = 0;
@@ -36,7 +55,7 @@ static inline long tpace_env_long(const char *name, long fallback, long min, lon
  * Ki, Mi, Gi, Ti (powers of 1024). 0 when unset. */
 static inline size_t tpace_env_bytes(const char *name)
 {
-    const char *text = getenv(name);
+    const char *text = tpace_getenv(name);
     if (text == NULL || *text == '\0')
         return 0;
     errno = 0;
@@ -57,7 +76,7 @@ static const char *const tpace_schedule_names[] = {"naive", "mm", "mmtb", "incor
 
 static inline int tpace_env_schedule(void)
 {
-    const char *text = getenv("TPACE_SCHEDULE");
+    const char *text = tpace_getenv("TPACE_SCHEDULE");
     if (text == NULL || *text == '\0')
         return -1;
     for (int s = 0; s < 4; s++)
@@ -163,6 +182,18 @@ static inline const char *tpace_bytes_text(double bytes, char *buf, size_t size)
     return buf;
 }
 
+/* TPACE_BENCH_PLANS: a plan that does not fit ends that run, not the program. */
+static int tpace_bench_refusing = 0;
+static jmp_buf tpace_bench_jump;
+static long tpace_bench_divisor = 0; /* a plan's width `-/2`, `-/4`...: the model's width over that */
+static inline void tpace_bench_refused(const tpace_plan *p, const char *why)
+{
+    if (!tpace_bench_refusing)
+        return;
+    fprintf(stderr, "tpace: %s: bench plan refused: %s\n", p->s.where, why);
+    longjmp(tpace_bench_jump, 1);
+}
+
 /* Refuse, in plain words, a plan that does not fit the device-memory budget:
  * say which parameter to lower, and to what. */
 static inline void tpace_refuse_plan(tpace_plan *p)
@@ -199,6 +230,7 @@ static inline void tpace_refuse_plan(tpace_plan *p)
                      "even one plane per chunk with k=1 needs more than the %s of device memory "
                      "available; lower TPACE_STREAMS or raise TPACE_DEVICE_MEM", have);
     }
+    tpace_bench_refused(p, msg);
     tpace_fail(p, msg);
 }
 
@@ -247,7 +279,7 @@ static inline int tpace_fuse_wanted(tpace_rt *r, const tpace_shape *shape, int *
         *most = TPACE_MAX(shape->fuse_max, 1);
         return TPACE_MIN(TPACE_MAX(chosen, 1), TPACE_MAX(shape->fuse_max, 1));
     }
-    const char *text = getenv("TPACE_FUSE");
+    const char *text = tpace_getenv("TPACE_FUSE");
     *set = shape->fuse_max > 1 && text != NULL && *text != '\0';
     if (shape->fuse_max <= 1)
         return 1;
@@ -284,16 +316,125 @@ static inline int tpace_fuse_wanted(tpace_rt *r, const tpace_shape *shape, int *
     return fits;
 }
 
+/* ---- The machine profile a run plans with ---- */
+
+/* TPACE_MACHINE's profile, read once per program (several pipelines plan with it). */
+static inline const tpace_machine *tpace_env_machine(const char *path)
+{
+    static tpace_machine read;
+    static char read_path[1024];
+    static int have = 0;
+    if (have && strcmp(read_path, path) == 0)
+        return &read;
+    char err[700];
+    if (!tpace_machine_read(path, &read, err, sizeof err)) {
+        char msg[900];
+        snprintf(msg, sizeof msg, "TPACE_MACHINE=%s: %s", path, err);
+        tpace_stop("settings", msg);
+    }
+    snprintf(read_path, sizeof read_path, "%s", path);
+    have = 1;
+    return &read;
+}
+
+/* The model a run plans with, into *out (NULL where the program has none), and what the report
+ * says of it in `about`: the profile of TPACE_MACHINE=FILE.toml, else the bundled profile whose
+ * device pattern the device's name matches, else the profile the program was translated for. */
+static inline const tpace_model *tpace_pick_model(tpace_rt *r, const tpace_shape *shape, tpace_model *out,
+                                                  char *about, size_t size)
+{
+    about[0] = '\0';
+    if (shape->model == NULL)
+        return NULL;
+    char name[256] = "";
+    tpace_dev_name(r, name, sizeof name);
+    const tpace_machine *match = NULL;
+    for (int i = 0; i < shape->nmachines && match == NULL; i++)
+        if (tpace_device_matches(shape->machines[i].device, name))
+            match = &shape->machines[i];
+    const char *file = tpace_getenv("TPACE_MACHINE");
+    if (file != NULL && *file != '\0') {
+        const tpace_machine *mine = tpace_env_machine(file);
+        tpace_model_on(shape->model, mine, out);
+        snprintf(about, size, "device %s, profile %s (TPACE_MACHINE file %s)%s%s%s", name, mine->name, file,
+                 match ? "; the device matches bundled profile " : "", match ? match->name : "",
+                 match ? "" : "; no bundled profile matches the device");
+    } else if (match != NULL) {
+        tpace_model_on(shape->model, match, out);
+        snprintf(about, size, "device %s, profile %s (bundled, matches the device)", name, match->name);
+    } else {
+        *out = *shape->model;
+        snprintf(about, size, "device %s, profile %s (translated for); no bundled profile matches", name,
+                 shape->model->machine);
+    }
+    return out;
+}
+
+/* The plan's derived figures (chunks, steps per kernel, slots, buffers, memory) from its
+ * schedule, k, b, streams and steps per kernel asked for. */
+static inline void tpace_plan_derive(tpace_plan *p)
+{
+    if (p->schedule == TPACE_NAIVE)
+        p->k = 1;
+    if (p->schedule == TPACE_INCORE) {
+        p->k = (int)TPACE_MAX(p->s.steps, 1L);
+        p->b = p->s.n;
+    }
+    /* k beyond the step count buys nothing but memory. */
+    if (p->k > p->s.steps && p->s.steps > 0)
+        p->k = (int)p->s.steps;
+    if (p->b > p->s.n)
+        p->b = p->s.n;
+    p->nchunks = (p->s.n + p->b - 1) / p->b;
+    p->fuse = tpace_fuse_for(p);
+    p->strip_planes = tpace_strip_planes_for(p, p->k);
+    p->slots = tpace_slots_for(p, p->nchunks);
+    p->slot_planes = tpace_slot_planes_for(p, p->k);
+    p->device_bytes = tpace_bytes_for(p, p->b, p->k, p->slots);
+}
+
+/* The model's fastest plan for `steps` steps from here on under the run's budget, with what is
+ * fixed (a schedule >= 0, k, b, streams > 0, the steps per kernel when fuse_fixed). */
+static inline tpace_model_choice tpace_plan_search(const tpace_plan *p, const tpace_model *m, long steps,
+                                                   int schedule, long k, long b, long streams, int fuse_fixed)
+{
+    const tpace_model_run run = {(tpace_u64)p->s.n, (tpace_u64)p->s.plane, (tpace_u64)TPACE_MAX(steps, 0L)};
+    tpace_u128 cap = p->budget ? (tpace_u128)p->budget : (tpace_u128)m->memory_bytes;
+    /* The model plans the grid's buffers; the reductions' per-step slots come on top. */
+    cap = cap > p->reduction_bytes ? cap - p->reduction_bytes : 0;
+    return tpace_model_choose_fused(m, &run, cap, schedule >= 0 ? tpace_model_of_schedule[schedule] : -1,
+                                    (tpace_u64)k, (tpace_u64)b, (tpace_u64)streams, fuse_fixed,
+                                    (tpace_u64)p->fuse_most);
+}
+
+/* The model's time for the plan's schedule, k, b and streams over `steps` steps, with its steps
+ * per kernel. */
+static inline double tpace_plan_predict(const tpace_plan *p, const tpace_model *m, long steps)
+{
+    tpace_model scratch;
+    const tpace_model *f = tpace_model_fusing(m, (tpace_u64)p->fuse_wanted, &scratch);
+    const tpace_model_run run = {(tpace_u64)p->s.n, (tpace_u64)p->s.plane, (tpace_u64)TPACE_MAX(steps, 0L)};
+    const tpace_model_config c = {tpace_model_of_schedule[p->schedule], (tpace_u64)p->k, (tpace_u64)p->b,
+                                  (tpace_u64)p->streams};
+    return tpace_model_predict(f, &run, c);
+}
+
+/* Most streams a plan of the model takes (tpace_model_choose: 1 to 4). */
+#define TPACE_MODEL_STREAMS_MAX 4
+
 /* Fill the plan: the program's shape, TPACE_* overrides, and the device-memory budget
  * (TPACE_DEVICE_MEM, or the device's free memory, whichever is smaller).
  * Without TPACE_SCHEDULE, TPACE_K, TPACE_CHUNK and TPACE_STREAMS the performance model
  * (model part) searches every schedule, k, chunk width and stream count for the
  * fastest plan that fits the budget (or, when no budget is known, the machine
- * profile's memory) at the actual extents and step count. A variable the user sets is
+ * profile's memory) at the actual extents and step count, with the profile of the device
+ * the run is on (tpace_pick_model). A variable the user sets is
  * kept and the model chooses the others; a set k excludes naive and incore, a set
  * chunk width or stream count excludes incore (they would ignore it), unless
  * TPACE_SCHEDULE names one. When no plan of the model fits, the grid stays on the
- * device if it fits and otherwise runs mmtb with the widest chunks that fit. */
+ * device if it fits and otherwise runs mmtb with the widest chunks that fit.
+ * A plan the model chose is checked against the run's first chunk and first block
+ * (p->replan; tpace_replan_*). */
 static inline void tpace_plan_init(tpace_rt *r, const tpace_shape *shape)
 {
     tpace_plan *p = &r->plan;
@@ -310,6 +451,8 @@ static inline void tpace_plan_init(tpace_rt *r, const tpace_shape *shape)
             p->strip_plane_bytes = p->s.plane * r->arrays[a].elem;
     int fuse_set = 0, fuse_most = 1;
     int fuse_wanted = tpace_fuse_wanted(r, shape, &fuse_set, &fuse_most);
+    const char *fuse_env = tpace_getenv("TPACE_FUSE");
+    const int fuse_by_user = shape->steps_per_kernel == NULL && shape->fuse_max > 1 && fuse_env != NULL && *fuse_env;
     if (tpace_dev_reduces_on_device())
         for (int i = 0; i < r->nreductions; i++)
             p->reduction_bytes += (size_t)p->s.steps * r->reductions[i].elem;
@@ -320,6 +463,7 @@ static inline void tpace_plan_init(tpace_rt *r, const tpace_shape *shape)
     long env_k = tpace_env_long("TPACE_K", 0, 1, 1L << 20);
     long env_b = tpace_env_long("TPACE_CHUNK", 0, 1, 1L << 40);
     long env_streams = tpace_env_long("TPACE_STREAMS", 0, 1, TPACE_MAX_SLOTS - 1);
+    const long env_replan = tpace_env_long("TPACE_REPLAN", -1, 0, 1);
     const int set[4] = {schedule >= 0, env_k > 0, env_b > 0, env_streams > 0};
     if (shape->force) {
         /* One of several devices: the plan chosen for all of them. */
@@ -330,19 +474,22 @@ static inline void tpace_plan_init(tpace_rt *r, const tpace_shape *shape)
         fuse_wanted = shape->force_fuse;
         p->budget = shape->force_budget;
     }
+    p->fuse_set = fuse_set;
+    p->fuse_most = fuse_most;
+    /* The model, for the profile of the device this runs on. */
+    char about[400] = "";
+    if (shape->model != NULL) {
+        p->model = (tpace_model *)malloc(sizeof *p->model);
+        if (p->model == NULL)
+            tpace_fail(p, "host memory ran out starting the pipeline");
+        tpace_pick_model(r, shape, p->model, about, sizeof about);
+    }
     tpace_model fused_model; /* the model for another number of steps per kernel than the program's */
-    const tpace_model *m = tpace_model_fusing(shape->model, (tpace_u64)fuse_wanted, &fused_model);
-    const tpace_model_run run = {(tpace_u64)p->s.n, (tpace_u64)p->s.plane, (tpace_u64)p->s.steps};
+    const tpace_model *m = tpace_model_fusing(p->model, (tpace_u64)fuse_wanted, &fused_model);
     long model_b = 0;
     int by_model = 0;
     if (m && !shape->force && !(set[0] && set[1] && set[2] && set[3])) {
-        tpace_u128 model_cap = p->budget ? (tpace_u128)p->budget : (tpace_u128)m->memory_bytes;
-        /* The model plans the grid's buffers; the reductions' per-step slots come on top. */
-        model_cap = model_cap > p->reduction_bytes ? model_cap - p->reduction_bytes : 0;
-        tpace_model_choice c =
-            tpace_model_choose_fused(m, &run, model_cap, schedule >= 0 ? tpace_model_of_schedule[schedule] : -1,
-                                     (tpace_u64)env_k, (tpace_u64)env_b, (tpace_u64)env_streams, fuse_set,
-                                     (tpace_u64)fuse_most);
+        tpace_model_choice c = tpace_plan_search(p, m, p->s.steps, schedule, env_k, env_b, env_streams, fuse_set);
         if (c.found) {
             by_model = 1;
             fuse_wanted = (int)c.fuse;
@@ -357,6 +504,10 @@ static inline void tpace_plan_init(tpace_rt *r, const tpace_shape *shape)
         snprintf(p->chosen_by, sizeof p->chosen_by, "%s", shape->chosen_by);
     else
         tpace_chosen_by(p, m, by_model, set);
+    if (about[0] && !shape->force) {
+        const size_t used = strlen(p->chosen_by);
+        snprintf(p->chosen_by + used, sizeof p->chosen_by - used, "; %s", about);
+    }
     if (schedule < 0) {
         size_t whole = (size_t)p->s.n * p->plane_bytes;
         schedule = p->budget && whole <= p->budget ? TPACE_INCORE : TPACE_MMTB;
@@ -372,7 +523,6 @@ static inline void tpace_plan_init(tpace_rt *r, const tpace_shape *shape)
         k = 1;
     if (schedule == TPACE_INCORE)
         k = TPACE_MAX(p->s.steps, 1L);
-    /* k beyond the step count buys nothing but memory. */
     if (k > p->s.steps && p->s.steps > 0)
         k = p->s.steps;
     p->k = (int)k;
@@ -382,22 +532,24 @@ static inline void tpace_plan_init(tpace_rt *r, const tpace_shape *shape)
         if (widest >= 1)
             b_default = widest;
     }
+    if (model_b && tpace_bench_divisor > 1)
+        model_b = TPACE_MAX(model_b / tpace_bench_divisor, 1L);
     if (model_b)
         b_default = model_b;
-    p->b = schedule == TPACE_INCORE ? p->s.n : (env_b ? env_b : b_default);
-    if (p->b > p->s.n)
-        p->b = p->s.n;
-    p->nchunks = (p->s.n + p->b - 1) / p->b;
-    p->fuse = tpace_fuse_for(p);
-    p->strip_planes = tpace_strip_planes_for(p, p->k);
-    p->slots = tpace_slots_for(p, p->nchunks);
-    p->slot_planes = tpace_slot_planes_for(p, p->k);
-    p->device_bytes = tpace_bytes_for(p, p->b, p->k, p->slots);
-    if (m) {
-        tpace_model_config chosen = {tpace_model_of_schedule[p->schedule], (tpace_u64)p->k, (tpace_u64)p->b,
-                                     (tpace_u64)p->streams};
-        p->predicted = tpace_model_predict(m, &run, chosen);
-    }
+    p->b = env_b ? env_b : b_default;
+    tpace_plan_derive(p);
+    if (m)
+        p->predicted = tpace_plan_predict(p, m, p->s.steps);
+    /* Checked against the run's first chunk and block: a plan the model chose (not one the user
+     * set), on a device with timers, unless TPACE_REPLAN=0 (TPACE_REPLAN=1: also on a CPU); never
+     * in-core (one block, one chunk). TPACE_REPLAN_TO (tests) re-plans whatever the settings. */
+    const char *to = tpace_getenv("TPACE_REPLAN_TO");
+    const int user_chose = set[0] || set[1] || set[2] || set[3] || fuse_by_user;
+    p->replan = m != NULL && !shape->force && !user_chose && p->schedule != TPACE_INCORE && p->s.steps > 0 &&
+                (env_replan >= 0 ? env_replan == 1 : tpace_dev_replans(r));
+    if (to != NULL && *to != '\0' && !shape->force && p->s.steps > 0)
+        p->replan = 1;
+    p->queues = p->replan ? TPACE_MAX(p->slots, TPACE_MODEL_STREAMS_MAX) + 1 : p->slots + 1;
     if (p->budget && p->device_bytes > p->budget)
         tpace_refuse_plan(p);
 }
@@ -680,13 +832,15 @@ static inline int tpace_moves_out(const tpace_array *a, int last_block)
 enum tpace_trace_what { TPACE_TRACE_UPLOAD, TPACE_TRACE_HANDOVER, TPACE_TRACE_KERNELS, TPACE_TRACE_DOWNLOAD, TPACE_TRACE_KINDS };
 static const char *const tpace_trace_names[TPACE_TRACE_KINDS] = {"upload", "handover", "kernels", "download"};
 
-/* Start recording when TPACE_TRACE names a file (and the target has timers). */
+/* Start recording when TPACE_TRACE names a file, or the run checks the model against its
+ * first chunk and block (and the target has timers). */
 static inline void tpace_trace_begin(tpace_rt *r)
 {
     tpace_trace *tr = &r->trace;
-    const char *path = getenv("TPACE_TRACE");
+    const char *path = tpace_getenv("TPACE_TRACE");
     memset(tr, 0, sizeof *tr);
-    if (path == NULL || *path == '\0' || r->plan.s.steps == 0)
+    const int traced = path != NULL && *path != '\0';
+    if ((!traced && !r->plan.replan) || r->plan.s.steps == 0)
         return;
     /* The origin on the idle device, and the host's clock once it has passed (several
      * devices' timelines meet through it). */
@@ -695,11 +849,15 @@ static inline void tpace_trace_begin(tpace_rt *r)
         tpace_dev_sync(r);
     tr->origin_at = tpace_now();
     if (tr->origin < 0) {
-        if (!r->blockwise || r->device == 0)
+        if (traced && (!r->blockwise || r->device == 0))
             fprintf(stderr, "tpace: %s: note: this target has no device timers; TPACE_TRACE is ignored\n",
                     r->plan.s.where);
         return;
     }
+    tr->on = 1;
+    tr->kernels_from = -1;
+    if (!traced)
+        return; /* measured for re-planning only: no file */
     /* One of several devices: the scale-out part writes every device's operations into one file. */
     tr->keep = r->blockwise;
     if (!tr->keep) {
@@ -711,13 +869,12 @@ static inline void tpace_trace_begin(tpace_rt *r)
         }
     }
     tr->path = path;
-    tr->kernels_from = -1;
 }
 
 /* A stamp where an operation on queue q starts (-1 when not recording). */
 static inline int tpace_trace_from(tpace_rt *r, int q)
 {
-    return r->trace.path ? tpace_dev_stamp(r, q) : -1;
+    return r->trace.on ? tpace_dev_stamp(r, q) : -1;
 }
 
 /* The operation of chunk ch that started at stamp `from` is done once its queue's
@@ -725,7 +882,7 @@ static inline int tpace_trace_from(tpace_rt *r, int q)
 static inline void tpace_trace_done(tpace_rt *r, const tpace_chunk *ch, int what, int from, size_t bytes)
 {
     tpace_trace *tr = &r->trace;
-    if (tr->path == NULL || from < 0)
+    if (!tr->on || from < 0)
         return;
     tr->ops = (tpace_trace_op *)tpace_trace_grow(&r->plan, tr->ops, &tr->cap, tr->n, sizeof *tr->ops, 256);
     tpace_trace_op *o = &tr->ops[tr->n++];
@@ -737,6 +894,7 @@ static inline void tpace_trace_done(tpace_rt *r, const tpace_chunk *ch, int what
     o->from = from;
     o->to = tpace_dev_stamp(r, ch->slot);
     o->bytes = bytes;
+    o->copied = 0;
 }
 
 /* An interval of the timeline, in ms. */
@@ -824,6 +982,7 @@ static inline void tpace_trace_write(tpace_rt *r, FILE *file, int device, double
     free(tr->ops);
     tr->ops = NULL;
     tr->n = tr->cap = 0;
+    tr->on = 0;
 }
 
 /* The header line of a TPACE_TRACE file (devices: with the device column). */
@@ -837,8 +996,14 @@ static inline void tpace_trace_header(FILE *file, int devices)
 static inline void tpace_trace_end(tpace_rt *r)
 {
     tpace_trace *tr = &r->trace;
-    if (tr->path == NULL || tr->keep)
+    if (tr->keep)
         return;
+    if (tr->path == NULL) {
+        /* No file: what re-planning measured, if anything, goes. */
+        free(tr->ops);
+        memset(tr, 0, sizeof *tr);
+        return;
+    }
     tpace_dev_sync(r);
     tpace_trace_header(tr->file, 0);
     tpace_trace_write(r, tr->file, -1, 0.0);
@@ -852,7 +1017,7 @@ static inline void tpace_trace_end(tpace_rt *r)
  * the trace, one upload, with the copies that start a swapped array's second buffer). */
 static inline void tpace_upload_planes(tpace_rt *r, const tpace_chunk *ch, long from, long to)
 {
-    size_t moved = 0;
+    size_t moved = 0, copied = 0;
     if (from >= to)
         return;
     /* Ghost planes (several devices) come from the copies taken at the block's start. */
@@ -883,13 +1048,17 @@ static inline void tpace_upload_planes(tpace_rt *r, const tpace_chunk *ch, long 
         }
         /* The second buffer of a swapped array starts equal: cells outside the copied
          * box are read from whichever buffer is current. */
-        if (arr->swap)
+        if (arr->swap) {
             tpace_dev_copy(r, tpace_buf_plane(r, arr, arr->shadow[ch->slot], ch->base, from),
                            tpace_buf_plane(r, arr, arr->slot[ch->slot], ch->base, from),
                            tpace_planes_bytes(r, arr, to - from), ch->slot);
+            copied += tpace_planes_bytes(r, arr, to - from);
+        }
     }
     r->plan.up_bytes += moved;
     tpace_trace_done(r, ch, TPACE_TRACE_UPLOAD, stamp, moved);
+    if (r->trace.on && stamp >= 0)
+        r->trace.ops[r->trace.n - 1].copied = copied;
 }
 
 /* ---- A folded temporary (TPACE_FOLDED) gets its final values from the copy's box of
@@ -1165,53 +1334,18 @@ static inline void tpace_begin_slab(tpace_rt *r, const tpace_shape *shape, tpace
                                     tpace_reduction *reductions, int nreductions, int device, long own_lo,
                                     long own_hi, int blockwise);
 
-/* Set up: the plan, the device buffers, the queues, and the slots of the sweeps'
- * reductions (their per-step results stay the caller's: it frees each `partial`). */
-static inline void tpace_begin(tpace_rt *r, const tpace_shape *shape, tpace_array *arrays, int narrays,
-                               tpace_reduction *reductions, int nreductions)
+/* Every chunk buffer the plan needs on the device: per array that lives there, one per slot
+ * (and its swap buffer and fused-kernel strips), and mm's carry buffer. */
+static inline void tpace_buffers_alloc(tpace_rt *r)
 {
-    tpace_begin_slab(r, shape, arrays, narrays, reductions, nreductions, 0, shape->lo, shape->lo + shape->n, 0);
-}
-
-/* tpace_begin for one of several devices: the executor runs on `device`, computes the
- * planes of `shape` (its slab and the ghost planes around it) and owns [own_lo, own_hi):
- * it downloads and counts only those. `blockwise`: tpace_next stops after each block. */
-static inline void tpace_begin_slab(tpace_rt *r, const tpace_shape *shape, tpace_array *arrays, int narrays,
-                                    tpace_reduction *reductions, int nreductions, int device, long own_lo,
-                                    long own_hi, int blockwise)
-{
-    memset(r, 0, sizeof *r);
-    r->arrays = arrays;
-    r->narrays = narrays;
-    r->reductions = reductions;
-    r->nreductions = nreductions;
-    r->device = device;
-    r->own_lo = own_lo;
-    r->own_hi = own_hi;
-    r->blockwise = blockwise;
-    tpace_dev_activate(r);
-    tpace_plan_init(r, shape);
     const tpace_plan *p = &r->plan;
-    tpace_dev_begin(r);
-    for (int a = 0; a < narrays; a++) {
-        tpace_array *arr = &arrays[a];
+    for (int a = 0; a < r->narrays; a++) {
+        tpace_array *arr = &r->arrays[a];
         memset(arr->slot, 0, sizeof arr->slot);
         memset(arr->shadow, 0, sizeof arr->shadow);
         memset(arr->strip_in, 0, sizeof arr->strip_in);
         memset(arr->strip_out, 0, sizeof arr->strip_out);
         arr->carry = NULL;
-        arr->fold_keep = NULL;
-        if (arr->transfer == TPACE_FOLDED && p->s.steps > 0 && !arr->unread) {
-            /* Its faces inside the span its downloads cover, as they are before the loop,
-             * unless they equal those of the array it folds into (heat-3D's do). */
-            size_t gap_bytes = tpace_fold_gap_cells(r, arr) * arr->elem;
-            if (gap_bytes > 0 && !tpace_fold_gaps(r, arr, TPACE_GAPS_SAME)) {
-                arr->fold_keep = malloc(gap_bytes);
-                if (arr->fold_keep == NULL)
-                    tpace_fail(p, "host memory ran out keeping the faces of a swap's temporary");
-                tpace_fold_gaps(r, arr, TPACE_GAPS_SAVE);
-            }
-        }
         if (!tpace_on_device(arr) || p->s.steps == 0)
             continue;
         size_t plane_bytes = p->s.plane * arr->elem;
@@ -1248,9 +1382,415 @@ static inline void tpace_begin_slab(tpace_rt *r, const tpace_shape *shape, tpace
             }
         }
     }
+}
+
+/* Free what tpace_buffers_alloc allocated (every queue drained). */
+static inline void tpace_buffers_free(tpace_rt *r)
+{
+    for (int a = 0; a < r->narrays; a++) {
+        tpace_array *arr = &r->arrays[a];
+        for (int s = 0; s < TPACE_MAX_SLOTS; s++) {
+            /* A slot's chunk buffer, its swap buffer and its fused-kernel strips. */
+            void *bufs[4] = {arr->slot[s], arr->shadow[s], arr->strip_in[s], arr->strip_out[s]};
+            for (int b = 0; b < 4; b++)
+                if (bufs[b])
+                    tpace_dev_free(r, bufs[b]);
+            arr->slot[s] = arr->shadow[s] = arr->strip_in[s] = arr->strip_out[s] = NULL;
+        }
+        if (arr->carry)
+            tpace_dev_free(r, arr->carry);
+        arr->carry = NULL;
+    }
+}
+
+/* Set up: the plan, the device buffers, the queues, and the slots of the sweeps'
+ * reductions (their per-step results stay the caller's: it frees each `partial`). */
+static inline void tpace_begin(tpace_rt *r, const tpace_shape *shape, tpace_array *arrays, int narrays,
+                               tpace_reduction *reductions, int nreductions)
+{
+    tpace_begin_slab(r, shape, arrays, narrays, reductions, nreductions, 0, shape->lo, shape->lo + shape->n, 0);
+}
+
+/* tpace_begin for one of several devices: the executor runs on `device`, computes the
+ * planes of `shape` (its slab and the ghost planes around it) and owns [own_lo, own_hi):
+ * it downloads and counts only those. `blockwise`: tpace_next stops after each block. */
+static inline void tpace_begin_slab(tpace_rt *r, const tpace_shape *shape, tpace_array *arrays, int narrays,
+                                    tpace_reduction *reductions, int nreductions, int device, long own_lo,
+                                    long own_hi, int blockwise)
+{
+    memset(r, 0, sizeof *r);
+    r->arrays = arrays;
+    r->narrays = narrays;
+    r->reductions = reductions;
+    r->nreductions = nreductions;
+    r->device = device;
+    r->own_lo = own_lo;
+    r->own_hi = own_hi;
+    r->blockwise = blockwise;
+    tpace_dev_activate(r);
+    tpace_plan_init(r, shape);
+    if (blockwise)
+        r->plan.replan = 0; /* several devices: tpace_run_devices plans for them all */
+    const tpace_plan *p = &r->plan;
+    tpace_dev_begin(r);
+    for (int a = 0; a < narrays; a++) {
+        tpace_array *arr = &arrays[a];
+        arr->fold_keep = NULL;
+        if (arr->transfer == TPACE_FOLDED && p->s.steps > 0 && !arr->unread) {
+            /* Its faces inside the span its downloads cover, as they are before the loop,
+             * unless they equal those of the array it folds into (heat-3D's do). */
+            size_t gap_bytes = tpace_fold_gap_cells(r, arr) * arr->elem;
+            if (gap_bytes > 0 && !tpace_fold_gaps(r, arr, TPACE_GAPS_SAME)) {
+                arr->fold_keep = malloc(gap_bytes);
+                if (arr->fold_keep == NULL)
+                    tpace_fail(p, "host memory ran out keeping the faces of a swap's temporary");
+                tpace_fold_gaps(r, arr, TPACE_GAPS_SAVE);
+            }
+        }
+    }
+    tpace_buffers_alloc(r);
     tpace_reductions_begin(r);
     tpace_trace_begin(r);
+    /* The model is checked against the first chunk (where a second one follows it in the
+     * block) and the first block (where another follows it). */
+    r->calibrating = p->replan && p->nchunks > 1;
+    r->rechecking = p->replan && p->s.steps > p->k;
     r->start = tpace_now();
+}
+
+/* ---- Plans that correct themselves. A plan the model chose is checked against the run:
+ * after the first chunk of the first block (its upload and kernels; nothing has gone back to
+ * the host yet) and after the first block (every upload, kernel and download), what the
+ * device's timers measured against what the model predicted of the same work. Where the two
+ * differ by more than TPACE_REPLAN_TOLERANCE, the model's figures are refitted to what was
+ * measured (tpace_model_refit) and it plans again: after the first chunk the run starts over
+ * with a plan that is faster by more than the chunk cost (k, b, streams, steps per kernel,
+ * schedule), after the first block the remaining blocks take a faster plan. Results stay bit
+ * for bit: a run that starts over has written nothing back, and between blocks the host
+ * arrays hold every plane. ---- */
+
+/* Most times a run re-plans: after its first chunk (twice, where the first re-plan took
+ * another depth), and after its first block. */
+#define TPACE_REPLANS_MAX 3
+
+/* TPACE_REPLAN_TO=WHEN:SCHEDULE:K:B:STREAMS:FUSE, for tests: at WHEN (`chunk`: after the first
+ * chunk; `block`: after the first block) the run takes that plan, whatever it measured. Returns
+ * 1 when it names `when`. */
+static inline int tpace_replan_to(const tpace_plan *p, const char *when, int *schedule, long *k, long *b, long *streams,
+                                  int *fuse)
+{
+    const char *text = tpace_getenv("TPACE_REPLAN_TO");
+    if (text == NULL || *text == '\0')
+        return 0;
+    char at[16] = "", name[16] = "";
+    int used = 0;
+    if (sscanf(text, "%15[a-z]:%15[a-z]:%ld:%ld:%ld:%d%n", at, name, k, b, streams, fuse, &used) != 6 ||
+        text[used] != '\0' || (strcmp(at, "chunk") != 0 && strcmp(at, "block") != 0) || *k < 1 || *b < 1 ||
+        *streams < 1 || *streams > TPACE_MODEL_STREAMS_MAX || *fuse < 1 || *fuse > TPACE_FUSE_MAX) {
+        char msg[400];
+        snprintf(msg, sizeof msg, "TPACE_REPLAN_TO=%.100s is not WHEN:SCHEDULE:K:B:STREAMS:FUSE (WHEN chunk or block, "
+                                  "streams 1 to %d, fuse 1 to %d)", text, TPACE_MODEL_STREAMS_MAX, TPACE_FUSE_MAX);
+        tpace_stop(p->s.where, msg);
+    }
+    *schedule = -1;
+    for (int s = 0; s < 4; s++)
+        if (strcmp(name, tpace_schedule_names[s]) == 0)
+            *schedule = s;
+    if (*schedule < 0)
+        tpace_stop(p->s.where, "TPACE_REPLAN_TO: the schedule is one of naive, mm, mmtb, incore");
+    *fuse = TPACE_MIN(*fuse, TPACE_MAX(p->fuse_most, 1));
+    return strcmp(at, when) == 0;
+}
+
+/* Whether TPACE_REPLAN_TO is set: then the run re-plans only as it says, measuring nothing. */
+static inline int tpace_replan_forced(void)
+{
+    const char *text = tpace_getenv("TPACE_REPLAN_TO");
+    return text != NULL && *text != '\0';
+}
+
+/* Say what the check found (appended to the report's note). */
+static inline void tpace_replan_say(tpace_plan *p, const char *what)
+{
+    const size_t used = strlen(p->replan_note);
+    snprintf(p->replan_note + used, sizeof p->replan_note - used, "%s%s", used ? "; " : "", what);
+}
+
+/* The plan in words without `=` (the report's key=value words stay the plan that ran last). */
+static inline void tpace_plan_words(const tpace_plan *p, char *text, size_t size)
+{
+    snprintf(text, size, "%s k %d b %ld streams %d fuse %d", tpace_schedule_names[p->schedule], p->k, p->b, p->streams,
+             p->fuse);
+}
+
+/* Take the plan schedule, k, b, streams, steps per kernel from here on: every queue drained,
+ * the buffers of the old plan freed and the new one's allocated. */
+static inline void tpace_plan_switch(tpace_rt *r, int schedule, long k, long b, long streams, int fuse)
+{
+    tpace_plan *p = &r->plan;
+    tpace_dev_sync(r);
+    tpace_buffers_free(r);
+    p->schedule = schedule;
+    p->k = (int)TPACE_MIN(k, 1L << 20);
+    p->b = b;
+    p->streams = (int)streams;
+    p->fuse_wanted = fuse;
+    tpace_plan_derive(p);
+    if (p->slots + 1 > p->queues)
+        tpace_fail(p, "internal error: a re-plan needs more queues than were set up (please report it)");
+    if (p->budget && p->device_bytes > p->budget)
+        tpace_refuse_plan(p);
+    tpace_buffers_alloc(r);
+    r->started = 0;
+}
+
+/* Every reduction's per-step results back at the identity, on the host and the device (a run
+ * that starts over). */
+static inline void tpace_reductions_reset(tpace_rt *r)
+{
+    const size_t steps = (size_t)TPACE_MAX(r->plan.s.steps, 1L);
+    for (int i = 0; i < r->nreductions; i++) {
+        tpace_reduction *red = &r->reductions[i];
+        const double id = tpace_red_identity(red->op);
+        for (size_t t = 0; t < steps; t++) {
+            if (red->elem == sizeof(float))
+                ((float *)red->partial)[t] = (float)id;
+            else
+                ((double *)red->partial)[t] = id;
+        }
+        if (red->dev != NULL)
+            tpace_dev_upload(r, red->dev, red->partial, steps * red->elem, 0);
+    }
+    tpace_dev_sync(r);
+}
+
+/* Re-plan with the refitted model for the `left` steps from here on: take the plan it prefers
+ * where that saves more than `spent` seconds (the work a restart throws away) and 1 % of the
+ * time left, and say so (`after`: when; `found`: what was measured). Returns 1 when the plan
+ * changed. */
+static inline int tpace_replan_with(tpace_rt *r, const tpace_model *refit, long left, double spent, const char *after,
+                                    const char *found)
+{
+    tpace_plan *p = &r->plan;
+    tpace_model scratch;
+    const tpace_model *m = tpace_model_fusing(refit, (tpace_u64)p->fuse_wanted, &scratch);
+    tpace_model_choice c = tpace_plan_search(p, m, left, -1, 0, 0, 0, p->fuse_set);
+    const double now = tpace_plan_predict(p, refit, left);
+    char before[160], note[900];
+    tpace_plan_words(p, before, sizeof before);
+    *p->model = *refit;
+    p->replans++;
+    if (!c.found || !(c.seconds + spent < now * 0.99)) {
+        snprintf(note, sizeof note, "checked %s: %s; refitted, the model keeps %s (%.3g s predicted for the %ld steps "
+                                    "left)", after, found, before, now, left);
+        tpace_replan_say(p, note);
+        return 0;
+    }
+    tpace_plan_switch(r, tpace_schedule_of_model[c.best.schedule], (long)c.best.k, (long)c.best.b,
+                      (long)c.best.streams, (int)c.fuse);
+    char to[160];
+    tpace_plan_words(p, to, sizeof to);
+    snprintf(note, sizeof note, "re-planned %s: %s; %s became %s (%.3g s predicted for the %ld steps left, %.3g s "
+                                "for the old plan)",
+             after, found, before, to, c.seconds, left, now);
+    tpace_replan_say(p, note);
+    return 1;
+}
+
+/* Seconds from stamp `from` to stamp `to` (both done). */
+static inline double tpace_stamps_s(tpace_rt *r, int from, int to)
+{
+    return tpace_dev_stamp_ms(r, from, to) * 1e-3;
+}
+
+/* After the first chunk of the first block, its kernels issued and the second chunk brought in
+ * (nothing written back yet): its upload and kernels, measured, against the model's prediction
+ * of them. Returns 1 when the run starts over with another plan (the queues drained, the
+ * reductions reset, the next chunk is the first one again). */
+static inline int tpace_replan_first_chunk(tpace_rt *r, const tpace_chunk *first)
+{
+    tpace_plan *p = &r->plan;
+    r->calibrating = 0;
+    int schedule = -1, fuse = 1;
+    long k = 0, b = 0, streams = 0;
+    if (tpace_replan_to(p, "chunk", &schedule, &k, &b, &streams, &fuse)) {
+        char before[160], note[160];
+        tpace_plan_words(p, before, sizeof before);
+        tpace_plan_switch(r, schedule, k, b, streams, fuse);
+        tpace_plan_words(p, note, sizeof note);
+        char say[400];
+        snprintf(say, sizeof say, "re-planned after the first chunk (TPACE_REPLAN_TO): %s became %s", before, note);
+        tpace_replan_say(p, say);
+        p->replans++;
+    } else {
+        const tpace_trace *tr = &r->trace;
+        const tpace_trace_op *up = NULL, *kern = NULL;
+        for (long i = 0; i < tr->n; i++) {
+            const tpace_trace_op *o = &tr->ops[i];
+            /* (the last ones: a run that started over has the first attempt's too) */
+            if (o->c == first->c && o->t == first->t && o->what == TPACE_TRACE_UPLOAD)
+                up = o;
+            if (o->c == first->c && o->t == first->t && o->what == TPACE_TRACE_KERNELS)
+                kern = o;
+        }
+        if (p->model == NULL || !tr->on || kern == NULL || tpace_replan_forced())
+            return 0;
+        tpace_dev_stamp_wait(r, kern->to);
+        if (up != NULL)
+            tpace_dev_stamp_wait(r, up->to);
+        /* The model's time for the same work: the chunk's points in its windows at the plan's cost
+         * of a point, its launches, its upload (and the copies that start the swap buffers). */
+        tpace_model scratch;
+        const tpace_model *m = tpace_model_fusing(p->model, (tpace_u64)p->fuse_wanted, &scratch);
+        double points = 0.0;
+        for (int i = 0; i < first->kb; i++) {
+            long from = 0, to = 0;
+            tpace_window(p, first, i, 0, 0, 0, &from, &to);
+            from = TPACE_MAX(from, p->s.lo);
+            to = TPACE_MIN(to, p->s.lo + p->s.n);
+            points += (double)TPACE_MAX(to - from, 0L) * (double)p->s.plane;
+        }
+        tpace_measured x;
+        memset(&x, 0, sizeof x);
+        x.kernel_s = tpace_stamps_s(r, kern->from, kern->to);
+        x.kernel_pred_s = points * tpace_mc_point_cost(m, (tpace_u64)p->fuse, (tpace_u64)p->s.plane, (tpace_u64)p->b) +
+                          (double)r->launches * m->launch_s;
+        x.kernel_depth = p->fuse;
+        x.kernel_points = points;
+        x.kernel_launches = (double)r->launches;
+        x.kernel_rows = (tpace_u64)p->b;
+        if (up != NULL) {
+            x.upload_s = tpace_stamps_s(r, up->from, up->to);
+            x.upload_pred_s = (double)up->bytes / m->h2d_bps + 2.0 * (double)up->copied / m->memory_bps;
+        }
+        x.wall_s = x.kernel_s + x.upload_s;
+        x.wall_pred_s = x.kernel_pred_s + x.upload_pred_s;
+        char found[400];
+        snprintf(found, sizeof found, "its upload and kernels took %.3g s, profile %s predicts %.3g s (kernels "
+                                      "%.2fx, upload %.2fx, taken for the link both ways)",
+                 x.wall_s, p->model->machine, x.wall_pred_s, tpace_mc_ratio(x.kernel_s, x.kernel_pred_s),
+                 tpace_mc_ratio(x.upload_s, x.upload_pred_s));
+        if (!tpace_model_off(&x, TPACE_REPLAN_TOLERANCE)) {
+            char say[200];
+            snprintf(say, sizeof say, "the first chunk as predicted (%.2fx)", tpace_mc_ratio(x.wall_s, x.wall_pred_s));
+            tpace_replan_say(p, say);
+            return 0;
+        }
+        tpace_model refit;
+        tpace_model_refit(p->model, &x, &refit);
+        /* Starting over throws away what ran so far. */
+        if (!tpace_replan_with(r, &refit, p->s.steps, tpace_now() - r->start, "after the first chunk", found))
+            return 0;
+    }
+    tpace_dev_sync(r);
+    tpace_reductions_reset(r);
+    r->next_t = 0;
+    r->started = 0;
+    r->launches = 0;
+    /* The new plan's first chunk is checked too (another depth measured, say), up to the most
+     * re-plans a run makes; then its first block. */
+    r->calibrating = p->replans < TPACE_REPLANS_MAX && p->nchunks > 1 && !tpace_replan_forced();
+    r->rechecking = p->replan && p->replans < TPACE_REPLANS_MAX && p->s.steps > p->k;
+    return 1;
+}
+
+/* Union of the intervals of the trace's operations of kind `what` (and `also`, or -1) in the
+ * block that starts at step t, in seconds; *first and *last widen to their extent. */
+static inline double tpace_ops_busy(tpace_rt *r, long t, int what, int also, double *first, double *last)
+{
+    const tpace_trace *tr = &r->trace;
+    tpace_span *v = (tpace_span *)malloc((size_t)TPACE_MAX(tr->n, 1L) * sizeof *v);
+    if (v == NULL)
+        tpace_fail(&r->plan, "host memory ran out checking the model against the first block");
+    long n = 0;
+    for (long i = 0; i < tr->n; i++) {
+        const tpace_trace_op *o = &tr->ops[i];
+        if (o->t != t || (o->what != what && o->what != also))
+            continue;
+        v[n].from = tpace_dev_stamp_ms(r, tr->origin, o->from) * 1e-3;
+        v[n].to = tpace_dev_stamp_ms(r, tr->origin, o->to) * 1e-3;
+        *first = TPACE_MIN(*first, v[n].from);
+        *last = TPACE_MAX(*last, v[n].to);
+        n++;
+    }
+    const double busy = tpace_spans_length(v, n);
+    free(v);
+    return busy;
+}
+
+/* After the first block (every queue drained), when more blocks follow: the block's time and its
+ * kernels, uploads and downloads, measured, against the model's prediction of them; the steps
+ * left re-planned where they differ by more than the tolerance. */
+static inline void tpace_replan_first_block(tpace_rt *r, long t, int kb)
+{
+    tpace_plan *p = &r->plan;
+    r->rechecking = 0;
+    int schedule = -1, fuse = 1;
+    long k = 0, b = 0, streams = 0;
+    const long left = p->s.steps - (t + kb);
+    if (tpace_replan_to(p, "block", &schedule, &k, &b, &streams, &fuse)) {
+        char before[160], after[160], say[400];
+        tpace_plan_words(p, before, sizeof before);
+        tpace_plan_switch(r, schedule, k, b, streams, fuse);
+        tpace_plan_words(p, after, sizeof after);
+        snprintf(say, sizeof say, "re-planned after block 1 (TPACE_REPLAN_TO): %s became %s", before, after);
+        tpace_replan_say(p, say);
+        p->replans++;
+    } else if (p->model != NULL && r->trace.on && left > 0 && !tpace_replan_forced()) {
+        double first = 1e300, last = -1e300;
+        tpace_measured x;
+        memset(&x, 0, sizeof x);
+        x.kernel_s = tpace_ops_busy(r, t, TPACE_TRACE_KERNELS, TPACE_TRACE_HANDOVER, &first, &last);
+        x.upload_s = tpace_ops_busy(r, t, TPACE_TRACE_UPLOAD, -1, &first, &last);
+        x.download_s = tpace_ops_busy(r, t, TPACE_TRACE_DOWNLOAD, -1, &first, &last);
+        x.wall_s = last > first ? last - first : 0.0;
+        /* The model's block (predict.rs `block` and `pipeline`): the kernels' time, and each
+         * copy's, stretched where uploads and downloads share the link. */
+        tpace_model scratch;
+        const tpace_model *m = tpace_model_fusing(p->model, (tpace_u64)p->fuse_wanted, &scratch);
+        const tpace_model_run run = {(tpace_u64)p->s.n, (tpace_u64)p->s.plane, (tpace_u64)p->s.steps};
+        tpace_model_config c = {tpace_model_of_schedule[p->schedule], (tpace_u64)p->k, (tpace_u64)p->b,
+                                (tpace_u64)p->streams};
+        c = tpace_mc_normalise(&run, c);
+        const tpace_u64 chunks = tpace_mc_count(run.n, c.b), slots = tpace_mc_slots_for(c, chunks);
+        const tpace_mc_block blk = tpace_mc_block_of(m, &run, c, chunks, (tpace_u64)kb, 0);
+        const double cn = (double)chunks;
+        x.kernel_pred_s = (double)blk.points * tpace_mc_point_cost(m, tpace_mc_fuse_for(m, c, chunks), run.plane, c.b) +
+                          (double)blk.launches * m->launch_s + 2.0 * (double)blk.d2d / m->memory_bps;
+        x.kernel_depth = (int)tpace_mc_fuse_for(m, c, chunks);
+        x.kernel_points = (double)blk.points;
+        x.kernel_launches = (double)blk.launches;
+        x.kernel_copy_s = 2.0 * (double)blk.d2d / m->memory_bps * tpace_mc_ratio(x.kernel_s, x.kernel_pred_s);
+        x.kernel_rows = c.b;
+        const double t_in = (double)blk.h2d / cn / m->h2d_bps, t_out = (double)blk.d2h / cn / m->d2h_bps;
+        double up = t_in, down = t_out;
+        if (slots > 1 && chunks > 1)
+            tpace_mc_cycle_parts(m, slots, (double)blk.h2d / cn, x.kernel_pred_s / cn, (double)blk.d2h / cn, &up, &down);
+        x.upload_pred_s = t_in + (cn - 1.0) * up;
+        x.download_pred_s = t_out + (cn - 1.0) * down;
+        x.wall_pred_s = tpace_mc_block_time(m, &run, c, chunks, slots, &blk);
+        char found[400];
+        snprintf(found, sizeof found, "it took %.3g s, profile %s predicts %.3g s (kernels %.2fx, uploads %.2fx, "
+                                      "downloads %.2fx)",
+                 x.wall_s, p->model->machine, x.wall_pred_s, tpace_mc_ratio(x.kernel_s, x.kernel_pred_s),
+                 tpace_mc_ratio(x.upload_s, x.upload_pred_s), tpace_mc_ratio(x.download_s, x.download_pred_s));
+        if (!tpace_model_off(&x, TPACE_REPLAN_TOLERANCE)) {
+            char say[200];
+            snprintf(say, sizeof say, "block 1 as predicted (%.2fx)", tpace_mc_ratio(x.wall_s, x.wall_pred_s));
+            tpace_replan_say(p, say);
+        } else {
+            tpace_model refit;
+            tpace_model_refit(p->model, &x, &refit);
+            tpace_replan_with(r, &refit, left, 0.0, "after block 1", found);
+        }
+    }
+    /* The timeline is kept only for TPACE_TRACE. */
+    if (r->trace.path == NULL && r->trace.on) {
+        free(r->trace.ops);
+        r->trace.ops = NULL;
+        r->trace.n = r->trace.cap = 0;
+        r->trace.on = 0;
+    }
 }
 
 /* Finish the chunk whose kernels were issued last and bring the next one in.
@@ -1287,6 +1827,8 @@ static inline int tpace_next(tpace_rt *r, tpace_chunk *ch, long max_tau)
         tpace_dev_sync(r);
         if (r->next_t >= p->s.steps)
             return 0;
+        if (r->rechecking) /* the first block against the model; the next block may take another plan */
+            tpace_replan_first_block(r, prev.t, prev.kb);
         have_prev = 0;
         next.t = r->next_t;
         next.c = 0;
@@ -1295,14 +1837,26 @@ static inline int tpace_next(tpace_rt *r, tpace_chunk *ch, long max_tau)
     next.last_block = next.t + next.kb >= p->s.steps;
     next.slot = (int)(next.c % p->slots);
     next.base = tpace_chunk_base(p, next.c, next.kb);
+    /* After the run's first chunk, nothing written back yet: the model checked against it. */
+    const int check = r->calibrating && have_prev && prev.c == 0 && prev.t == 0;
     if (p->schedule == TPACE_MMTB || p->schedule == TPACE_INCORE) {
         tpace_mmtb_in(r, &next, have_prev ? &prev : NULL);
+        if (check && tpace_replan_first_chunk(r, &prev))
+            return tpace_next(r, ch, max_tau); /* the run starts over with the new plan */
         if (have_prev)
             tpace_chunk_out(r, &prev, max_tau);
     } else {
+        /* The next chunk's upload before the check, where it has a queue of its own (it reads no
+         * plane the previous chunk writes back). */
+        const int early = check && prev.slot != next.slot;
+        if (early)
+            tpace_mm_in(r, &next);
+        if (check && tpace_replan_first_chunk(r, &prev))
+            return tpace_next(r, ch, max_tau);
         if (have_prev)
             tpace_chunk_out(r, &prev, max_tau);
-        tpace_mm_in(r, &next);
+        if (!early)
+            tpace_mm_in(r, &next);
     }
     r->trace.kernels_from = tpace_trace_from(r, next.slot); /* once its inputs are there */
     r->cur = next;
@@ -1372,6 +1926,7 @@ static inline void tpace_launch_fused(tpace_rt *r, const tpace_chunk *ch, int i,
     l->tp_hi[0] = f.tp_seg_hi;
     l->tp_fuse = &f;
     fused->launch(r, l);
+    r->launches++;
     l->tp_fuse = NULL;
 }
 
@@ -1427,6 +1982,7 @@ static inline void tpace_run_block(tpace_rt *r, const tpace_sweep *sweeps, int n
                 if (sw->reduces)
                     tpace_count_own(r, &ch, l.tp_lo[0], l.tp_hi[0], &l.tp_count_lo, &l.tp_count_hi);
                 sw->launch(r, &l);
+                r->launches++;
             }
         }
     }
@@ -1450,9 +2006,11 @@ static inline void tpace_report_devices(const tpace_plan *p, int devices, int ra
     double glups = p->seconds > 0 ? points / p->seconds * 1e-9 : 0.0;
     fprintf(stderr,
             "tpace: %s: schedule=%s k=%d b=%ld streams=%d chunks=%ld fuse=%d steps=%ld points=%.0f device_bytes=%zu "
-            "seconds=%.6f glups=%.3f predicted_seconds=%.9g devices=%d ranks=%d up_bytes=%zu down_bytes=%zu (%s)\n",
+            "seconds=%.6f glups=%.3f predicted_seconds=%.9g devices=%d ranks=%d up_bytes=%zu down_bytes=%zu replans=%d "
+            "(%s%s%s)\n",
             p->s.where, tpace_schedule_names[p->schedule], p->k, p->b, p->streams, p->nchunks, p->fuse, p->s.steps, points,
-            p->device_bytes, p->seconds, glups, p->predicted, devices, ranks, p->up_bytes, p->down_bytes, p->chosen_by);
+            p->device_bytes, p->seconds, glups, p->predicted, devices, ranks, p->up_bytes, p->down_bytes, p->replans,
+            p->chosen_by, p->replan_note[0] ? "; " : "", p->replan_note);
 }
 
 /* The report of one executor on one device. */
@@ -1486,21 +2044,140 @@ static inline void tpace_end(tpace_rt *r)
 {
     if (!r->finished)
         tpace_finish(r);
-    for (int a = 0; a < r->narrays; a++) {
-        for (int s = 0; s < TPACE_MAX_SLOTS; s++) {
-            /* A slot's chunk buffer, its swap buffer and its fused-kernel strips. */
-            void *bufs[4] = {r->arrays[a].slot[s], r->arrays[a].shadow[s], r->arrays[a].strip_in[s],
-                             r->arrays[a].strip_out[s]};
-            for (int b = 0; b < 4; b++)
-                if (bufs[b])
-                    tpace_dev_free(r, bufs[b]);
-        }
-        if (r->arrays[a].carry)
-            tpace_dev_free(r, r->arrays[a].carry);
-    }
+    tpace_buffers_free(r);
     tpace_dev_end(r);
     if (!r->blockwise)
         tpace_report(&r->plan);
+    free(r->plan.model);
+    r->plan.model = NULL;
+}
+
+
+/* ---- TPACE_BENCH_PLANS="PLAN;PLAN;...": for benchmarks, one pipeline run once under each plan
+ * in one process, from the arrays as each run leaves them (so the program's set-up, which on a
+ * large grid takes longer than the pipeline, runs once), each with its report line. A PLAN is
+ * `model` (the model's choice) or SCHEDULE:K:B:STREAMS:FUSE (B a width, `-` for the model's at
+ * that k and streams, `-/2` for half of that, `-/4` a quarter...; FUSE `-` for the model's depth), then optionally
+ * `,NAME=VALUE` settings for that run alone (`,TPACE_REPLAN=0`, `,TPACE_MACHINE=FILE`; an empty
+ * VALUE unsets NAME). A plan that does not fit is said and skipped. The arrays and reductions end
+ * as the last run leaves them: timing only, not the program's answer (bench/gpu.sh uses it). ---- */
+
+/* Set the bench overrides for one PLAN (its text is modified); returns 0 when it does not read. */
+static inline int tpace_bench_setup(char *plan)
+{
+    static char slot[TPACE_BENCH_VARS][32];
+    tpace_bench_env.n = 0;
+    tpace_bench_divisor = 0;
+    char *extra = strchr(plan, ',');
+    if (extra != NULL)
+        *extra++ = '\0';
+    static const char *const vars[5] = {"TPACE_SCHEDULE", "TPACE_K", "TPACE_CHUNK", "TPACE_STREAMS", "TPACE_FUSE"};
+    char *field[5] = {NULL, NULL, NULL, NULL, NULL};
+    if (strcmp(plan, "model") != 0) {
+        char *at = plan;
+        for (int i = 0; i < 5; i++) {
+            field[i] = at;
+            char *colon = strchr(at, ':');
+            if ((colon == NULL) != (i == 4))
+                return 0;
+            if (colon != NULL) {
+                *colon = '\0';
+                at = colon + 1;
+            }
+        }
+    }
+    for (int i = 0; i < 5; i++) {
+        const char *v = field[i];
+        if (v != NULL && i == 2 && strncmp(v, "-/", 2) == 0) {
+            tpace_bench_divisor = strtol(v + 2, NULL, 10);
+            if (tpace_bench_divisor < 1)
+                return 0;
+            v = NULL;
+        } else if (v != NULL && strcmp(v, "-") == 0) {
+            v = NULL;
+        }
+        snprintf(slot[i], sizeof slot[i], "%s", v ? v : "");
+        tpace_bench_env.name[tpace_bench_env.n] = vars[i];
+        tpace_bench_env.value[tpace_bench_env.n++] = v ? slot[i] : NULL;
+    }
+    while (extra != NULL && *extra && tpace_bench_env.n < TPACE_BENCH_VARS) {
+        char *next = strchr(extra, ',');
+        if (next != NULL)
+            *next++ = '\0';
+        char *eq = strchr(extra, '=');
+        if (eq == NULL)
+            return 0;
+        *eq = '\0';
+        tpace_bench_env.name[tpace_bench_env.n] = extra;
+        tpace_bench_env.value[tpace_bench_env.n++] = eq[1] ? eq + 1 : NULL;
+        extra = next;
+    }
+    return 1;
+}
+
+/* One run of TPACE_BENCH_PLANS under the overrides set: 1 when it ran, 0 when its plan was
+ * refused (the refusal said). */
+static inline int tpace_bench_run(const tpace_shape *shape, tpace_array *arrays, int narrays, tpace_reduction *reds,
+                                  int nreds, const tpace_sweep *sweeps, int nsweeps, const tpace_fused *fused,
+                                  const void *in)
+{
+    static tpace_rt tp; /* static: kept across the longjmp of a refusal */
+    if (setjmp(tpace_bench_jump) != 0) {
+        tpace_bench_refusing = 0;
+        free(tp.plan.model);
+        tp.plan.model = NULL;
+        return 0;
+    }
+    tpace_bench_refusing = 1;
+    tpace_begin(&tp, shape, arrays, narrays, reds, nreds);
+    tpace_bench_refusing = 0;
+    tpace_run(&tp, sweeps, nsweeps, fused, in);
+    tpace_end(&tp);
+    return 1;
+}
+
+/* Run the pipeline under every plan of TPACE_BENCH_PLANS (one device); 0 when it is unset. */
+static inline int tpace_bench_plans(const tpace_shape *shape, tpace_array *arrays, int narrays, tpace_reduction *reds,
+                                    int nreds, const tpace_sweep *sweeps, int nsweeps, const tpace_fused *fused,
+                                    const void *in)
+{
+    const char *list = getenv("TPACE_BENCH_PLANS");
+    if (list == NULL || *list == '\0')
+        return 0;
+    int ran = 0, count = 0;
+    for (const char *at = list; *at;) {
+        while (*at == ';' || *at == ' ' || *at == '\t' || *at == '\n')
+            at++;
+        const size_t len = strcspn(at, "; \t\n");
+        if (len == 0)
+            break;
+        char said[512], plan[512];
+        snprintf(said, sizeof said, "%.*s", (int)TPACE_MIN(len, sizeof said - 1), at);
+        at += len;
+        snprintf(plan, sizeof plan, "%s", said);
+        count++;
+        if (!tpace_bench_setup(plan)) {
+            char msg[700];
+            snprintf(msg, sizeof msg, "TPACE_BENCH_PLANS: `%s` is not model or SCHEDULE:K:B:STREAMS:FUSE[,NAME=VALUE...]",
+                     said);
+            tpace_stop(shape->where, msg);
+        }
+        fprintf(stderr, "tpace: %s: bench plan %d: %s\n", shape->where, count, said);
+        fflush(stderr);
+        /* The reductions' results of the run before: only the last run's go on. */
+        for (int i = 0; i < nreds && ran > 0; i++) {
+            free(reds[i].partial);
+            reds[i].partial = NULL;
+        }
+        if (tpace_bench_run(shape, arrays, narrays, reds, nreds, sweeps, nsweeps, fused, in))
+            ran = 1;
+        fflush(stderr);
+    }
+    tpace_bench_env.n = 0;
+    tpace_bench_divisor = 0;
+    if (!ran)
+        tpace_stop(shape->where, "TPACE_BENCH_PLANS: no plan ran (every one was refused)");
+    return 1;
 }
 
 /* ==== end of tpace runtime, schedule part ==== */

@@ -24,7 +24,8 @@
 /* Runtime functions that only some programs call. */
 #define TPACE_MAYBE_UNUSED __attribute__((unused))
 
-struct tpace_model; /* the performance model (model part) */
+struct tpace_model;   /* the performance model (model part) */
+struct tpace_machine; /* a machine profile's figures (model part) */
 
 #define TPACE_MAX_SLOTS 64
 /* Most dimensions of a grid (the translator's runtime::MAX_RANK). */
@@ -95,6 +96,8 @@ typedef struct tpace_shape {
                                                            * evolution-vector model or TPACE_T), not
                                                            * TPACE_FUSE and the performance model */
     const struct tpace_model *model; /* the performance model for this pipeline and machine (model part) */
+    const struct tpace_machine *machines; /* the bundled profiles the program may plan with instead, */
+    int nmachines;                        /* chosen by the device's name (tpace_pick_model) */
     /* Several devices: the plan every device runs, chosen for all of them at once
      * (tpace_plan_devices in the scale-out part), and the budget it was chosen for. */
     int force;           /* 1: the executor takes this plan and asks no one else */
@@ -103,7 +106,7 @@ typedef struct tpace_shape {
     int force_streams, force_fuse;
     size_t force_budget; /* device memory each device may use (0: unknown) */
     double predicted;    /* the model's seconds for the whole run on every device */
-    char chosen_by[160]; /* who chose it, for the report */
+    char chosen_by[512]; /* who chose it, for the report */
 } tpace_shape;
 
 /* One listed array: the user's host memory and its device buffers. */
@@ -167,9 +170,18 @@ typedef struct tpace_plan {
     long fuse_blocks;    /* blocks a fused launch aims at when TPACE_FUSE_BLOCKS sets it (0: one wave) */
     long strip_planes;   /* fused mmtb: planes of each hand-over strip (0: none) */
     double predicted;    /* the model's prediction of that time (0: no model) */
-    char chosen_by[160]; /* who chose the parameters, for the report */
+    char chosen_by[512]; /* who chose the parameters, and the device and profile, for the report */
     size_t up_bytes;     /* array bytes moved host to device so far */
     size_t down_bytes;   /* ... and device to host */
+    int queues;          /* queues the target sets up: the slots and the mm carry queue, or room for any
+                          * plan a re-plan may take */
+    /* Plans that correct themselves (tpace_replan_* in the schedule part): */
+    struct tpace_model *model; /* the model the run plans with (NULL: none), refitted when it re-plans */
+    int fuse_set;        /* the steps per kernel were set (TPACE_FUSE, or the target's own choice) */
+    int fuse_most;       /* the most steps per kernel the program and device hold */
+    int replan;          /* whether the run checks the model against its first chunk and block */
+    int replans;         /* times it re-planned */
+    char replan_note[1536]; /* what it measured and what it changed, for the report */
 } tpace_plan;
 
 /* The chunk the executor hands to the generated kernels. */
@@ -191,12 +203,15 @@ typedef struct tpace_trace_op {
     int what;     /* enum tpace_trace_what */
     int from, to; /* stamps */
     size_t bytes; /* bytes moved (0 for kernels) */
+    size_t copied; /* bytes copied on the device within it (an upload's second buffers of swapped arrays) */
 } tpace_trace_op;
 
-/* The timeline being recorded (TPACE_TRACE=FILE; off while file is NULL). */
+/* The timeline being recorded (TPACE_TRACE=FILE, or re-planning's measurements; off while
+ * `on` is 0). */
 typedef struct tpace_trace {
-    FILE *file;
-    const char *path;
+    int on;           /* recording (TPACE_TRACE, or a run that checks the model against its first block) */
+    FILE *file;       /* TPACE_TRACE's file, one device (NULL: none, or `keep`) */
+    const char *path; /* TPACE_TRACE's file name (NULL: no file; only re-planning measures) */
     tpace_trace_op *ops;
     long n, cap;
     int origin;       /* the stamp all times count from */
@@ -234,6 +249,11 @@ typedef struct tpace_rt {
                                       * [from, to) of chunk ch are on their way to the host (NULL: nothing more) */
     void *scale;                     /* the scale-out part's state for ghost_fill and planes_out */
     int finished;                    /* tpace_finish has run: the results are in place */
+    /* Checking the model against the first chunk and block (tpace_replan_* in the schedule part): */
+    int calibrating;                 /* 1 until the first chunk of the first block is measured */
+    int rechecking;                  /* 1 until the first block is measured */
+    long launches;                   /* kernel launches so far */
+    long first_launches;             /* ... those of the first chunk */
 } tpace_rt;
 
 /* Most steps one fused kernel advances (the translator instantiates kernels for 2 .. this). */
@@ -277,6 +297,11 @@ TPACE_HOOK void tpace_dev_end(tpace_rt *r);
 TPACE_HOOK int tpace_dev_reduces_on_device(void); /* 1: kernels add into tpace_reduction.dev */
 TPACE_HOOK int tpace_dev_stamp(tpace_rt *r, int q); /* a device timestamp once q's work so far is done; -1: no timers */
 TPACE_HOOK double tpace_dev_stamp_ms(tpace_rt *r, int from, int to); /* after a sync: ms from stamp `from` to `to` */
+TPACE_HOOK void tpace_dev_stamp_wait(tpace_rt *r, int stamp);      /* the host waits until the stamp is done */
+TPACE_HOOK void tpace_dev_name(tpace_rt *r, char *name, size_t size); /* the device's name, as its runtime says it */
+TPACE_HOOK int tpace_dev_replans(tpace_rt *r); /* 1: by default the run checks the model against its device's
+                                                * timers (a GPU); 0: it does not (no timers, or a CPU whose times
+                                                * no GPU profile predicts: TPACE_REPLAN=1 asks for it) */
 /* Several devices of one process (the scale-out part). */
 TPACE_HOOK int tpace_dev_threads(void);                 /* 1: each device's executor may run on a host thread of its own */
 TPACE_HOOK int tpace_dev_peer_able(tpace_rt *r, int other); /* 1: r->device can copy straight into device `other`'s memory */

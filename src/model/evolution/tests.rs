@@ -120,7 +120,13 @@ fn the_search_stops_for_the_reasons_the_paper_gives() {
 
 #[test]
 fn profiles_without_the_figures_are_refused() {
-    let e = EvolutionMachine::from_profile(&Profile::bundled("h200").unwrap()).unwrap_err();
+    let bare = Profile::parse(
+        "bare",
+        "name = \"bare\"\ndescription = \"d\"\narch = \"gpu\"\n\
+         [memory_gbs]\nvalue = 4800\nkind = \"spec\"\nsource = \"s\"\n",
+    )
+    .unwrap();
+    let e = EvolutionMachine::from_profile(&bare).unwrap_err();
     assert!(
         e.contains("bytes_per_flop") && e.contains("min_work_groups") && e.contains("tile_bytes"),
         "{e}"
@@ -128,7 +134,10 @@ fn profiles_without_the_figures_are_refused() {
     // The lent GPU's profile has them (for OpenCL's work groups).
     let h100 = EvolutionMachine::from_profile(&Profile::bundled("h100").unwrap()).unwrap();
     assert_eq!((h100.tile_bytes, h100.min_groups), (49152, 4224));
-    assert_eq!(h100.max_group_size, Some(1024));
+    // What NVIDIA's OpenCL builds tpace's kernels for (the device says 1024).
+    assert_eq!(h100.max_group_size, Some(256));
+    // ... and what a tile costs there, which the OpenCL choice prices.
+    assert_eq!(h100.tile_point_s, Some(7.76e-12));
 }
 
 #[test]

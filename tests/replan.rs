@@ -1,0 +1,630 @@
+//! Plans that correct themselves (issue 27, item 3): a generated program checks the
+//! model against its first chunk and first block and, where they differ by more than
+//! 15 %, refits the figures it measured and re-plans; results stay bit for bit. The
+//! decision and the refit (runtime/model.h) with given timings; generated programs on
+//! the CUDA emulation with a profile wildly off for the CPU; TPACE_REPLAN=0 and the
+//! user's own settings turn it off; and the executor's switches between plans
+//! (TPACE_REPLAN_TO: any schedule, k, b, streams and steps per kernel, after the first
+//! chunk or after the first block) bit for bit on the emulation and on OpenACC.
+
+mod common;
+
+use common::{build_ok, compile, program_path, reference_of, run_ok, run_with};
+use std::fmt::Write;
+use std::path::Path;
+use std::process::Command;
+use tpace::back::Target;
+use tpace::driver::dump::first_difference;
+use tpace::driver::run::{Execution, Flavour, Params, Toolchain};
+use tpace::model::cmodel::initializer;
+use tpace::model::expr::Macros;
+use tpace::model::predict::Machine;
+use tpace::model::{Profile, Workload, workload};
+
+/// Compile `c` (C, after the model part) and run it; its standard output.
+fn run_harness(c: &str) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("h.c");
+    let text = format!(
+        "#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n{}\n{c}",
+        tpace::runtime::MODEL
+    );
+    std::fs::write(&src, text).unwrap();
+    let bin = dir.path().join("h");
+    let out = Command::new(std::env::var("CC").unwrap_or_else(|_| "gcc".into()))
+        .args(["-std=gnu11", "-O2", "-Wall", "-Wextra", "-Werror"])
+        .arg(&src)
+        .arg("-o")
+        .arg(&bin)
+        .output()
+        .expect("gcc runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let run = Command::new(&bin).output().expect("harness runs");
+    assert!(run.status.success());
+    String::from_utf8(run.stdout).unwrap()
+}
+
+/// The decision with given timings: within 15 % of the prediction nothing changes, past
+/// it (either way) the run re-plans; the refit takes each part's factor.
+#[test]
+fn the_decision_and_the_refit_with_given_timings() {
+    let c = compile(&program_path("jacobi2d.c"));
+    let w = Workload::from_unit(c.unit(0), &[49152, 61440], 128).unwrap();
+    let h100 = Machine::from_profile(&Profile::bundled("h100").unwrap()).unwrap();
+    let mut h = format!("static const tpace_model m = {};\n", initializer(&w, &h100));
+    h.push_str(
+        "static void off(double wall, double pred)\n{\n    tpace_measured x;\n    memset(&x, 0, sizeof x);\n    \
+         x.wall_s = wall;\n    x.wall_pred_s = pred;\n    printf(\"off %g %d\\n\", wall / pred, tpace_model_off(&x, TPACE_REPLAN_TOLERANCE));\n}\n\
+         int main(void)\n{\n",
+    );
+    for (wall, pred) in [
+        (1.0, 1.0),
+        (1.14, 1.0),
+        (1.16, 1.0),
+        (0.86, 1.0),
+        (0.84, 1.0),
+        (2.1, 1.0),
+        (0.3, 0.285),
+        (0.643, 0.285),
+    ] {
+        writeln!(h, "    off({wall:?}, {pred:?});").unwrap();
+    }
+    h.push_str(
+        "    tpace_measured x;\n    memset(&x, 0, sizeof x);\n    x.kernel_s = 2.0; x.kernel_pred_s = 1.0;\n    \
+         x.upload_s = 1.0; x.upload_pred_s = 1.0;\n    x.download_s = 3.0; x.download_pred_s = 2.0;\n    \
+         tpace_model r;\n    tpace_model_refit(&m, &x, &r);\n    \
+         printf(\"refit %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g\\n\", r.kernel_s[8] / m.kernel_s[8], \
+         m.kernel_bps / r.kernel_bps, r.launch_s / m.launch_s, m.memory_bps / r.memory_bps, m.h2d_bps / r.h2d_bps, \
+         m.d2h_bps / r.d2h_bps, m.duplex_bps / r.duplex_bps, r.fused_point_s / m.fused_point_s);\n    \
+         x.download_pred_s = 0.0; /* not measured: the uploads' factor for the way back */\n    \
+         x.upload_s = 1.5;\n    tpace_model_refit(&m, &x, &r);\n    \
+         printf(\"back %.17g %.17g\\n\", m.d2h_bps / r.d2h_bps, m.duplex_bps / r.duplex_bps);\n    \
+         /* The depth that ran measured: its cost per point at its width; the others scaled. */\n    \
+         x.kernel_depth = 8; x.kernel_points = 1e9; x.kernel_launches = 10.0; x.kernel_rows = 1967;\n    \
+         tpace_model_refit(&m, &x, &r);\n    \
+         printf(\"depth %.17g %.17g %llu %llu %.17g\\n\", r.kernel_s[8], (2.0 - 10.0 * r.launch_s) / 1e9, \
+         r.kernel_rows[8], r.refit_depths, r.kernel_s[4] / m.kernel_s[4]);\n    \
+         /* A second depth later: the first keeps what it measured. */\n    \
+         tpace_model r2;\n    x.kernel_depth = 4; x.kernel_s = 3.0;\n    tpace_model_refit(&r, &x, &r2);\n    \
+         printf(\"again %d %llu %d\\n\", r2.kernel_s[8] == r.kernel_s[8], r2.refit_depths, r2.kernel_s[2] > r.kernel_s[2]);\n    \
+         return 0;\n}\n",
+    );
+    let text = run_harness(&h);
+    let lines: Vec<&str> = text.lines().collect();
+    let decided: Vec<&str> = lines[..8]
+        .iter()
+        .map(|l| l.split(' ').nth(2).unwrap())
+        .collect();
+    assert_eq!(decided, ["0", "0", "1", "0", "1", "1", "0", "1"], "{text}");
+    let refit: Vec<f64> = lines[8]
+        .split_whitespace()
+        .skip(1)
+        .map(|v| v.parse().unwrap())
+        .collect();
+    assert_eq!(refit, [2.0, 2.0, 2.0, 2.0, 1.0, 1.5, 1.25, 2.0], "{text}");
+    assert_eq!(lines[9], "back 1.5 1.5", "{text}");
+    let depth: Vec<&str> = lines[10].split_whitespace().collect();
+    assert_eq!(depth[1], depth[2], "{text}");
+    assert_eq!(&depth[3..], ["1967", "256", "2"], "{text}");
+    assert_eq!(lines[11], "again 1 272 1", "{text}");
+}
+
+/// What re-planning buys, in the model: a program on an H100 planned with the H200's
+/// spec-sheet profile (kernels predicted far faster than the H100 runs them), each first
+/// chunk timed as the H100's measured profile predicts it, re-plans (the depth that ran
+/// measured, up to three times) to a plan that the H100's profile predicts within 10 % of
+/// its own best; the spec-sheet plan itself is predicted further off. (A simulation in the model, with the measured profile as
+/// the device; bench/gpu.sh part `showit` measures it on the GPUs.)
+#[test]
+fn a_spec_sheet_profile_refitted_to_the_measured_device_plans_near_its_best() {
+    let spec = Machine::from_profile(&Profile::bundled("h200").unwrap()).unwrap();
+    let truth = Machine::from_profile(&Profile::bundled("h100").unwrap()).unwrap();
+    let mut h = String::new();
+    let cases = [
+        ("jacobi2d.c", vec![49152u64, 61440], 128u64, 8u128 << 30),
+        ("jacobi2d.c", vec![49152, 61440], 512, 8 << 30),
+        ("heat3d.c", vec![1152, 1536, 1728], 128, 8 << 30),
+        ("heat3d.c", vec![1152, 1536, 1728], 128, 80 << 30),
+        ("heat3d.c", vec![1152, 1536, 1728], 512, 8 << 30),
+    ];
+    for (i, (name, extents, steps, _)) in cases.iter().enumerate() {
+        let c = compile(&program_path(name));
+        let w = Workload::from_unit(c.unit(0), extents, *steps).unwrap();
+        writeln!(
+            h,
+            "static const tpace_model spec{i} = {};",
+            initializer(&w, &spec)
+        )
+        .unwrap();
+        writeln!(
+            h,
+            "static const tpace_model truth{i} = {};",
+            initializer(&w, &truth)
+        )
+        .unwrap();
+    }
+    h.push_str(
+        "/* The time `m` predicts for the plan c chose (its steps per kernel). */\n\
+         static double on(const tpace_model *m, const tpace_model_run *w, tpace_model_choice c)\n{\n    \
+         tpace_model f = *m;\n    f.fuse = c.fuse;\n    return tpace_model_predict(&f, w, c.best);\n}\n\
+         /* As a run re-plans: the first chunk of each plan measured (here: as the true profile\n\
+          * prices its block), checked, the model refitted with that depth measured and the plan\n\
+          * chosen again, up to three times, while the plan changes. */\n\
+         static void one(const tpace_model *spec0, const tpace_model *truth, tpace_model_run w, tpace_u128 cap)\n{\n    \
+         tpace_model spec = *spec0;\n    \
+         tpace_model_choice t = tpace_model_choose_fused(truth, &w, cap, -1, 0, 0, 0, 0, 8);\n    \
+         tpace_model_choice s = tpace_model_choose_fused(&spec, &w, cap, -1, 0, 0, 0, 0, 8);\n    \
+         const double first = on(truth, &w, s);\n    int off = 0;\n    \
+         for (int round = 0; round < 3; round++) {\n        \
+         tpace_model fs = spec, ft = *truth;\n        fs.fuse = ft.fuse = s.fuse;\n        \
+         tpace_model_config c = tpace_mc_normalise(&w, s.best);\n        tpace_u64 n = tpace_mc_count(w.n, c.b);\n        \
+         tpace_mc_block blk = tpace_mc_block_of(&fs, &w, c, n, c.k, 0);\n        tpace_u64 f = tpace_mc_fuse_for(&fs, c, n);\n        \
+         tpace_measured x;\n        memset(&x, 0, sizeof x);\n        \
+         x.kernel_pred_s = (double)blk.points * tpace_mc_point_cost(&fs, f, w.plane, c.b) + (double)blk.launches * fs.launch_s;\n        \
+         x.kernel_s = (double)blk.points * tpace_mc_point_cost(&ft, f, w.plane, c.b) + (double)blk.launches * ft.launch_s;\n        \
+         x.upload_s = (double)blk.h2d / ft.h2d_bps;\n        x.upload_pred_s = (double)blk.h2d / fs.h2d_bps;\n        \
+         x.wall_s = x.kernel_s + x.upload_s;\n        x.wall_pred_s = x.kernel_pred_s + x.upload_pred_s;\n        \
+         x.kernel_depth = (int)f;\n        x.kernel_points = (double)blk.points;\n        \
+         x.kernel_launches = (double)blk.launches;\n        x.kernel_rows = c.b;\n        \
+         if (!tpace_model_off(&x, TPACE_REPLAN_TOLERANCE))\n            break;\n        off = 1;\n        \
+         tpace_model r;\n        tpace_model_refit(&spec, &x, &r);\n        spec = r;\n        \
+         tpace_model_choice a = tpace_model_choose_fused(&spec, &w, cap, -1, 0, 0, 0, 0, 8);\n        \
+         if (a.best.schedule == s.best.schedule && a.best.k == s.best.k && a.best.b == s.best.b &&\n            \
+         a.best.streams == s.best.streams && a.fuse == s.fuse)\n            break;\n        s = a;\n    }\n    \
+         printf(\"%d %.6g %.6g %.6g\\n\", off, on(truth, &w, t), first, on(truth, &w, s));\n}\n\
+         int main(void)\n{\n",
+    );
+    for (i, (_, _, _, cap)) in cases.iter().enumerate() {
+        let c = compile(&program_path(cases[i].0));
+        let w = Workload::from_unit(c.unit(0), &cases[i].1, cases[i].2).unwrap();
+        writeln!(
+            h,
+            "    one(&spec{i}, &truth{i}, (tpace_model_run){{{}ULL, {}ULL, {}ULL}}, (tpace_u128){cap}ULL);",
+            w.n, w.plane, w.steps
+        )
+        .unwrap();
+    }
+    h.push_str("    return 0;\n}\n");
+    let text = run_harness(&h);
+    for (line, case) in text.lines().zip(&cases) {
+        let f: Vec<f64> = line
+            .split_whitespace()
+            .map(|v| v.parse().unwrap())
+            .collect();
+        let (best, spec_plan, replanned) = (f[1], f[2], f[3]);
+        eprintln!(
+            "{} {:?} {} steps: best {best:.4} s, spec plan {spec_plan:.4} s ({:.3}), re-planned {replanned:.4} s ({:.3})",
+            case.0,
+            case.1,
+            case.2,
+            best / spec_plan,
+            best / replanned
+        );
+        assert_eq!(
+            f[0], 1.0,
+            "{case:?}: the spec sheet is off by more than 15 % here"
+        );
+        assert!(best / replanned >= 0.90, "{case:?}: {line}");
+        assert!(replanned <= spec_plan * 1.0001, "{case:?}: {line}");
+    }
+}
+
+/// A program built for the CUDA emulation, and the sequential run.
+struct Built {
+    binary: std::path::PathBuf,
+    dir: tempfile::TempDir,
+    reference: Execution,
+}
+
+fn built(name: &str, target: Target, flavour: Flavour, steps: u64) -> Built {
+    let tc = Toolchain::detect();
+    let dir = tempfile::tempdir().unwrap();
+    let c = compile(&program_path(name));
+    let out = tpace::driver::translate(&c, target).unwrap();
+    let b = build_ok(&tc, &out, dir.path(), "t", flavour);
+    let reference = build_ok(
+        &tc,
+        &reference_of(&c),
+        dir.path(),
+        "reference",
+        Flavour::Reference,
+    );
+    let reference = run_ok(
+        &reference.binary,
+        steps,
+        &Params::default(),
+        &dir.path().join("ref.dump"),
+    );
+    Built {
+        binary: b.binary,
+        dir,
+        reference,
+    }
+}
+
+/// A profile whose host link is a million times faster than any (so the model plans as
+/// if moving data cost nothing) and whose kernels are the H100's: wildly off for the
+/// CPU emulation, whatever the machine's load.
+fn wrong_profile(dir: &Path) -> String {
+    let path = dir.join("wrong.toml");
+    std::fs::write(
+        &path,
+        "name = \"wrong\"\ndescription = \"a link no machine has\"\narch = \"gpu\"\n\
+         [memory_gbs]\nvalue = 2979.6\nkind = \"assumed\"\nsource = \"test\"\n\
+         [h2d_gbs]\nvalue = 5e7\nkind = \"assumed\"\nsource = \"test\"\n\
+         [d2h_gbs]\nvalue = 5e7\nkind = \"assumed\"\nsource = \"test\"\n\
+         [launch_overhead_us]\nvalue = 4\nkind = \"assumed\"\nsource = \"test\"\n",
+    )
+    .unwrap();
+    path.display().to_string()
+}
+
+const STEPS: u64 = 13;
+
+/// On the emulation, with a profile wildly off and TPACE_REPLAN=1 (the emulation does not
+/// check by default), the run re-plans after its first chunk and says why; the arrays stay
+/// bit for bit. TPACE_REPLAN=0, or a setting of the user's, and it does not; nor by
+/// default on the emulation.
+#[test]
+fn a_wildly_wrong_profile_re_plans_bit_for_bit_and_the_switches_turn_it_off() {
+    let b = built("heat1d.c", Target::Cuda, Flavour::CudaEmulation, STEPS);
+    let machine = wrong_profile(b.dir.path());
+    let dump = b.dir.path().join("t.dump");
+    let env = |replan: Option<&str>| {
+        let mut e = vec![
+            ("TPACE_MACHINE".to_string(), machine.clone()),
+            ("TPACE_DEVICE_MEM".to_string(), "400000".to_string()),
+        ];
+        if let Some(r) = replan {
+            e.push(("TPACE_REPLAN".to_string(), r.to_string()));
+        }
+        e
+    };
+    let on = run_with(&b.binary, STEPS, &Params::default(), &env(Some("1")), &dump);
+    let replans: u32 = on.report["replans"].parse().unwrap();
+    assert!((1..=3).contains(&replans), "{}", on.stderr);
+    assert!(
+        on.stderr
+            .contains("after the first chunk: its upload and kernels took")
+            && on.stderr.contains("profile wrong predicts"),
+        "{}",
+        on.stderr
+    );
+    assert!(
+        on.stderr.contains("re-planned after the first chunk")
+            || on.stderr.contains("checked after the first chunk"),
+        "{}",
+        on.stderr
+    );
+    // The link is slower than the profile says by far more than the kernels are.
+    assert!(on.stderr.contains("x, upload "), "{}", on.stderr);
+    assert_eq!(first_difference(&b.reference.dump, &on.dump), None);
+    assert_eq!(on.stdout, b.reference.stdout);
+    // Off: the switch, the user's k, the emulation's default.
+    let off = run_with(&b.binary, STEPS, &Params::default(), &env(Some("0")), &dump);
+    let user = run_with(
+        &b.binary,
+        STEPS,
+        &Params {
+            k: Some(3),
+            ..Params::default()
+        },
+        &env(Some("1")),
+        &dump,
+    );
+    let default = run_with(&b.binary, STEPS, &Params::default(), &env(None), &dump);
+    for (what, got) in [
+        ("TPACE_REPLAN=0", &off),
+        ("TPACE_K=3", &user),
+        ("default", &default),
+    ] {
+        assert_eq!(got.report["replans"], "0", "{what}: {}", got.stderr);
+        assert!(
+            !got.stderr.contains("first chunk"),
+            "{what}: {}",
+            got.stderr
+        );
+        assert_eq!(
+            first_difference(&b.reference.dump, &got.dump),
+            None,
+            "{what}"
+        );
+    }
+    // Without the check the wrong profile's plan runs as chosen, and the check kept or
+    // changed it: either way the report says what ran.
+    assert_eq!(off.report["schedule"], default.report["schedule"]);
+}
+
+/// The executor takes another plan after the first chunk (starting over) or after the
+/// first block (for the remaining blocks): every switch between schedules, k, b, streams
+/// and steps per kernel, with reductions, several sweeps, fused kernels, swaps and
+/// arrays not brought back, leaves every array bit for bit (TPACE_REPLAN_TO, the tests'
+/// knob: the switch happens whatever was measured).
+fn switches_bit_for_bit(target: Target, flavour: Flavour, programs: &[&str]) {
+    for name in programs {
+        let b = built(name, target, flavour, STEPS);
+        let c = compile(&program_path(name));
+        let n =
+            workload::extents(c.unit(0), &Macros::new(&[], &c.program.source).unwrap()).unwrap()[0];
+        let fused = c.unit(0).plan.fusion.is_some() && target == Target::Cuda;
+        let deep = if fused { 4 } else { 1 };
+        let narrow = (n / 5).max(2);
+        let odd = common::non_divisor(n, n / 3 + 1);
+        // (initial schedule, k, b, streams; the switch)
+        let cases = [
+            (("mmtb", 4, narrow, 2), format!("chunk:mm:3:{odd}:3:1")),
+            (
+                ("mmtb", 5, odd, 3),
+                format!("chunk:mmtb:6:{narrow}:4:{deep}"),
+            ),
+            (("mm", 2, narrow, 1), format!("chunk:naive:1:{n}:2:1")),
+            (
+                ("naive", 1, odd, 2),
+                format!("block:mmtb:20:{narrow}:2:{deep}"),
+            ),
+            (("mmtb", 3, narrow, 4), format!("block:mm:4:{}:1:1", n + 5)),
+            (("mm", 4, odd, 2), format!("block:mmtb:2:1:3:{deep}")),
+            (("mmtb", 6, narrow, 2), format!("block:incore:1:1:1:{deep}")),
+            (
+                ("mmtb", 4, narrow, 3),
+                format!("chunk:mmtb:4:{narrow}:3:{}", if fused { 2 } else { 1 }),
+            ),
+        ];
+        let dump = b.dir.path().join("t.dump");
+        for ((schedule, k, chunk, streams), to) in &cases {
+            let p = common::params(schedule, *k, *chunk, *streams);
+            let env = vec![("TPACE_REPLAN_TO".to_string(), to.clone())];
+            let got = run_with(&b.binary, STEPS, &p, &env, &dump);
+            let what = format!("{name}: {schedule} k={k} b={chunk} S={streams}, then {to}");
+            assert_eq!(got.report["replans"], "1", "{what}: {}", got.stderr);
+            assert!(
+                got.stderr.contains("(TPACE_REPLAN_TO)"),
+                "{what}: {}",
+                got.stderr
+            );
+            let after: Vec<&str> = to.split(':').collect();
+            let schedule_after = if after[1] == "incore" {
+                "incore"
+            } else {
+                after[1]
+            };
+            assert_eq!(
+                got.report["schedule"], schedule_after,
+                "{what}: {}",
+                got.stderr
+            );
+            assert_eq!(
+                first_difference(&b.reference.dump, &got.dump),
+                None,
+                "{what}"
+            );
+            assert_eq!(
+                got.stdout.lines().count(),
+                b.reference.stdout.lines().count(),
+                "{what}"
+            );
+        }
+    }
+}
+
+#[test]
+fn plan_switches_are_bit_for_bit_on_the_cuda_emulation() {
+    switches_bit_for_bit(
+        Target::Cuda,
+        Flavour::CudaEmulation,
+        &[
+            "heat1d.c",
+            "jacobi2d.c",
+            "heat3d.c",
+            "cip2d.c",
+            "tests/fixtures/reductions/reduce2d.c",
+        ],
+    );
+}
+
+#[test]
+fn plan_switches_are_bit_for_bit_on_openacc() {
+    switches_bit_for_bit(
+        Target::Openacc,
+        Flavour::Openacc,
+        &[
+            "heat1d.c",
+            "fdtd2d.c",
+            "heat3d.c",
+            "tests/fixtures/reductions/reduce2d.c",
+            "tests/fixtures/liveness/jacobi2d_reads_work.c",
+        ],
+    );
+}
+
+/// TPACE_BENCH_PLANS (bench/gpu.sh's sweeps): the pipeline once under each plan in one
+/// process, a report line each, a refused plan said and skipped, a bad one refused in
+/// words; one plan alone leaves the arrays as a plain run does.
+#[test]
+fn bench_plans_time_one_pipeline_under_several_plans() {
+    let b = built("heat1d.c", Target::Openacc, Flavour::Openacc, STEPS);
+    let dump = b.dir.path().join("t.dump");
+    let env = |plans: &str| {
+        vec![
+            ("TPACE_BENCH_PLANS".to_string(), plans.to_string()),
+            ("TPACE_DEVICE_MEM".to_string(), "400000".to_string()),
+        ]
+    };
+    let got = run_with(
+        &b.binary,
+        STEPS,
+        &Params::default(),
+        &env(
+            "model;mmtb:4:-:3:-  mmtb:4:-/2:3:1\nmmtb:8:200000:4:1;mm:3:5000:2:1,TPACE_K=,TPACE_REPLAN=0",
+        ),
+        &dump,
+    );
+    let reports: Vec<&str> = got
+        .stderr
+        .lines()
+        .filter(|l| l.contains(" schedule="))
+        .collect();
+    assert_eq!(reports.len(), 4, "{}", got.stderr);
+    for i in 1..=5 {
+        assert!(
+            got.stderr.contains(&format!(": bench plan {i}: ")),
+            "{}",
+            got.stderr
+        );
+    }
+    assert!(
+        got.stderr.contains(
+            "bench plan refused: the plan (schedule=mmtb k=8 TPACE_CHUNK=200000 streams=4)"
+        ),
+        "{}",
+        got.stderr
+    );
+    let field = |line: &str, key: &str| -> String {
+        line.split_whitespace()
+            .find_map(|w| w.strip_prefix(&format!("{key}=")))
+            .unwrap()
+            .to_string()
+    };
+    // The model's width at k = 4 and 3 streams, then half of it.
+    let (b2, b3) = (field(reports[1], "b"), field(reports[2], "b"));
+    assert_eq!(field(reports[1], "k"), "4");
+    assert_eq!(
+        b3.parse::<u64>().unwrap(),
+        (b2.parse::<u64>().unwrap() / 2).max(1)
+    );
+    assert_eq!(
+        (
+            field(reports[3], "schedule"),
+            field(reports[3], "k"),
+            field(reports[3], "b")
+        ),
+        ("mm".to_string(), "3".to_string(), "5000".to_string())
+    );
+    // One plan: as a plain run.
+    let one = run_with(&b.binary, STEPS, &Params::default(), &env("model"), &dump);
+    assert_eq!(first_difference(&b.reference.dump, &one.dump), None);
+    let out = Command::new(&b.binary)
+        .arg(STEPS.to_string())
+        .env("TPACE_BENCH_PLANS", "mmtb:4")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("TPACE_BENCH_PLANS: `mmtb:4` is not model or SCHEDULE:K:B:STREAMS:FUSE"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// One operation of a TPACE_TRACE file.
+#[derive(Debug)]
+struct TraceOp {
+    /// What it was: "upload", "kernels", "download", ...
+    op: String,
+    /// The first step it covers.
+    first_step: u64,
+    /// How many steps it covers.
+    steps: u64,
+    /// The device column, where the file has one (several devices).
+    device: Option<u32>,
+}
+
+/// The header line and the operations of a TPACE_TRACE file.
+fn trace_ops(path: &Path) -> (String, Vec<TraceOp>) {
+    let text = std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("the trace {}: {e}", path.display()));
+    let mut lines = text.lines();
+    let header = lines.next().expect("a header line").to_string();
+    let columns = header.split('\t').count();
+    let ops = lines
+        .map(|line| {
+            let f: Vec<&str> = line.split('\t').collect();
+            assert_eq!(f.len(), columns, "{line}");
+            TraceOp {
+                op: f[4].to_string(),
+                first_step: f[1].parse().unwrap(),
+                steps: f[2].parse().unwrap(),
+                device: f.get(8).map(|d| d.parse().unwrap()),
+            }
+        })
+        .collect();
+    (header, ops)
+}
+
+/// Re-planning measures the run with the timeline TPACE_TRACE records: on one device both
+/// hold, the check re-plans and the file still gets the whole run's timeline (to its last
+/// step) and its summary; over two devices of one process (each on a thread of its own)
+/// nothing re-plans, and the one file has every device's operations in its device column.
+/// Bit for bit either way.
+#[test]
+fn re_planning_and_the_trace_file_on_one_device_and_on_two() {
+    let b = built("heat1d.c", Target::Cuda, Flavour::CudaEmulation, STEPS);
+    let machine = wrong_profile(b.dir.path());
+    let dump = b.dir.path().join("t.dump");
+    let trace = b.dir.path().join("trace.tsv");
+    let env = |devices: &str| {
+        vec![
+            ("TPACE_MACHINE".to_string(), machine.clone()),
+            ("TPACE_DEVICE_MEM".to_string(), "400000".to_string()),
+            ("TPACE_REPLAN".to_string(), "1".to_string()),
+            ("TPACE_TRACE".to_string(), trace.display().to_string()),
+            ("TPACE_EMU_DEVICES".to_string(), devices.to_string()),
+        ]
+    };
+    // One device: measured, re-planned or kept, and traced.
+    let one = run_with(&b.binary, STEPS, &Params::default(), &env("1"), &dump);
+    let replans: u32 = one.report["replans"].parse().unwrap();
+    assert!((1..=3).contains(&replans), "{}", one.stderr);
+    assert!(
+        one.stderr
+            .contains("after the first chunk: its upload and kernels took"),
+        "{}",
+        one.stderr
+    );
+    assert!(
+        one.stderr.contains(": trace: ") && one.stderr.contains("operations written to"),
+        "{}",
+        one.stderr
+    );
+    let (header, ops) = trace_ops(&trace);
+    assert!(!header.ends_with("\tdevice"), "{header}");
+    let last = ops
+        .iter()
+        .filter(|o| o.op == "kernels")
+        .map(|o| o.first_step + o.steps)
+        .max();
+    assert_eq!(last, Some(STEPS), "{header}\n{ops:?}");
+    assert!(ops.iter().any(|o| o.op == "upload") && ops.iter().any(|o| o.op == "download"));
+    assert_eq!(first_difference(&b.reference.dump, &one.dump), None);
+    // Two devices: no re-plan, one file with both devices.
+    std::fs::remove_file(&trace).unwrap();
+    let two = run_with(
+        &b.binary,
+        STEPS,
+        &Params {
+            gpus: Some(2),
+            ..Params::default()
+        },
+        &env("2"),
+        &dump,
+    );
+    assert_eq!(two.report["devices"], "2", "{}", two.stderr);
+    assert_eq!(two.report["replans"], "0", "{}", two.stderr);
+    assert!(!two.stderr.contains("first chunk"), "{}", two.stderr);
+    let (header, ops) = trace_ops(&trace);
+    assert!(header.ends_with("\tdevice"), "{header}");
+    for device in [0, 1] {
+        assert!(
+            ops.iter()
+                .any(|o| o.op == "kernels" && o.device == Some(device)),
+            "device {device}: {ops:?}"
+        );
+    }
+    assert_eq!(first_difference(&b.reference.dump, &two.dump), None);
+    assert_eq!(two.stdout, b.reference.stdout);
+}
