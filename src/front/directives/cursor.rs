@@ -67,7 +67,10 @@ impl Cursor<'_> {
     }
 
     pub fn error(&self, msg: &str) -> Diagnostic {
-        self.error_help(msg, "see the directive syntax in the README")
+        self.error_help(
+            msg,
+            "see the directive syntax in docs/directives.md (or docs/stencil-dialect.md)",
+        )
     }
 
     pub fn error_help(&self, msg: &str, help: &str) -> Diagnostic {
@@ -88,7 +91,7 @@ impl Cursor<'_> {
                 span,
                 "unexpected text after the directive",
                 "not understood here",
-                "remove it, or check the directive syntax in the README",
+                "remove it, or check the directive syntax in docs/directives.md (or docs/stencil-dialect.md)",
             ))
         }
     }
