@@ -28,7 +28,16 @@ pub struct Program {
     /// The file's preprocessor lines (all but `#pragma`) and its file-scope type
     /// declarations (`typedef`, `struct`, `union`, `enum`), in order: what a
     /// device file of its own needs to compile the sweeps' bodies.
-    pub declarations: Vec<Span>,
+    pub declarations: Vec<Declaration>,
+    /// The functions of the file that sweeps call, directly or through each
+    /// other, in source order: they run on the device too.
+    pub device_functions: Vec<DeviceFunction>,
+    /// Declarations of the file-scope constant scalars those functions read
+    /// (`static const double dt = 0.1;`), in source order.
+    pub device_constants: Vec<Span>,
+    /// The functions of the file whose loop nests are sweeps of a pipeline
+    /// (called from its time loop), in source order.
+    pub sweep_functions: Vec<SweepFunction>,
     /// The program's `main`, if this file defines it: where a translation for
     /// several processes (`--mpi`) starts MPI.
     pub main: Option<MainFunction>,
@@ -40,6 +49,43 @@ pub struct Program {
     /// (the headers' and the command line's too; only the file's own lines
     /// when no preprocessor ran): what the model evaluates `size` extents with.
     pub macros: Vec<Macro>,
+}
+
+/// A preprocessor line or a file-scope type declaration of the program.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Declaration {
+    /// Where it is written.
+    pub span: Span,
+    /// What it declares: the macro a `#define` defines; the typedef names,
+    /// struct, union and enum tags and enumerators of a type declaration
+    /// (nothing for other preprocessor lines).
+    pub declares: Vec<String>,
+}
+
+/// A function of the file that a sweep calls (`static inline double sq(double)`):
+/// a sweep's body becomes a kernel, so the function runs on the device too.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeviceFunction {
+    /// Its name.
+    pub name: String,
+    /// Its first declaration (a prototype or the definition), where an OpenACC
+    /// `routine` directive must go.
+    pub first: Span,
+    /// Its definition.
+    pub definition: Span,
+}
+
+/// A function of the file that holds sweeps (loop nests marked with their
+/// dimensions) and that a time loop calls: each call is those sweeps of the step.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SweepFunction {
+    /// Its name.
+    pub name: String,
+    /// Its definition.
+    pub definition: Span,
+    /// The directive lines in it (`#pragma tpace loop dim(d)`), which the
+    /// translation turns into comments.
+    pub directives: Vec<Span>,
 }
 
 /// A `#define`, as the C preprocessor listed it.
@@ -98,6 +144,8 @@ pub struct Pipeline {
     pub reductions: Vec<Reduction>,
     /// Whether the `async` clause asked for pipelined (asynchronous) execution.
     pub asynchronous: bool,
+    /// The functions (indices into [`Program::device_functions`]) its sweeps call.
+    pub device_functions: Vec<usize>,
 }
 
 /// A statement of the time loop that is not a sweep: it runs on the host.

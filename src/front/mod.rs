@@ -138,8 +138,68 @@ fn declared(mut node: tree_sitter::Node, source: &str) -> Option<String> {
 }
 
 /// The file's preprocessor lines but pragmas and its file-scope type
-/// declarations, in order (see `Program::declarations`).
-fn declarations(source: &str, tree: &tree_sitter::Tree) -> Vec<crate::ir::Span> {
+/// declarations, in order, each with what it declares (see `Program::declarations`).
+fn declarations(source: &str, tree: &tree_sitter::Tree) -> Vec<crate::ir::Declaration> {
+    spans_of_declarations(source, tree)
+        .into_iter()
+        .map(|span| {
+            let text = &source[span.clone()];
+            let declares = if text.trim_start().starts_with('#') {
+                defined_macro(text)
+            } else {
+                declared_names(text)
+            };
+            crate::ir::Declaration { span, declares }
+        })
+        .collect()
+}
+
+/// The macro a `#define` line defines (none for other directives).
+fn defined_macro(line: &str) -> Vec<String> {
+    let rest = line.trim_start().trim_start_matches('#').trim_start();
+    rest.strip_prefix("define")
+        .filter(|r| r.starts_with([' ', '\t']))
+        .and_then(|r| {
+            crate::text::identifiers(r)
+                .first()
+                .map(|n| vec![n.to_string()])
+        })
+        .unwrap_or_default()
+}
+
+/// The names a type declaration declares: typedef names, struct, union and enum
+/// tags, enumerators.
+fn declared_names(text: &str) -> Vec<String> {
+    let tree = cst::parse_c(text);
+    let mut out = Vec::new();
+    for node in cst::descendants(tree.root_node()) {
+        match node.kind() {
+            "struct_specifier" | "union_specifier" | "enum_specifier" | "enumerator" => {
+                if let Some(name) = node.child_by_field_name("name") {
+                    out.push(cst::text(name, text).to_string());
+                }
+            }
+            "type_definition" => {
+                let mut cursor = node.walk();
+                for declarator in node.children_by_field_name("declarator", &mut cursor) {
+                    // The name inside `*p`, `(*fn)(int)`, `v[3]`.
+                    if let Some(name) = cst::descendants(declarator)
+                        .into_iter()
+                        .find(|n| n.kind() == "type_identifier")
+                    {
+                        out.push(cst::text(name, text).to_string());
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Where the file's preprocessor lines but pragmas and its file-scope type
+/// declarations are written, in order.
+fn spans_of_declarations(source: &str, tree: &tree_sitter::Tree) -> Vec<crate::ir::Span> {
     let mut out = pragmas::other_directives(source);
     let mut stack = vec![tree.root_node()];
     while let Some(node) = stack.pop() {
@@ -167,4 +227,28 @@ fn declarations(source: &str, tree: &tree_sitter::Tree) -> Vec<crate::ir::Span> 
     }
     out.sort_by_key(|s| s.start);
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_a_type_declaration_declares() {
+        assert_eq!(
+            declared_names(
+                "typedef struct node { int class; struct node *next; } node_t, *node_p;"
+            ),
+            ["node_t", "node_p", "node", "node"]
+        );
+        assert_eq!(
+            declared_names("enum color { RED, GREEN = 2 };"),
+            ["color", "RED", "GREEN"]
+        );
+        assert_eq!(declared_names("typedef double (*fn)(double);"), ["fn"]);
+        assert_eq!(defined_macro("#  define REAL double"), ["REAL"]);
+        assert_eq!(defined_macro("#define SQ(x) ((x) * (x))"), ["SQ"]);
+        assert!(defined_macro("#include <stdio.h>").is_empty());
+        assert!(defined_macro("#defined_not").is_empty());
+    }
 }

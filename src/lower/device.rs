@@ -5,8 +5,6 @@
 //! host program alone, so that C the device compiler would refuse there (a
 //! member named `class` or `new`) is never handed to it.
 
-use crate::front::cst;
-use crate::front::time_loop::calls;
 use crate::ir::{Program, Span};
 use crate::text::identifiers;
 use std::collections::BTreeSet;
@@ -17,22 +15,15 @@ use std::collections::BTreeSet;
 /// it uses mentions, or a kept declaration mentions.
 pub fn declarations(program: &Program, device: &str) -> Vec<Span> {
     let decls = &program.declarations;
-    let texts: Vec<&str> = decls.iter().map(|d| &program.source[d.clone()]).collect();
+    let texts: Vec<&str> = decls
+        .iter()
+        .map(|d| &program.source[d.span.clone()])
+        .collect();
     let is_directive: Vec<bool> = texts
         .iter()
         .map(|t| t.trim_start().starts_with('#'))
         .collect();
-    let declared: Vec<Vec<String>> = texts
-        .iter()
-        .zip(&is_directive)
-        .map(|(t, d)| {
-            if *d {
-                defined_macro(t)
-            } else {
-                declared_names(t)
-            }
-        })
-        .collect();
+    let declared: Vec<&Vec<String>> = decls.iter().map(|d| &d.declares).collect();
     let mut needed: BTreeSet<&str> = identifiers(device).into_iter().collect();
     // A directive is always kept; it brings in what it mentions once its macro is used.
     let mut used = vec![false; decls.len()];
@@ -53,7 +44,7 @@ pub fn declarations(program: &Program, device: &str) -> Vec<Span> {
         .iter()
         .zip(is_directive.iter().zip(&used))
         .filter(|(_, (directive, used))| **directive || **used)
-        .map(|(d, _)| d.clone())
+        .map(|(d, _)| d.span.clone())
         .collect()
 }
 
@@ -80,98 +71,24 @@ pub struct Functions {
     pub per_pipeline: Vec<Vec<usize>>,
 }
 
-/// The functions of the file that the sweeps of `program` call.
+/// The functions of the file that the sweeps of `program` call (as the front
+/// end found them).
 pub fn functions(program: &Program) -> Functions {
-    let bodies =
-        |p: &crate::ir::Pipeline| -> Vec<Span> { p.body.iter().map(|s| s.body.clone()).collect() };
-    let all: Vec<Span> = program.pipelines.iter().flat_map(bodies).collect();
-    let found = calls::device_functions(&program.source, &all);
-    let functions: Vec<Function> = found
-        .functions
-        .into_iter()
-        .map(|(name, first, definition)| Function {
-            name,
-            first,
-            definition,
-        })
-        .collect();
-    let per_pipeline = program
-        .pipelines
-        .iter()
-        .map(|p| {
-            let mine = calls::device_functions(&program.source, &bodies(p));
-            mine.functions
-                .iter()
-                .filter_map(|(n, _, _)| functions.iter().position(|f| &f.name == n))
-                .collect()
-        })
-        .collect();
     Functions {
-        functions,
-        constants: found.constants,
-        per_pipeline,
-    }
-}
-
-/// The macro a `#define` line defines (none for other directives).
-fn defined_macro(line: &str) -> Vec<String> {
-    let rest = line.trim_start().trim_start_matches('#').trim_start();
-    rest.strip_prefix("define")
-        .filter(|r| r.starts_with([' ', '\t']))
-        .and_then(|r| identifiers(r).first().map(|n| vec![n.to_string()]))
-        .unwrap_or_default()
-}
-
-/// The names a type declaration declares: typedef names, struct, union and enum
-/// tags, enumerators.
-fn declared_names(text: &str) -> Vec<String> {
-    let tree = cst::parse_c(text);
-    let mut out = Vec::new();
-    for node in cst::descendants(tree.root_node()) {
-        match node.kind() {
-            "struct_specifier" | "union_specifier" | "enum_specifier" | "enumerator" => {
-                if let Some(name) = node.child_by_field_name("name") {
-                    out.push(cst::text(name, text).to_string());
-                }
-            }
-            "type_definition" => {
-                let mut cursor = node.walk();
-                for declarator in node.children_by_field_name("declarator", &mut cursor) {
-                    // The name inside `*p`, `(*fn)(int)`, `v[3]`.
-                    if let Some(name) = cst::descendants(declarator)
-                        .into_iter()
-                        .find(|n| n.kind() == "type_identifier")
-                    {
-                        out.push(cst::text(name, text).to_string());
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn names_a_type_declaration_declares() {
-        assert_eq!(
-            declared_names(
-                "typedef struct node { int class; struct node *next; } node_t, *node_p;"
-            ),
-            ["node_t", "node_p", "node", "node"]
-        );
-        assert_eq!(
-            declared_names("enum color { RED, GREEN = 2 };"),
-            ["color", "RED", "GREEN"]
-        );
-        assert_eq!(declared_names("typedef double (*fn)(double);"), ["fn"]);
-        assert_eq!(defined_macro("#  define REAL double"), ["REAL"]);
-        assert_eq!(defined_macro("#define SQ(x) ((x) * (x))"), ["SQ"]);
-        assert!(defined_macro("#include <stdio.h>").is_empty());
-        assert!(defined_macro("#defined_not").is_empty());
+        functions: program
+            .device_functions
+            .iter()
+            .map(|f| Function {
+                name: f.name.clone(),
+                first: f.first.clone(),
+                definition: f.definition.clone(),
+            })
+            .collect(),
+        constants: program.device_constants.clone(),
+        per_pipeline: program
+            .pipelines
+            .iter()
+            .map(|p| p.device_functions.clone())
+            .collect(),
     }
 }

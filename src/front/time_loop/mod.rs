@@ -83,12 +83,26 @@ pub fn lower(
     if !errors.is_empty() {
         return Err(errors);
     }
+    // The functions the sweeps call run on the device too: each pipeline's, and all.
+    let bodies = |p: &Pipeline| -> Vec<Span> { p.body.iter().map(|s| s.body.clone()).collect() };
+    let all: Vec<Span> = lowered.iter().flat_map(bodies).collect();
+    let (device_functions, device_constants) = calls::device_functions(tree, source, &all);
+    for p in &mut lowered {
+        let (mine, _) = calls::device_functions(tree, source, &bodies(p));
+        p.device_functions = mine
+            .iter()
+            .filter_map(|m| device_functions.iter().position(|f| f.name == m.name))
+            .collect();
+    }
     Ok(Program {
         path: path.to_string(),
         source: source.to_string(),
         init,
         pipelines: lowered,
         declarations: Vec::new(),
+        device_functions,
+        device_constants,
+        sweep_functions: Vec::new(),
         main: None,
         user_macros: scalars::macro_names(tree, source)
             .into_iter()
@@ -313,6 +327,7 @@ fn lower_pipeline(
         host,
         reductions,
         asynchronous: clauses.asynchronous,
+        device_functions: Vec::new(),
     })
 }
 
