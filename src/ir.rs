@@ -146,6 +146,65 @@ pub struct Pipeline {
     pub asynchronous: bool,
     /// The functions (indices into [`Program::device_functions`]) its sweeps call.
     pub device_functions: Vec<usize>,
+    /// Pointers of listed arrays exchanged at the end of every step, if any
+    /// (`float *t = a; a = b; b = t;`).
+    pub rotation: Option<Rotation>,
+}
+
+/// Pointers of listed arrays exchanged at the end of every step through a
+/// temporary of their type: double buffering by a pointer swap, or a
+/// three-level scheme's `t = u0; u0 = u1; u1 = u2; u2 = t;`. The storage does
+/// not move; what each pointer names does. At step `t` (0-based) array `a`'s
+/// pointer names the storage array `after(t, a)`'s pointer named at the start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rotation {
+    /// Per listed array, the listed array whose storage its pointer names after
+    /// one step (itself for an array not rotated).
+    pub takes: Vec<usize>,
+    /// The statements that exchange them (host statements: the host replay of
+    /// the time loop runs them, so the pointers end as the loop leaves them).
+    pub statements: Vec<Span>,
+}
+
+impl Rotation {
+    /// The storage array `a`'s pointer names after `steps` steps.
+    pub fn after(&self, steps: usize, a: usize) -> usize {
+        let mut at = a;
+        for _ in 0..steps % self.cycle(a).max(1) {
+            at = self.takes[at];
+        }
+        at
+    }
+
+    /// Steps after which array `a`'s pointer names its own storage again.
+    pub fn cycle(&self, a: usize) -> usize {
+        let mut at = self.takes[a];
+        let mut n = 1;
+        while at != a && n <= self.takes.len() {
+            at = self.takes[at];
+            n += 1;
+        }
+        n
+    }
+
+    /// Steps after which every pointer names its own storage again.
+    pub fn period(&self) -> usize {
+        let gcd = |mut a: usize, mut b: usize| {
+            while b != 0 {
+                (a, b) = (b, a % b);
+            }
+            a
+        };
+        (0..self.takes.len()).fold(1, |p, a| {
+            let c = self.cycle(a);
+            p / gcd(p, c) * c
+        })
+    }
+
+    /// Whether array `a` is exchanged with others.
+    pub fn moves(&self, a: usize) -> bool {
+        self.takes[a] != a
+    }
 }
 
 /// A statement of the time loop that is not a sweep: it runs on the host.
@@ -406,6 +465,23 @@ pub struct Sweep {
     /// and loop-invariant scalars (`fict[t]`): evaluated on the host once per step
     /// and handed to the kernel by value.
     pub step_values: Vec<StepValue>,
+    /// The function call of the time loop the nest is written in, when it is in
+    /// a function the loop calls rather than in the loop itself.
+    pub call: Option<SweepCall>,
+}
+
+/// A call of a sweep function ([`Program::sweep_functions`]) in the time loop:
+/// the loop nests of that function are sweeps of the step. Their text is the
+/// function's, so the names in it are the function's (its parameters, its
+/// locals); what the IR says about them in the pipeline's scope (loop bounds,
+/// scalars' values, layout checks) is in the caller's words, each parameter
+/// replaced by the argument the call passes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SweepCall {
+    /// The function called.
+    pub function: String,
+    /// The call statement in the time loop.
+    pub span: Span,
 }
 
 /// A per-step value: an element of an unlisted array that every point of a
@@ -435,6 +511,10 @@ pub struct Scalar {
     pub span: Span,
     /// How the body uses it.
     pub role: ScalarRole,
+    /// A C expression in the pipeline's scope for its value: the name itself,
+    /// or, for a parameter of a sweep function ([`Sweep::call`]), the argument
+    /// the call passes.
+    pub value: String,
 }
 
 /// How a sweep body uses a variable declared outside it.

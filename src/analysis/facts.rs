@@ -63,13 +63,36 @@ pub fn facts(program: &Program, p: &Pipeline) -> Facts {
         }
     }
     let after = liveness(program, p);
+    // With pointers rotated, each array's storage takes every role of its cycle in turn.
+    let cycle = |a: usize| -> Vec<usize> {
+        match &p.rotation {
+            Some(r) => {
+                let mut c = vec![a];
+                let mut at = r.takes[a];
+                while at != a && c.len() <= p.arrays.len() {
+                    c.push(at);
+                    at = r.takes[at];
+                }
+                c
+            }
+            None => vec![a],
+        }
+    };
     let arrays = (0..p.arrays.len())
         .zip(after)
-        .map(|(a, after)| ArrayFacts {
-            read: sweeps.iter().any(|s| s.reads.contains(&a)),
-            written: sweeps.iter().any(|s| s.writes.contains(&a)),
-            pure_temporary: p.arrays[a].intent == Intent::InOut && is_pure_temporary(p, a),
-            after,
+        .map(|(a, after)| {
+            let mine = cycle(a);
+            let any = |f: &dyn Fn(&SweepFacts, usize) -> bool| {
+                mine.iter().any(|b| sweeps.iter().any(|s| f(s, *b)))
+            };
+            ArrayFacts {
+                read: any(&|s, b| s.reads.contains(&b)),
+                written: any(&|s, b| s.writes.contains(&b)),
+                pure_temporary: mine.len() == 1
+                    && p.arrays[a].intent == Intent::InOut
+                    && is_pure_temporary(p, a),
+                after,
+            }
         })
         .collect();
     let elem_bytes = |a: usize| p.arrays[a].elem.bytes() as u32;

@@ -122,6 +122,21 @@ impl Poly {
         Some((coef, rest))
     }
 
+    /// The polynomial with each name that `values` maps replaced by its
+    /// polynomial; `None` on overflow or when the result grows too big.
+    pub fn substitute(&self, values: &BTreeMap<String, Poly>) -> Option<Poly> {
+        let mut out = Poly::default();
+        for (m, c) in &self.terms {
+            let mut term = Poly::constant(*c);
+            for name in m {
+                let factor = values.get(name).cloned().unwrap_or_else(|| Poly::var(name));
+                term = term.mul(&factor)?;
+            }
+            out = out.add(&term)?;
+        }
+        Some(out)
+    }
+
     /// The names the polynomial mentions.
     pub fn names(&self) -> std::collections::BTreeSet<&str> {
         self.terms.keys().flatten().map(String::as_str).collect()
@@ -280,6 +295,34 @@ mod tests {
         assert_eq!(rest.to_c(), "-2L + 3L * (long)j");
         assert_eq!(p.mul(&Poly::var("i")).unwrap().split("i"), None);
         assert_eq!(Poly::default().to_c(), "0L");
+    }
+
+    #[test]
+    fn substitution_replaces_names_by_polynomials() {
+        // nx * ny * k + nx * j + i with nx := X, ny := Y + 2
+        let p = Poly::var("nx")
+            .mul(&Poly::var("ny"))
+            .and_then(|p| p.mul(&Poly::var("k")))
+            .and_then(|p| p.add(&Poly::var("nx").mul(&Poly::var("j"))?))
+            .and_then(|p| p.add(&Poly::var("i")))
+            .unwrap();
+        let values: BTreeMap<String, Poly> = [
+            ("nx".to_string(), Poly::var("X")),
+            (
+                "ny".to_string(),
+                Poly::var("Y").add(&Poly::constant(2)).unwrap(),
+            ),
+        ]
+        .into();
+        let got = p.substitute(&values).unwrap();
+        let want = Poly::var("X")
+            .mul(&Poly::var("Y"))
+            .and_then(|q| q.mul(&Poly::var("k")))
+            .and_then(|q| q.add(&Poly::var("X").mul(&Poly::var("k"))?.scale(2)?))
+            .and_then(|q| q.add(&Poly::var("X").mul(&Poly::var("j"))?))
+            .and_then(|q| q.add(&Poly::var("i")))
+            .unwrap();
+        assert_eq!(got, want);
     }
 
     #[test]

@@ -20,12 +20,13 @@ pub fn passed(sweep: &Sweep) -> impl Iterator<Item = &Scalar> {
     })
 }
 
-/// Every scalar some sweep's kernel reads, once each, in order of first use.
+/// Every scalar some sweep's kernel reads, once per name and value, in order of
+/// first use.
 pub fn scalars(p: &Pipeline) -> Vec<&Scalar> {
     let mut out: Vec<&Scalar> = Vec::new();
     for sweep in &p.body {
         for s in passed(sweep) {
-            if !out.iter().any(|o| o.name == s.name) {
+            if !out.iter().any(|o| o.name == s.name && o.value == s.value) {
                 out.push(s);
             }
         }
@@ -70,8 +71,14 @@ pub fn definition(unit: Unit<'_>, names: &Names) -> String {
     );
     for s in scalars(p) {
         let ty = s.ty.as_deref().unwrap_or("long");
-        let name = names::scalar_field(&s.name);
-        let why = if name == s.name {
+        let name = names::scalar_field(p, s);
+        let why = if s.value != s.name {
+            format!(
+                "`{}`, a sweep function's parameter: the call passes `{}`",
+                s.name,
+                s.value.replace("*/", "* /")
+            )
+        } else if name == s.name {
             "read by the sweeps".to_string()
         } else {
             format!("`{}`, read by the sweeps (a C++ keyword)", s.name)
@@ -166,12 +173,7 @@ pub fn assignments(unit: Unit<'_>, pad: &str) -> String {
         }
     }
     for s in scalars(p) {
-        let _ = writeln!(
-            w,
-            "{pad}tp_in.{} = {};",
-            names::scalar_field(&s.name),
-            s.name
-        );
+        let _ = writeln!(w, "{pad}tp_in.{} = {};", names::scalar_field(p, s), s.value);
     }
     w
 }

@@ -77,6 +77,12 @@ struct FileScope<'t> {
     constants: BTreeMap<String, Node<'t>>,
 }
 
+/// The function definitions of the file, by name (looked for inside `#if`
+/// blocks too).
+pub fn file_functions<'t>(tree: &'t Tree, source: &str) -> BTreeMap<String, Node<'t>> {
+    file_scope(tree, source).functions
+}
+
 fn file_scope<'t>(tree: &'t Tree, source: &str) -> FileScope<'t> {
     let mut scope = FileScope {
         functions: BTreeMap::new(),

@@ -22,15 +22,18 @@ pub fn check(
     macros: &crate::front::macros::MacroTable,
 ) -> DiagResult<()> {
     let root = tree.root_node();
+    // What a sweep reads where the loop stands: a variable, or (a sweep function's
+    // parameter) the argument the call passes.
     let read_by_sweep = |name: &str| {
         body.iter().any(|s| {
             s.scalars
                 .iter()
-                .any(|sc| sc.name == name && sc.role == ScalarRole::Read)
+                .any(|sc| sc.role == ScalarRole::Read && crate::text::mentions(&sc.value, name))
         })
     };
+    // A sweep function's loop indices and temporaries are its own, not the caller's.
     let per_point = |name: &str| {
-        body.iter().any(|s| {
+        body.iter().filter(|s| s.call.is_none()).any(|s| {
             s.scalars
                 .iter()
                 .any(|sc| sc.name == name && sc.role == ScalarRole::PerPoint)

@@ -319,6 +319,7 @@ pub fn sweep(
         flops,
         scalars: Vec::new(),
         step_values: found.step_values,
+        call: None,
     };
     Ok((sweep, found.flat))
 }

@@ -735,7 +735,10 @@ fn component_of<'a, 't>(
             help,
         ));
     }
-    let Some(c) = Poly::from_node(indices[0], source).and_then(|p| p.as_constant()) else {
+    let Some(c) = Poly::from_node(indices[0], source)
+        .and_then(|p| ctx.bind(p))
+        .and_then(|p| p.as_constant())
+    else {
         return Err(Diagnostic::new(
             span(indices[0]),
             format!("component subscript of `{name}` is not an integer constant"),
@@ -839,6 +842,7 @@ fn per_dim_offsets(
         match var {
             Some(var) => offsets.push(
                 Poly::from_node(*index, source)
+                    .and_then(|p| ctx.bind(p))
                     .and_then(|p| p.sub(&Poly::var(var)))
                     .and_then(|p| p.as_constant())
                     .ok_or_else(|| not_affine(node, array, expected.clone(), c))?,
@@ -932,7 +936,10 @@ fn flat_offsets(
     if indices.len() != 1 {
         return Err(not_affine());
     }
-    let index = Poly::from_node(indices[0], source).ok_or_else(not_affine)?;
+    // In a sweep function, in the caller's names: the strides are checked in its scope.
+    let index = Poly::from_node(indices[0], source)
+        .and_then(|p| ctx.bind(p))
+        .ok_or_else(not_affine)?;
     let vars: Vec<&str> = (0..rank).map(var).collect();
     let read = decompose(&index, &vars, &los, symbols);
     let read = match (read, expanded_los) {
