@@ -296,3 +296,21 @@ fn lowering_does_not_import_the_front_end() {
         );
     }
 }
+
+#[test]
+fn an_array_passed_only_to_sweep_functions_and_never_read_after_stays_on_the_device() {
+    let source = std::fs::read_to_string(fixture("relax_twice.c")).expect("fixture");
+    let from = "sum += a[i] * (double)(i % 9 + 1) - b[i];";
+    assert!(source.contains(from), "update this test");
+    let source = source.replace(from, "sum += a[i] * (double)(i % 9 + 1);");
+    let compiled = driver::compile_source("unread.c", &source).unwrap_or_else(|d| panic!("{d:#?}"));
+    let unread = &compiled.stages[0].plan.unread;
+    // The calls in the time loop are the pipeline's own sweeps, not escapes.
+    assert!(unread[0].is_none(), "{unread:?}");
+    assert!(unread[1].is_some(), "{unread:?}");
+    let same = "tpace_dump_unread(\"b\"";
+    assert_eq!(
+        broken(&source, same, same, 7, &params("mmtb", 3, 10, 2)),
+        None
+    );
+}

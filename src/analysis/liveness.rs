@@ -102,6 +102,12 @@ pub fn liveness(program: &Program, pipeline: &Pipeline) -> Vec<After> {
     let file = File {
         src: &blanked,
         tree: &tree,
+        sweep_calls: program
+            .pipelines
+            .iter()
+            .flat_map(|p| &p.body)
+            .filter_map(|s| s.call.as_ref().map(|c| c.span.clone()))
+            .collect(),
     };
     pipeline
         .arrays
@@ -117,6 +123,10 @@ pub fn liveness(program: &Program, pipeline: &Pipeline) -> Vec<After> {
 struct File<'t> {
     src: &'t str,
     tree: &'t Tree,
+    /// The time loops' calls of sweep functions: the pipelines run those nests,
+    /// and the functions keep no pointer they are passed (the front end
+    /// accepts only declarations and loop nests in them).
+    sweep_calls: Vec<crate::ir::Span>,
 }
 
 /// Where an array's storage lives.
@@ -400,6 +410,13 @@ impl<'t> File<'t> {
 
     /// How the mention `id` uses the name (`depth` subscripts reach an element).
     fn classify(&self, id: Node, depth: usize) -> Mention {
+        if self
+            .sweep_calls
+            .iter()
+            .any(|c| c.contains(&id.start_byte()))
+        {
+            return Mention::Element;
+        }
         let mut node = id;
         while let Some(parent) = node.parent() {
             if parent.kind() == "sizeof_expression" {

@@ -156,7 +156,14 @@ pub fn assignments(unit: Unit<'_>, pad: &str) -> String {
     }
     for (s, sweep) in p.body.iter().enumerate() {
         let (line, _) = crate::diag::line_col(&unit.program.source, sweep.span.start);
-        let _ = writeln!(w, "{pad}/* sweep {} (line {line}) */", s + 1);
+        let called = sweep.call.as_ref().map_or(String::new(), |c| {
+            let (at, _) = crate::diag::line_col(&unit.program.source, c.span.start);
+            format!(
+                ", in `{}` called at line {at}: its bounds with the call's values",
+                c.function
+            )
+        });
+        let _ = writeln!(w, "{pad}/* sweep {} (line {line}{called}) */", s + 1);
         for pos in 0..rank {
             let l = sweep.loop_for(pos).expect("one loop per dimension");
             let _ = writeln!(

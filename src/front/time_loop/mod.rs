@@ -828,9 +828,13 @@ fn lower_body<'t>(
                 }
                 // Any other statement runs on the host, in the replay of the time loop.
                 None => {
-                    errors.extend(sweep_calls::hidden_sweep_calls(
-                        item, sweep_fns, ctx.tree, source,
-                    ));
+                    let hidden = sweep_calls::hidden_sweep_calls(item, sweep_fns, ctx.tree, source);
+                    if hidden.is_empty() {
+                        errors.extend(sweep_calls::opaque_calls(
+                            item, ctx.arrays, ctx.tree, source,
+                        ));
+                    }
+                    errors.extend(hidden);
                     out.host.push(HostStatement {
                         span: span(item),
                         before: out.sweeps.len(),

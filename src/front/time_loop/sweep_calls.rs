@@ -234,6 +234,75 @@ pub fn hidden_sweep_calls(
     errors
 }
 
+/// Calls under `node` (a statement of the time loop that is not a sweep) that
+/// hand a listed array to code tpace does not read as sweeps: through a
+/// function pointer, to a function defined elsewhere, or to a function of the
+/// file without marked loop nests. One diagnostic per call.
+pub fn opaque_calls(node: Node, arrays: &[Array], tree: &Tree, source: &str) -> Vec<Diagnostic> {
+    let functions = file_functions(tree, source);
+    let mut errors = Vec::new();
+    for call in descendants(node)
+        .into_iter()
+        .filter(|n| n.kind() == "call_expression")
+    {
+        let Some(args) = call.child_by_field_name("arguments") else {
+            continue;
+        };
+        // An array handed over whole (an element is host code's business: host.rs).
+        let whole: Vec<String> = named_children(args)
+            .into_iter()
+            .filter_map(|a| array_name(text(uncast(a), source)))
+            .collect();
+        let Some(array) = arrays.iter().find(|a| whole.contains(&a.name)) else {
+            continue;
+        };
+        let callee = call.child_by_field_name("function");
+        let named = callee
+            .filter(|f| f.kind() == "identifier")
+            .map(|f| text(f, source));
+        let declared_variable = named.is_some_and(|n| find_decl(n, call, tree, source).is_some());
+        let (message, label, help) = match named {
+            Some(f) if functions.contains_key(f) => (
+                format!(
+                    "`{f}` is called with the listed array `{}`, but holds no loop nest marked with \
+                     `#pragma tpace loop`",
+                    array.name
+                ),
+                "not a sweep function",
+                format!(
+                    "mark each loop of `{f}`'s loop nests with `#pragma tpace loop dim(d)`, so that \
+                     they are sweeps of the step, or call `{f}` before or after the time loop"
+                ),
+            ),
+            Some(f) if !declared_variable => (
+                format!(
+                    "`{f}` is called with the listed array `{}`, but it is not defined in this file",
+                    array.name
+                ),
+                "tpace can not see what it does",
+                format!(
+                    "tpace reads sweeps in the time loop and in functions of the same file that it \
+                     calls: define `{f}` in this file with its loops marked `#pragma tpace loop \
+                     dim(d)`, or call it before or after the time loop"
+                ),
+            ),
+            _ => (
+                format!(
+                    "a function is called through a pointer with the listed array `{}`",
+                    array.name
+                ),
+                "tpace can not see which function runs",
+                "tpace reads the sweeps of a function the time loop calls by its name: call the \
+                 sweep function itself (`f(...);`), once per call site, or one after another for \
+                 each choice"
+                    .to_string(),
+            ),
+        };
+        errors.push(Diagnostic::new(span(call), message, label, help));
+    }
+    errors
+}
+
 /// What a call of a sweep function binds: its parameters to the call's arguments.
 #[derive(Debug, Clone)]
 pub struct Bound<'t> {
