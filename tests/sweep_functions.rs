@@ -314,3 +314,70 @@ fn an_array_passed_only_to_sweep_functions_and_never_read_after_stays_on_the_dev
         None
     );
 }
+
+/// A sweep function whose rows are a VLA parameter: their length is the call's
+/// value, which the program checks against the size clause before the pipeline.
+const VLA_ROWS: &str = r#"#include <stdio.h>
+#include <stdlib.h>
+#define N 30
+#define M 12
+static void blur(int cols, float (*out)[cols], float (*in)[cols])
+{
+    int i, j;
+#pragma tpace loop dim(2)
+    for (i = 1; i < N - 1; i++)
+#pragma tpace loop dim(1)
+        for (j = 1; j < M - 1; j++)
+            out[i][j] = 0.5f * in[i][j] + 0.125f * (in[i - 1][j] + in[i + 1][j] + in[i][j - 1] + in[i][j + 1]);
+}
+int main(int argc, char **argv)
+{
+    int steps = argc > 1 ? atoi(argv[1]) : 4, t, i, j;
+    int cols = M;
+    float (*a)[M] = malloc(sizeof(float[M]) * N), (*b)[M] = malloc(sizeof(float[M]) * N);
+    for (i = 0; i < N; i++)
+        for (j = 0; j < M; j++)
+            a[i][j] = b[i][j] = (float)((i * j) % 5);
+#pragma tpace pipeline targetinout(a, b) size([0:N][0:M]) halo([1:1][1:1])
+    for (t = 0; t < steps; t++) {
+        blur(cols, b, a);
+        blur(cols, a, b);
+    }
+    printf("%f\n", a[N / 2][M / 2]);
+    return 0;
+}
+"#;
+
+#[test]
+fn rows_of_a_parameter_are_checked_against_the_size_clause() {
+    let compiled = driver::compile_source("vla.c", VLA_ROWS).unwrap_or_else(|d| panic!("{d:#?}"));
+    let checks: Vec<&str> = compiled.program.pipelines[0].arrays[0]
+        .checks
+        .iter()
+        .map(|c| c.holds.as_str())
+        .collect();
+    assert!(
+        checks.contains(&"(long)((cols)) == (long)(M)"),
+        "{checks:?}"
+    );
+    let same = "int cols = M;";
+    assert_eq!(
+        broken(VLA_ROWS, same, same, 5, &params("mm", 2, 7, 2)),
+        None
+    );
+    // Rows of another length: refused before the pipeline starts, in words.
+    let tc = Toolchain::detect();
+    let dir = tempfile::tempdir().expect("scratch folder");
+    let out = driver::translate(&compiled, Target::Openacc).expect("translates");
+    let out = replace_once(&out, same, "int cols = M - 1;", "vla.c");
+    let built = build_ok(&tc, &out, dir.path(), "short", Flavour::Openacc);
+    let refused =
+        tpace::driver::run::execute(&built.binary, &["3".into()], &[], &dir.path().join("d"))
+            .expect_err("runs with rows of another length");
+    assert!(
+        refused
+            .0
+            .contains("takes `a` with rows of (cols) elements, not the M of the size clause"),
+        "{refused}"
+    );
+}

@@ -565,7 +565,7 @@ fn with_parameter_checks(
     bound: &[Option<sweep_calls::Bound>],
 ) -> Vec<Array> {
     for (a, check) in bound.iter().flatten().flat_map(|b| &b.checks) {
-        if !arrays[*a].checks.contains(check) {
+        if !arrays[*a].checks.iter().any(|c| c.holds == check.holds) {
             arrays[*a].checks.push(check.clone());
         }
     }

@@ -343,16 +343,12 @@ pub fn substitute(text: &str, values: &BTreeMap<String, String>) -> String {
         .into_iter()
         .filter(|n| n.kind() == "identifier")
         .filter_map(|n| {
-            let v = values.get(text_of(n, &wrapped))?;
+            let v = values.get(&wrapped[n.byte_range()])?;
             Some((n.byte_range(), format!("({v})")))
         })
         .collect();
     let out = splice(&wrapped, edits);
     out[PRE.len()..out.len() - 2].to_string()
-}
-
-fn text_of<'s>(n: Node, s: &'s str) -> &'s str {
-    &s[n.byte_range()]
 }
 
 /// A parameter of a function definition: its declaration, declarator and name.
