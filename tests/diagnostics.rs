@@ -2449,3 +2449,26 @@ int main(void)
         d[0].help
     );
 }
+
+#[test]
+fn a_sweep_function_variable_named_like_the_time_counter_is_refused() {
+    let source = sweep_fn_with(&[
+        (
+            "static void smooth(float *dst, const float *src, int rows, float w)",
+            "static void smooth(float *dst, const float *src, int rows, float t)",
+        ),
+        (
+            "            dst[i * M + j] = w * (src",
+            "            dst[i * M + j] = t * (src",
+        ),
+    ]);
+    let d = expect_found(
+        "counter_name.c",
+        &source,
+        "`t` in `smooth` is its own variable, but the time loop counts with `t`",
+        None,
+        "t * (src",
+        1,
+    );
+    assert!(d[0].help.contains("rename"), "{}", d[0].help);
+}

@@ -549,6 +549,35 @@ pub fn lower_call<'t>(
             )),
         }
     }
+    // The kernels know the time loop's counter by its name: the function may not
+    // give that name to a parameter or a local its sweeps read.
+    let time = ctx.time_var;
+    let own = names.iter().any(|n| n == time)
+        || items
+            .iter()
+            .filter(|i| i.kind() == "declaration")
+            .flat_map(|d| crate::front::types::declarators(*d))
+            .any(|d| declared_name(d, source) == Some(time));
+    let mentioned = sweeps.iter().find_map(|s| {
+        let root = ctx.tree.root_node();
+        let body = root.descendant_for_byte_range(s.body.start, s.body.end)?;
+        descendants(body)
+            .into_iter()
+            .find(|n| n.kind() == "identifier" && text(*n, source) == time)
+    });
+    if let (true, Some(at)) = (own, mentioned) {
+        errors.push(Diagnostic::new(
+            span(at),
+            format!(
+                "`{time}` in `{name}` is its own variable, but the time loop counts with `{time}`"
+            ),
+            "one name for two variables",
+            format!(
+                "the kernels of the time loop's sweeps know its counter as `{time}`: rename the \
+                 parameter or local of `{name}`"
+            ),
+        ));
+    }
     if errors.is_empty() && sweeps.is_empty() {
         errors.push(Diagnostic::new(
             span(call),
