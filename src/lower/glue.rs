@@ -247,7 +247,7 @@ fn run(unit: Unit<'_>, names: &Names, fusion: Option<&Fusion>, steps_hook: bool)
             .iter()
             .enumerate()
             .filter(|(a, b)| a != *b)
-            .map(|(a, b)| format!("{} takes {}", p.arrays[a].name, p.arrays[*b].name))
+            .map(|(a, b)| format!("{} takes {}'s", p.arrays[a].name, p.arrays[*b].name))
             .collect();
         let list: Vec<String> = r.takes.iter().map(|b| b.to_string()).collect();
         let _ = writeln!(
