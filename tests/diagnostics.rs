@@ -2472,3 +2472,22 @@ fn a_sweep_function_variable_named_like_the_time_counter_is_refused() {
     );
     assert!(d[0].help.contains("rename"), "{}", d[0].help);
 }
+
+#[test]
+fn a_swap_in_another_form_is_refused_with_the_form_tpace_follows() {
+    let source = sweep_fn_with(&[(
+        "        a = b;\n        b = tmp;\n",
+        "        a = b, b = tmp;\n",
+    )]);
+    let diags = driver::compile_source("comma.c", &source).expect_err("refused");
+    let swap = diags
+        .iter()
+        .find(|d| d.label == "a pointer assigned between sweeps")
+        .unwrap_or_else(|| panic!("{diags:#?}"));
+    assert!(
+        swap.help
+            .contains("by plain assignments through a temporary of their type"),
+        "{}",
+        swap.help
+    );
+}

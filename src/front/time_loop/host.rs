@@ -90,10 +90,12 @@ pub fn check(
                             .is_none_or(|o| text(o, source) == "=")
                 });
                 let help = if swapped {
-                    "tpace does not follow pointers swapped between steps: write the step's second \
-                     half as a sweep instead, a copy (`u[i][j] = un[i][j]`, which runs as a buffer \
-                     swap) or the stencil again from the other array into the first (two sweeps a \
-                     step, as PolyBench writes Jacobi)"
+                    "tpace follows listed pointers exchanged at the end of a step, after its last \
+                     sweep, by plain assignments through a temporary of their type (`float *t = a; \
+                     a = b; b = t;`, one declaration or assignment a statement); write the exchange \
+                     that way, or the step's second half as a sweep: a copy (`u[i][j] = un[i][j]`, \
+                     which runs as a buffer swap) or the stencil again from the other array into \
+                     the first (two sweeps a step, as PolyBench writes Jacobi)"
                 } else {
                     "while the pipeline runs, the arrays are on the device chunk by chunk and hold \
                      no single time step on the host; use the array in a sweep, or before or after \
