@@ -148,7 +148,7 @@ pub fn check(
 }
 
 /// Whether identifier `id` is assigned, incremented, declared or has its address taken.
-fn written(id: Node, source: &str) -> bool {
+pub fn written(id: Node, source: &str) -> bool {
     let Some(p) = id.parent() else {
         return false;
     };

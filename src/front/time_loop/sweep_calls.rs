@@ -17,6 +17,7 @@ use super::calls::file_functions;
 use super::context::Context;
 use super::decls::{declared_name, enclosing_function, find_decl};
 use super::flat::FlatAccess;
+use super::host::written;
 use super::loops;
 use crate::diag::{DiagResult, Diagnostic};
 use crate::front::cst::{body_items, descendants, named_children, parse_c, span, text};
@@ -395,21 +396,6 @@ fn parameters<'t>(def: Node<'t>, source: &str) -> Result<Vec<Option<Param<'t>>>,
         }
     }
     Ok(out)
-}
-
-/// Whether identifier `id` is assigned, incremented or has its address taken.
-fn written(id: Node, source: &str) -> bool {
-    let Some(p) = id.parent() else {
-        return false;
-    };
-    match p.kind() {
-        "assignment_expression" => p.child_by_field_name("left") == Some(id),
-        "update_expression" => true,
-        "pointer_expression" => p
-            .child_by_field_name("operator")
-            .is_some_and(|o| text(o, source) == "&"),
-        _ => false,
-    }
 }
 
 /// The sizes of the dimensions after the first of an array declarator
