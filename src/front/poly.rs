@@ -125,11 +125,17 @@ impl Poly {
     /// The polynomial with each name that `values` maps replaced by its
     /// polynomial; `None` on overflow or when the result grows too big.
     pub fn substitute(&self, values: &BTreeMap<String, Poly>) -> Option<Poly> {
+        self.map_names(&|name| values.get(name).cloned())
+    }
+
+    /// The polynomial with each name for which `value` gives a polynomial
+    /// replaced by it; `None` on overflow or when the result grows too big.
+    pub fn map_names(&self, value: &dyn Fn(&str) -> Option<Poly>) -> Option<Poly> {
         let mut out = Poly::default();
         for (m, c) in &self.terms {
             let mut term = Poly::constant(*c);
             for name in m {
-                let factor = values.get(name).cloned().unwrap_or_else(|| Poly::var(name));
+                let factor = value(name).unwrap_or_else(|| Poly::var(name));
                 term = term.mul(&factor)?;
             }
             out = out.add(&term)?;

@@ -24,18 +24,41 @@ pub struct Context<'a, 't> {
     pub at: Node<'t>,
     /// Macros, typedefs and structs, of the file and its headers.
     pub types: &'a Types<'a>,
-    /// In a sweep function, its scalar parameters with the values the call
-    /// passes, read as polynomials in the caller's names (empty in the time loop).
-    pub bindings: &'a BTreeMap<String, Poly>,
+    /// In a sweep function, what its parameters stand for in the caller's
+    /// names (nothing in the time loop).
+    pub bindings: &'a Bindings,
+}
+
+/// What a sweep function's parameters stand for where the call stands.
+#[derive(Debug, Clone, Default)]
+pub struct Bindings {
+    /// Scalar parameters: the call's values, read as polynomials.
+    pub values: BTreeMap<String, Poly>,
+    /// Parameters that point to a struct holding listed arrays: the caller's
+    /// object (`f` of `f->ny` is the caller's `p`: `p->ny`).
+    pub objects: BTreeMap<String, String>,
+}
+
+impl Bindings {
+    /// The value of `name` (a variable or a member expression such as `f->ny`)
+    /// in the caller's names, if a parameter is bound.
+    fn value(&self, name: &str) -> Option<Poly> {
+        if let Some(v) = self.values.get(name) {
+            return Some(v.clone());
+        }
+        let end = name.find(['.', '-']).unwrap_or(name.len());
+        let object = self.objects.get(&name[..end])?;
+        (end < name.len()).then(|| Poly::var(&format!("{object}{}", &name[end..])))
+    }
 }
 
 impl Context<'_, '_> {
     /// A subscript polynomial read in the code's own names, in the pipeline's
     /// names: each bound parameter replaced by the call's argument.
     pub fn bind(&self, p: Poly) -> Option<Poly> {
-        if self.bindings.is_empty() {
+        if self.bindings.values.is_empty() && self.bindings.objects.is_empty() {
             return Some(p);
         }
-        p.substitute(self.bindings)
+        p.map_names(&|n| self.bindings.value(n))
     }
 }

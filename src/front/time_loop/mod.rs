@@ -328,7 +328,7 @@ fn lower_pipeline<'t>(
         )]);
     }
     time.steps_hint = clauses.steps_hint.clone();
-    let no_bindings = BTreeMap::new();
+    let no_bindings = context::Bindings::default();
     let ctx = context::Context {
         grid: &grid,
         arrays: &arrays,

@@ -14,7 +14,7 @@
 //! another function, or from itself, is refused at that call.
 
 use super::calls::file_functions;
-use super::context::Context;
+use super::context::{Bindings, Context};
 use super::decls::{declared_name, enclosing_function, find_decl};
 use super::flat::FlatAccess;
 use super::host::written;
@@ -313,8 +313,8 @@ pub struct Bound<'t> {
     pub name: String,
     /// Its scalar parameters, each with the argument's text.
     pub values: BTreeMap<String, String>,
-    /// The same, read as polynomials in the caller's names.
-    pub polys: BTreeMap<String, Poly>,
+    /// What the parameters stand for, for subscripts.
+    pub bindings: Bindings,
     /// The listed arrays as the function names them (by its parameters).
     pub arrays: Vec<Array>,
     /// Layout checks the parameters' declarations add, per listed array.
@@ -324,7 +324,9 @@ pub struct Bound<'t> {
 impl Bound<'_> {
     /// C `text` of the function (a loop bound, an index), in the caller's words.
     pub fn in_caller(&self, text: &str) -> String {
-        substitute(text, &self.values)
+        let mut all = self.values.clone();
+        all.extend(self.bindings.objects.clone());
+        substitute(text, &all)
     }
 }
 
@@ -504,7 +506,7 @@ pub fn lower_call<'t>(
                     let here = Context {
                         arrays: &bound.arrays,
                         at: *item,
-                        bindings: &bound.polys,
+                        bindings: &bound.bindings,
                         ..*ctx
                     };
                     match loops::sweep(*item, dim, pragma, &here, loop_dim) {
@@ -625,6 +627,7 @@ fn bind<'t>(
     let mut errors = Vec::new();
     let mut values = BTreeMap::new();
     let mut polys = BTreeMap::new();
+    let mut objects = BTreeMap::new();
     // Each listed array: the name the function knows it by (None: the parameter
     // of that name hides it), once it is decided.
     let listed: Vec<&Array> = ctx.arrays.iter().collect();
@@ -681,6 +684,11 @@ fn bind<'t>(
                 continue;
             }
             renamed[i] = Some(Some(format!("{}{rest}", param.name)));
+            if !rest.is_empty()
+                && let Some(w) = &whole
+            {
+                objects.insert(param.name.clone(), w.clone());
+            }
             if rest.is_empty() {
                 if let Err(d) = fits(a, &info, param, *arg, name, ctx) {
                     errors.push(d);
@@ -737,7 +745,10 @@ fn bind<'t>(
         def,
         name: name.to_string(),
         values,
-        polys,
+        bindings: Bindings {
+            values: polys,
+            objects,
+        },
         arrays,
         checks,
     })
