@@ -1,0 +1,383 @@
+//! Sweeps in called functions and pointers rotated at the end of a step
+//! (issue 26, items 1 and 2), on C as users write it: Parboil's
+//! `cpu_stencil(...)` followed by a pointer swap, a three-level wave equation
+//! whose levels rotate, a relaxation called twice a step with the arrays
+//! traded in the call (tests/fixtures/sweeps/).
+//!
+//! The fixture sweep of the other tests (tests/examples.rs, cuda.rs,
+//! opencl.rs, scale.rs) runs these programs at 1, 7 and 13 steps: all odd and
+//! all 1 modulo 3. A rotation's result depends on the step count modulo its
+//! period (where each pointer ends), so here they run at 2, 6 and 9 steps too,
+//! over the same (schedule, k, b, streams) edges, on OpenACC, the CUDA
+//! emulation and OpenCL. A runtime that ignores the rotation, or a plan whose
+//! windows move too little for it, must be caught.
+
+mod common;
+
+use common::*;
+use std::path::{Path, PathBuf};
+use tpace::back::Target;
+use tpace::driver::dump::first_difference;
+use tpace::driver::run::{Flavour, Params, Toolchain};
+use tpace::driver::{self};
+
+/// Step counts beside the common ones: even, and every residue modulo 3.
+const MORE_STEPS: [u64; 3] = [2, 6, 9];
+
+fn sweep_fixtures() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sweeps");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("tests/fixtures/sweeps")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "c"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 4, "{files:?}");
+    files
+}
+
+fn check_every_fixture(
+    target: Target,
+    flavour: Flavour,
+    env: &[(String, String)],
+    subset: Subset<'_>,
+) {
+    let tc = Toolchain::detect();
+    let mut failures = Vec::new();
+    for path in sweep_fixtures() {
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            check_program_steps(&tc, &path, target, flavour, env, subset, &MORE_STEPS)
+        }));
+        match outcome {
+            Ok(runs) => eprintln!("{}: {runs} translated runs identical", path.display()),
+            Err(e) => failures.push(
+                e.downcast_ref::<String>()
+                    .cloned()
+                    .unwrap_or_else(|| "panic".into()),
+            ),
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+#[test]
+fn sweep_fixtures_match_at_even_step_counts_on_openacc() {
+    check_every_fixture(Target::Openacc, Flavour::Openacc, &[], EVERY_RUN);
+}
+
+#[test]
+fn sweep_fixtures_match_at_even_step_counts_on_the_cuda_emulation() {
+    let seed = vec![("TPACE_EMU_SEED".to_string(), "11".to_string())];
+    check_every_fixture(Target::Cuda, Flavour::CudaEmulation, &seed, EVERY_RUN);
+}
+
+#[test]
+fn sweep_fixtures_match_at_even_step_counts_on_pocl() {
+    if std::process::Command::new("clinfo")
+        .arg("-l")
+        .output()
+        .map_or(true, |o| !o.status.success())
+        && std::env::var_os("CI").is_none()
+    {
+        eprintln!("no OpenCL platform here: skipped");
+        return;
+    }
+    let one_thread = vec![
+        ("POCL_MAX_PTHREAD_COUNT".to_string(), "1".to_string()),
+        ("POCL_CPU_MAX_CU_COUNT".to_string(), "1".to_string()),
+    ];
+    // Half the settings at each step count (every edge at some count).
+    let subset = Subset {
+        keep: &|steps, i| i % 2 == (steps % 2) as usize,
+        defines: &|_| Vec::new(),
+    };
+    check_every_fixture(Target::Opencl, Flavour::Opencl, &one_thread, subset);
+}
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/sweeps")
+        .join(name)
+}
+
+#[test]
+fn the_ir_says_which_sweeps_come_from_calls_and_how_pointers_rotate() {
+    let parboil = compile(&fixture("parboil_stencil.c"));
+    let p = &parboil.program.pipelines[0];
+    let names: Vec<&str> = p.arrays.iter().map(|a| a.name.as_str()).collect();
+    assert_eq!(names, ["h_A0", "h_Anext"]);
+    assert_eq!(
+        p.body[0].call.as_ref().map(|c| c.function.as_str()),
+        Some("cpu_stencil")
+    );
+    let r = p.rotation.as_ref().expect("the swap is a rotation");
+    assert_eq!(r.takes, [1, 0]);
+    assert_eq!((r.period(), r.after(3, 0), r.after(4, 0)), (2, 1, 0));
+    // The scalars read in the function are its parameters, bound to the call's values.
+    let values: Vec<(&str, &str)> = p.body[0]
+        .scalars
+        .iter()
+        .map(|s| (s.name.as_str(), s.value.as_str()))
+        .collect();
+    assert_eq!(values, [("c1", "c1"), ("c0", "c0")]);
+    // Its loop bounds are in the caller's words.
+    assert_eq!(p.body[0].loops[0].hi, "(nz) - 1");
+    assert_eq!(parboil.program.sweep_functions.len(), 1);
+    assert_eq!(parboil.program.sweep_functions[0].directives.len(), 3);
+
+    let wave = compile(&fixture("wave2d_rows.c"));
+    let p = &wave.program.pipelines[0];
+    let r = p.rotation.as_ref().expect("the levels rotate");
+    assert_eq!(r.takes, [1, 2, 0]);
+    assert_eq!(r.period(), 3);
+    assert_eq!(p.body[0].loops[0].hi, "(n) - 1");
+    assert_eq!(p.body[0].scalars[0].value, "courant * courant");
+
+    let twice = compile(&fixture("relax_twice.c"));
+    let p = &twice.program.pipelines[0];
+    assert!(p.rotation.is_none());
+    assert_eq!(p.body.len(), 2);
+    // The same function, its arrays in the other order: sweep 1 writes b, sweep 2 a.
+    let written = |s: usize| {
+        p.body[s]
+            .accesses
+            .iter()
+            .find(|a| a.kind == tpace::ir::AccessKind::Write)
+            .map(|a| p.arrays[a.array].name.clone())
+    };
+    assert_eq!(
+        (written(0), written(1)),
+        (Some("b".into()), Some("a".into()))
+    );
+    let w: Vec<&str> = p.body.iter().map(|s| s.scalars[0].value.as_str()).collect();
+    assert_eq!(w, ["omega", "omega * 0.5 + 0.25"]);
+}
+
+#[test]
+fn the_translation_comments_the_functions_directives_and_keeps_them() {
+    let compiled = compile(&fixture("parboil_stencil.c"));
+    let out = driver::translate(&compiled, Target::Openacc).expect("translates");
+    assert!(!out.main.contains("#pragma tpace"), "a tpace line left");
+    assert!(out.main.contains(
+        "/* pragma tpace loop dim(3) (a sweep of the pipelined time loop that calls `cpu_stencil`) */"
+    ));
+    assert!(out.main.contains("    (void)cpu_stencil;"));
+    assert!(out.main.contains("static const int rotate[2] = {1, 0};"));
+}
+
+/// `source` (a program of this test) translated for OpenACC with `from` replaced
+/// by `to` in the translation, against its sequential run: the first difference.
+fn broken(source: &str, from: &str, to: &str, steps: u64, p: &Params) -> Option<String> {
+    let tc = Toolchain::detect();
+    let dir = tempfile::tempdir().expect("scratch folder");
+    let compiled = driver::compile_source("broken.c", source).unwrap_or_else(|d| panic!("{d:#?}"));
+    let reference = build_ok(
+        &tc,
+        &reference_of(&compiled),
+        dir.path(),
+        "reference",
+        Flavour::Reference,
+    );
+    let seq = run_ok(
+        &reference.binary,
+        steps,
+        &Params::default(),
+        &dir.path().join("r.dump"),
+    );
+    let out = driver::translate(&compiled, Target::Openacc).expect("translates");
+    let out = replace_once(&out, from, to, "the test program");
+    let built = build_ok(&tc, &out, dir.path(), "broken", Flavour::Openacc);
+    let got = run_ok(&built.binary, steps, p, &dir.path().join("g.dump"));
+    first_difference(&seq.dump, &got.dump)
+}
+
+#[test]
+fn a_runtime_that_ignores_the_rotation_is_caught() {
+    let source = std::fs::read_to_string(fixture("parboil_stencil.c")).expect("fixture");
+    let from = "const int at = tpace_rotated(r->plan.s.rotate, a, ch->t + i);";
+    // The kernels always read the first buffer: wrong from the second step on.
+    let diff = broken(
+        &source,
+        from,
+        "const int at = a;",
+        4,
+        &params("mm", 2, 7, 2),
+    );
+    assert!(
+        diff.is_some(),
+        "kernels that ignore the swap went unnoticed"
+    );
+    // The dump names the storage each pointer names after the loop: at an odd
+    // step count the two are the other way round.
+    let dump = "tp_in->tp_host[tpace_rotated(shape.rotate, 0, tp_in->tp_steps)]";
+    let diff = broken(
+        &source,
+        dump,
+        "tp_in->tp_host[0]",
+        3,
+        &params("mmtb", 2, 9, 2),
+    );
+    assert!(
+        diff.is_some(),
+        "a dump of the storage, not of the pointer, went unnoticed"
+    );
+    assert!(
+        broken(
+            &source,
+            dump,
+            "tp_in->tp_host[0]",
+            4,
+            &params("mmtb", 2, 9, 2)
+        )
+        .is_none(),
+        "after an even step count the pointer names its own storage again"
+    );
+}
+
+/// Three levels rotated, the newest computed from the middle one two planes
+/// below: only the level the step after next writes constrains the windows.
+const FAR_READ: &str = r#"#include <stdio.h>
+#include <stdlib.h>
+#define X 40
+#define Y 9
+int main(int argc, char **argv)
+{
+    int steps = argc > 1 ? atoi(argv[1]) : 5, n, x, y;
+    float (*a)[Y] = malloc(sizeof(float[Y]) * X), (*b)[Y] = malloc(sizeof(float[Y]) * X),
+          (*c)[Y] = malloc(sizeof(float[Y]) * X);
+    for (x = 0; x < X; x++)
+        for (y = 0; y < Y; y++) {
+            a[x][y] = (float)((x * 5 + y) % 7);
+            b[x][y] = (float)((x + 3 * y) % 5);
+            c[x][y] = (float)(x % 3);
+        }
+#pragma tpace pipeline targetinout(a, b, c) size([0:X][0:Y]) halo([2:2][1:1])
+    for (n = 0; n < steps; n++) {
+#pragma tpace loop dim(2)
+        for (x = 2; x < X - 2; x++)
+#pragma tpace loop dim(1)
+            for (y = 1; y < Y - 1; y++)
+                c[x][y] = 0.5f * b[x - 2][y] + 0.25f * (b[x - 2][y - 1] + b[x - 2][y + 1]);
+        float (*t)[Y] = a;
+        a = b;
+        b = c;
+        c = t;
+    }
+    printf("%f %f %f\n", a[20][4], b[20][4], c[20][4]);
+    return 0;
+}
+"#;
+
+#[test]
+fn a_rotation_constrains_the_windows_steps_ahead() {
+    let compiled = driver::compile_source("far.c", FAR_READ).unwrap_or_else(|d| panic!("{d:#?}"));
+    let plan = &compiled.stages[0].plan;
+    // Only the write two steps later (the storage read as b is written as c) needs a skew.
+    assert_eq!(plan.skew.per_step, 1);
+    let p = params("mmtb", 6, 5, 2);
+    assert_eq!(
+        broken(FAR_READ, "shape.skew = 1;", "shape.skew = 1;", 12, &p),
+        None
+    );
+    let diff = broken(FAR_READ, "shape.skew = 1;", "shape.skew = 0;", 12, &p);
+    assert!(diff.is_some(), "windows that do not move went unnoticed");
+}
+
+#[test]
+fn lowering_does_not_import_the_front_end() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lower");
+    for entry in std::fs::read_dir(&dir).expect("src/lower") {
+        let path = entry.expect("entry").path();
+        let text = std::fs::read_to_string(&path).expect("source");
+        assert!(
+            !text.contains("crate::front"),
+            "{} reaches into the front end: lowering takes what it needs from the IR",
+            path.display()
+        );
+    }
+}
+
+#[test]
+fn an_array_passed_only_to_sweep_functions_and_never_read_after_stays_on_the_device() {
+    let source = std::fs::read_to_string(fixture("relax_twice.c")).expect("fixture");
+    let from = "sum += a[i] * (double)(i % 9 + 1) - b[i];";
+    assert!(source.contains(from), "update this test");
+    let source = source.replace(from, "sum += a[i] * (double)(i % 9 + 1);");
+    let compiled = driver::compile_source("unread.c", &source).unwrap_or_else(|d| panic!("{d:#?}"));
+    let unread = &compiled.stages[0].plan.unread;
+    // The calls in the time loop are the pipeline's own sweeps, not escapes.
+    assert!(unread[0].is_none(), "{unread:?}");
+    assert!(unread[1].is_some(), "{unread:?}");
+    let same = "tpace_dump_unread(\"b\"";
+    assert_eq!(
+        broken(&source, same, same, 7, &params("mmtb", 3, 10, 2)),
+        None
+    );
+}
+
+/// A sweep function whose rows are a VLA parameter: their length is the call's
+/// value, which the program checks against the size clause before the pipeline.
+const VLA_ROWS: &str = r#"#include <stdio.h>
+#include <stdlib.h>
+#define N 30
+#define M 12
+static void blur(int cols, float (*out)[cols], float (*in)[cols])
+{
+    int i, j;
+#pragma tpace loop dim(2)
+    for (i = 1; i < N - 1; i++)
+#pragma tpace loop dim(1)
+        for (j = 1; j < M - 1; j++)
+            out[i][j] = 0.5f * in[i][j] + 0.125f * (in[i - 1][j] + in[i + 1][j] + in[i][j - 1] + in[i][j + 1]);
+}
+int main(int argc, char **argv)
+{
+    int steps = argc > 1 ? atoi(argv[1]) : 4, t, i, j;
+    int cols = M;
+    float (*a)[M] = malloc(sizeof(float[M]) * N), (*b)[M] = malloc(sizeof(float[M]) * N);
+    for (i = 0; i < N; i++)
+        for (j = 0; j < M; j++)
+            a[i][j] = b[i][j] = (float)((i * j) % 5);
+#pragma tpace pipeline targetinout(a, b) size([0:N][0:M]) halo([1:1][1:1])
+    for (t = 0; t < steps; t++) {
+        blur(cols, b, a);
+        blur(cols, a, b);
+    }
+    printf("%f\n", a[N / 2][M / 2]);
+    return 0;
+}
+"#;
+
+#[test]
+fn rows_of_a_parameter_are_checked_against_the_size_clause() {
+    let compiled = driver::compile_source("vla.c", VLA_ROWS).unwrap_or_else(|d| panic!("{d:#?}"));
+    let checks: Vec<&str> = compiled.program.pipelines[0].arrays[0]
+        .checks
+        .iter()
+        .map(|c| c.holds.as_str())
+        .collect();
+    assert!(
+        checks.contains(&"(long)((cols)) == (long)(M)"),
+        "{checks:?}"
+    );
+    let same = "int cols = M;";
+    assert_eq!(
+        broken(VLA_ROWS, same, same, 5, &params("mm", 2, 7, 2)),
+        None
+    );
+    // Rows of another length: refused before the pipeline starts, in words.
+    let tc = Toolchain::detect();
+    let dir = tempfile::tempdir().expect("scratch folder");
+    let out = driver::translate(&compiled, Target::Openacc).expect("translates");
+    let out = replace_once(&out, same, "int cols = M - 1;", "vla.c");
+    let built = build_ok(&tc, &out, dir.path(), "short", Flavour::Openacc);
+    let refused =
+        tpace::driver::run::execute(&built.binary, &["3".into()], &[], &dir.path().join("d"))
+            .expect_err("runs with rows of another length");
+    assert!(
+        refused
+            .0
+            .contains("takes `a` with rows of (cols) elements, not the M of the size clause"),
+        "{refused}"
+    );
+}
