@@ -902,12 +902,15 @@ if [[ $parts == *beyond* ]]; then
 fi
 if [[ $parts == *codes* ]]; then
     # Issue 26, C as Rodinia and Parboil write it (tests/fixtures/ordinary/): hotspot3D, a
-    # `do` loop whose neighbours go through index variables clamped at the grid's faces
-    # (the kernels keep the program's flat index; no fused kernel), and Parboil's stencil,
-    # Index3D subscripts over loops that run the innermost index outermost (fused kernels).
-    # Each is first checked against the CPU original on a medium grid (several chunks and
-    # blocks, 9 steps: the part `check` runs the fixtures' own small grids), then timed on a
-    # large one: in-core, mmtb and mm under a budget, the model's plan, and Parboil unfused.
+    # `do` loop calling computeTempCPU, whose neighbours go through index variables clamped
+    # at the grid's faces (the kernels keep the program's flat index), and Parboil's
+    # cpu_stencil, Index3D subscripts over loops that run the innermost index outermost;
+    # both swap their buffers by pointer after each step (the kernels follow the rotation;
+    # no fused kernel). Each is first checked against the CPU original on a medium grid
+    # (several chunks and blocks, 9 steps: the part `check` runs the fixtures' own small
+    # grids), then timed on a large one: in-core, mmtb and mm under a budget, the model's
+    # plan; and Parboil's sweep inline with a copy sweep (stencil3d_parboil_inline.c, which
+    # fused CUDA kernels run), in-core, beside the swapping form's in-core row.
     # CODES_SIZES=tiny: tiny grids (bench/dry-run.sh).
     if [[ ${CODES_SIZES:-} == tiny ]]; then
         mid="-DNX=24 -DNY=20 -DNZ=30" big="-DNX=40 -DNY=32 -DNZ=48" mem=1500K st=8 chunk=7
@@ -920,6 +923,8 @@ if [[ $parts == *codes* ]]; then
         nvcc $nvflags -Werror all-warnings $mid $(cuda_sources "bench/gen/$name") -o "$work/$name.mid" 2>"$out/$name.mid.nvcc.txt" &
         nvcc $nvflags $big $(cuda_sources "bench/gen/$name") -o "$work/$name.big" 2>"$out/$name.big.nvcc.txt" &
     done
+    nvcc $nvflags $big $(cuda_sources bench/gen/stencil3d_parboil_inline) -o "$work/stencil3d_parboil_inline.big" \
+        2>"$out/stencil3d_parboil_inline.big.nvcc.txt" &
     wait
     for name in hotspot3d_do stencil3d_parboil; do
         [[ -x $work/$name.mid.ref && -x $work/$name.mid && -x $work/$name.big ]] ||
@@ -946,7 +951,7 @@ if [[ $parts == *codes* ]]; then
         run "$name ${big//-D/} mm" "$work/$name.big" "$st" TPACE_SCHEDULE=mm TPACE_K=4 TPACE_STREAMS=3 TPACE_DEVICE_MEM=$mem
         run "$name ${big//-D/} default" "$work/$name.big" "$st" TPACE_DEVICE_MEM=$mem
         if [[ $name == stencil3d_parboil ]]; then
-            run "$name ${big//-D/} incore" "$work/$name.big" "$st" TPACE_SCHEDULE=incore TPACE_FUSE=1
+            run "stencil3d_parboil_inline ${big//-D/} incore" "$work/stencil3d_parboil_inline.big" "$st" TPACE_SCHEDULE=incore
         fi
     done
 fi

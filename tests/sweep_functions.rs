@@ -2,7 +2,10 @@
 //! (issue 26, items 1 and 2), on C as users write it: Parboil's
 //! `cpu_stencil(...)` followed by a pointer swap, a three-level wave equation
 //! whose levels rotate, a relaxation called twice a step with the arrays
-//! traded in the call (tests/fixtures/sweeps/).
+//! traded in the call, a `while` loop advancing its counter after the levels
+//! rotate (tests/fixtures/sweeps/); Rodinia's hotspot3D (index variables in
+//! computeTempCPU, a `do` loop, a swap) and Parboil's stencil (Index3D in
+//! cpu_stencil) from tests/fixtures/ordinary/.
 //!
 //! The fixture sweep of the other tests (tests/examples.rs, cuda.rs,
 //! opencl.rs, scale.rs) runs these programs at 1, 7 and 13 steps: all odd and
@@ -24,6 +27,8 @@ use tpace::driver::{self};
 /// Step counts beside the common ones: even, and every residue modulo 3.
 const MORE_STEPS: [u64; 3] = [2, 6, 9];
 
+/// tests/fixtures/sweeps, and the ordinary fixtures that call sweep functions
+/// and swap pointers (Rodinia's hotspot3D, Parboil's stencil).
 fn sweep_fixtures() -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sweeps");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
@@ -32,8 +37,15 @@ fn sweep_fixtures() -> Vec<PathBuf> {
         .filter(|p| p.extension().is_some_and(|e| e == "c"))
         .collect();
     files.sort();
-    assert!(files.len() >= 4, "{files:?}");
+    assert!(files.len() >= 6, "{files:?}");
+    files.extend(["hotspot3d_do.c", "stencil3d_parboil.c"].map(ordinary));
     files
+}
+
+fn ordinary(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/ordinary")
+        .join(name)
 }
 
 fn check_every_fixture(
@@ -380,4 +392,162 @@ fn rows_of_a_parameter_are_checked_against_the_size_clause() {
             .contains("takes `a` with rows of (cols) elements, not the M of the size clause"),
         "{refused}"
     );
+}
+
+/// The offsets at which sweep `s` of `p` reads array `a`, sorted.
+fn read_offsets(p: &tpace::ir::Pipeline, s: usize, a: &str) -> Vec<Vec<i64>> {
+    let mut out: Vec<Vec<i64>> = p.body[s]
+        .accesses
+        .iter()
+        .filter(|x| x.kind == tpace::ir::AccessKind::Read && p.arrays[x.array].name == a)
+        .map(|x| x.offsets.clone())
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// The seven points of a 3-D star of reach 1, sorted.
+fn star3() -> Vec<Vec<i64>> {
+    let mut s = vec![vec![0, 0, 0]];
+    for d in 0..3 {
+        for o in [-1, 1] {
+            let mut v = vec![0, 0, 0];
+            v[d] = o;
+            s.push(v);
+        }
+    }
+    s.sort();
+    s
+}
+
+/// Index variables (issue 26, item 4) in a sweep function (item 1): Rodinia's
+/// computeTempCPU computes `c = x + y * nx + z * nx * ny` and the clamped
+/// neighbours from its own parameters, which the call binds to main's
+/// numCols, numRows and layers; the size clause is in main's names. The
+/// values are read in the caller's names (else the strides would not be the
+/// size clause's and the program refused), the kernels keep the user's
+/// subscripts in the function's names, which they have as values the host
+/// evaluates from the call's arguments.
+#[test]
+fn index_variables_in_a_sweep_function_are_read_in_the_callers_names() {
+    let compiled = compile(&ordinary("hotspot3d_do.c"));
+    let p = &compiled.program.pipelines[0];
+    let call = p.body[0].call.as_ref().expect("the sweep is in a function");
+    assert_eq!(call.function, "computeTempCPU");
+    assert_eq!(read_offsets(p, 0, "tempIn"), star3());
+    assert_eq!(read_offsets(p, 0, "powerIn"), [vec![0, 0, 0]]);
+    let mut kept: Vec<String> = p.body[0]
+        .accesses
+        .iter()
+        .filter_map(|a| match &a.kept {
+            Some(tpace::ir::Subscript::Flat(t)) => Some(t.clone()),
+            _ => None,
+        })
+        .collect();
+    kept.sort();
+    kept.dedup();
+    assert_eq!(kept, ["b", "c", "e", "n", "s", "t", "w"]);
+    let bound: Vec<(&str, &str)> = p.body[0]
+        .scalars
+        .iter()
+        .filter(|s| s.name != s.value)
+        .map(|s| (s.name.as_str(), s.value.as_str()))
+        .collect();
+    for want in [("nx", "numCols"), ("ny", "numRows"), ("nz", "layers")] {
+        assert!(bound.contains(&want), "{want:?} not among {bound:?}");
+    }
+    // The swap at the end of the `do` body, before the counter's advance.
+    let r = p.rotation.as_ref().expect("the swap is a rotation");
+    assert_eq!(r.takes, [1, 0, 2]);
+    let advance = p
+        .time
+        .advance
+        .as_ref()
+        .expect("the body advances the counter");
+    assert_eq!(compiled.program.source[advance.clone()].trim(), "i++;");
+    assert!(r.statements.iter().all(|s| s.end <= advance.start));
+    // The kernel keeps the function's subscript; the host passes main's extents.
+    let out = driver::translate(&compiled, Target::Cuda).expect("translates");
+    assert!(out.main.contains("(long)(w) - tp_origin"), "{}", out.main);
+    let host = out.host.as_deref().expect("a host program");
+    assert!(
+        host.contains("= numCols;") && host.contains("= layers;"),
+        "the host does not pass main's extents"
+    );
+}
+
+/// A `while` loop (issue 26, item 3) whose body calls a sweep function, rotates
+/// three levels and then advances its counter; the function reads rows through
+/// clamped index variables (one subscript per dimension, kept).
+#[test]
+fn a_while_loop_calls_a_sweep_function_rotates_and_then_advances() {
+    let compiled = compile(&fixture("wave2d_while.c"));
+    let p = &compiled.program.pipelines[0];
+    assert_eq!(p.time.form, tpace::ir::TimeForm::While);
+    assert!(p.time.inclusive);
+    assert_eq!(
+        p.body[0].call.as_ref().map(|c| c.function.as_str()),
+        Some("wave_rows")
+    );
+    let r = p.rotation.as_ref().expect("the levels rotate");
+    assert_eq!((r.takes.clone(), r.statements.len()), (vec![1, 2, 0], 4));
+    let advance = p
+        .time
+        .advance
+        .as_ref()
+        .expect("the body advances the counter");
+    assert_eq!(compiled.program.source[advance.clone()].trim(), "step++;");
+    assert!(r.statements.iter().all(|s| s.end <= advance.start));
+    // `uc[above][j]` and `uc[below][j]`: rows i - 1, i, i + 1 reached.
+    assert_eq!(
+        read_offsets(p, 0, "old"),
+        [vec![-1, 0], vec![0, -1], vec![0, 0], vec![0, 1], vec![1, 0]]
+    );
+    assert!(p.body[0].accesses.iter().any(|a| a.kept
+        == Some(tpace::ir::Subscript::PerDim(vec![
+            "above".into(),
+            "j".into()
+        ]))));
+    assert_eq!(p.body[0].loops[0].hi, "(ny)");
+}
+
+/// Parboil's Index3D macro (readable since issue 26, item 7) in its cpu_stencil,
+/// over loops that run the innermost index outermost.
+#[test]
+fn the_index3d_macro_reads_in_a_sweep_function() {
+    for (path, function) in [
+        (ordinary("stencil3d_parboil.c"), "cpu_stencil"),
+        (fixture("parboil_stencil.c"), "cpu_stencil"),
+    ] {
+        let compiled = compile(&path);
+        let p = &compiled.program.pipelines[0];
+        assert_eq!(
+            p.body[0].call.as_ref().map(|c| c.function.as_str()),
+            Some(function)
+        );
+        assert_eq!(read_offsets(p, 0, "h_A0"), star3(), "{}", path.display());
+        assert!(p.body[0].accesses.iter().all(|a| a.kept.is_none()));
+        assert_eq!(
+            p.rotation.as_ref().map(|r| r.takes.clone()),
+            Some(vec![1, 0])
+        );
+    }
+}
+
+/// Arrays that come back because their pointers rotate get the ranks the
+/// analysis names (under --mpi; for a storage, those of every pointer of its
+/// cycle, under any of which it may end).
+#[test]
+fn rotated_arrays_come_back_to_the_ranks_of_their_cycle() {
+    let compiled = compile(&fixture("wave2d_while.c"));
+    let stage = &compiled.stages[0];
+    for (a, r) in stage.plan.receivers.iter().enumerate() {
+        assert!(
+            stage.plan.unread[a].is_none(),
+            "array {a} does not come back"
+        );
+        let r = r.as_ref().expect("a rotated array has receivers");
+        assert_eq!(r, &stage.facts.arrays[a].receivers);
+    }
 }
