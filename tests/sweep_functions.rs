@@ -551,3 +551,91 @@ fn rotated_arrays_come_back_to_the_ranks_of_their_cycle() {
         assert_eq!(r, &stage.facts.arrays[a].receivers);
     }
 }
+
+/// A sweep function defined after `main`, called after the loop advances its
+/// counter `t`, whose nest reads a local of that name (`t`, its own) and whose
+/// loop index `j` the time loop declares too (`long j;`, the caller's, unused):
+/// the function's names are its own, not the time loop's.
+const NAMES_OF_ITS_OWN: &str = r#"#include <stdio.h>
+#include <stdlib.h>
+#define N 45
+static void relax(float *dst, const float *src, int n, float w);
+int main(int argc, char **argv)
+{
+    int steps = argc > 1 ? atoi(argv[1]) : 5, t = 0, i;
+    float *a = malloc(sizeof(float) * N), *b = malloc(sizeof(float) * N);
+    if (a == NULL || b == NULL)
+        return 1;
+    for (i = 0; i < N; i++) {
+        a[i] = (float)(i % 7);
+        b[i] = (float)(i % 3);
+    }
+#pragma tpace pipeline targetinout(a, b) size([0:N]) halo([1:1])
+    while (t < steps) {
+        long j;
+        t++;
+        relax(b, a, N, 0.25f);
+        float *tmp = a;
+        a = b;
+        b = tmp;
+    }
+    printf("%d %f %f\n", t, a[N / 2], b[N / 3]);
+    free(a);
+    free(b);
+    return 0;
+}
+
+static void relax(float *dst, const float *src, int n, float w)
+{
+    int j;
+#pragma tpace loop dim(1)
+    for (j = 1; j < n - 1; j++) {
+        const float t = src[j - 1] - 2.0f * src[j] + src[j + 1];
+        dst[j] = src[j] + w * t;
+    }
+}
+"#;
+
+#[test]
+fn a_sweep_functions_names_are_its_own_not_the_time_loops() {
+    let compiled = driver::compile_source("own.c", NAMES_OF_ITS_OWN)
+        .unwrap_or_else(|d| panic!("the function's `t` is no counter: {d:#?}"));
+    let p = &compiled.program.pipelines[0];
+    assert!(p.body[0].call.is_some());
+    // The time loop's `long j;` stays the caller's: it is no index of a nest of the loop.
+    let host: Vec<&str> = p
+        .host
+        .iter()
+        .map(|h| compiled.program.source[h.span.clone()].trim())
+        .collect();
+    assert!(host.contains(&"long j;"), "{host:?}");
+    assert_eq!(p.body[0].loops[0].var, "j");
+    assert_ne!(
+        p.body[0].loops[0].declared_type.as_deref(),
+        Some("long"),
+        "the function's index took the caller's declaration"
+    );
+    let same = "a[i] = (float)(i % 7);";
+    assert_eq!(
+        broken(NAMES_OF_ITS_OWN, same, same, 6, &params("mmtb", 2, 7, 2)),
+        None
+    );
+    assert_eq!(
+        broken(NAMES_OF_ITS_OWN, same, same, 5, &params("mm", 3, 10, 1)),
+        None
+    );
+    // A call that passes the counter is refused wherever it stands (what a sweep
+    // function is passed is evaluated once, before the loop), at the argument.
+    let reads = NAMES_OF_ITS_OWN.replace(
+        "relax(b, a, N, 0.25f);",
+        "relax(b, a, N, 0.25f + 0.01f * (float)(t % 3));",
+    );
+    let d = driver::compile_source("reads.c", &reads)
+        .expect_err("a call after the advance passes the counter");
+    assert!(
+        d[0].message
+            .contains("`relax` is passed the time loop's counter `t` for `w`"),
+        "{d:#?}"
+    );
+    assert_eq!(&reads[d[0].span.clone()], "t");
+}
