@@ -2364,6 +2364,48 @@ fn expect_found(
 }
 
 #[test]
+fn a_sweep_function_in_a_header_or_another_file_is_refused_at_the_call() {
+    // tpace reads the sweeps of functions defined in the file it translates: one
+    // in a header it includes, or in another .c file, is refused in words at the call.
+    let (function, main) = SWEEP_FN
+        .split_once("int main(int argc")
+        .expect("SWEEP_FN defines smooth before main");
+    let main = format!("int main(int argc{main}");
+    let header = function.replace("#include <stdlib.h>\n", "");
+    for (file, text, main_c) in [
+        (
+            "smooth.h",
+            header.clone(),
+            format!("#include <stdlib.h>\n#include \"smooth.h\"\n\n{main}"),
+        ),
+        (
+            "smooth.c",
+            header.replace("static void", "void"),
+            format!(
+                "#include <stdlib.h>\n#define N 40\n#define M 24\nvoid smooth(float *dst, const float *src, int rows, float w);\n\n{main}"
+            ),
+        ),
+    ] {
+        let dir = tempfile::tempdir().expect("scratch folder");
+        std::fs::write(dir.path().join(file), &text).expect("sweep file");
+        std::fs::write(dir.path().join("main.c"), &main_c).expect("main.c");
+        let out = tpace(dir.path(), &["translate", "main.c", "-o", "out.c"]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{file}: {stderr}");
+        let (line, col) = place(&main_c, "smooth(b, a, N, w);");
+        assert!(stderr.contains(&format!("main.c:{line}:{col}")), "{stderr}");
+        assert!(
+            stderr.contains(
+                "`smooth` is called with the listed array `a`, but it is not defined in this file"
+            ),
+            "{file}: {stderr}"
+        );
+        assert!(stderr.contains("define `smooth` in this file"), "{stderr}");
+        assert!(!dir.path().join("out.c").exists(), "{file}: half an output");
+    }
+}
+
+#[test]
 fn a_sweep_function_with_a_pointer_swap_is_accepted() {
     let compiled = driver::compile_source("ok.c", SWEEP_FN).unwrap_or_else(|d| panic!("{d:#?}"));
     let p = &compiled.program.pipelines[0];

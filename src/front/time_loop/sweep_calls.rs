@@ -261,7 +261,11 @@ pub fn opaque_calls(node: Node, arrays: &[Array], tree: &Tree, source: &str) -> 
         let named = callee
             .filter(|f| f.kind() == "identifier")
             .map(|f| text(f, source));
-        let declared_variable = named.is_some_and(|n| find_decl(n, call, tree, source).is_some());
+        // A prototype (`void smooth(float *, ...);`) declares a function defined
+        // elsewhere, not a variable holding a function pointer.
+        let declared_variable = named.is_some_and(|n| {
+            find_decl(n, call, tree, source).is_some_and(|(_, decl)| !is_prototype(decl))
+        });
         let (message, label, help) = match named {
             Some(f) if functions.contains_key(f) => (
                 format!(
@@ -328,6 +332,21 @@ impl Bound<'_> {
         all.extend(self.bindings.objects.clone());
         substitute(text, &all)
     }
+}
+
+/// Whether `declarator` declares a function (`f(...)`, `*f(...)` returning a
+/// pointer), not a variable (`(*f)(...)`, a function pointer).
+fn is_prototype(declarator: Node) -> bool {
+    let mut d = declarator;
+    while d.kind() == "pointer_declarator" {
+        match d.child_by_field_name("declarator") {
+            Some(inner) => d = inner,
+            None => return false,
+        }
+    }
+    d.kind() == "function_declarator"
+        && d.child_by_field_name("declarator")
+            .is_some_and(|n| n.kind() == "identifier")
 }
 
 /// `text` (a C expression) with every identifier that `values` maps replaced by
