@@ -42,6 +42,17 @@ while [[ $# -gt 0 ]]; do
     esac
     shift
 done
+# bench/peer's hand-written CUDA (part kernels3d) has no CPU emulation: a stand-in that
+# prints lines of the same form, with made-up figures.
+if [[ ${srcs[*]} == *bench/peer/* ]]; then
+    if [[ ${srcs[*]} == *d2d_copy* ]]; then
+        printf '#!/bin/sh\necho "copy: bytes=1000 repeats=10 seconds=0.000001 gbs=2000.0 (dry run, no GPU)"\n' >"$out"
+    else
+        printf '#!/bin/sh\nfor k in plain march; do echo "peer: kernel=$k grid=${1}x${2}x${3} steps=$4 seconds=1.0 glups=1.0 (dry run, no GPU)"; done\n' >"$out"
+    fi
+    chmod +x "$out"
+    exit 0
+fi
 tmp=$(mktemp -d)
 objs=()
 for s in "${srcs[@]}"; do
@@ -76,6 +87,7 @@ export PLANS_SIZES=tiny PLANS_JACOBI='mmtb:8:40:3:8 mmtb:8:20:4:8' PLANS_HEAT='m
 export PLANS_JACOBI_HUGE='mmtb:8:50:4:8 mmtb:4:-:3' PLANS_HEAT_HUGE='mmtb:8:9:4 mmtb:4:-:3 mmtb:8:-:2:2'
 export HUGE_STEPS=4 MANAGED_SAME_STEPS=1 MANAGED_OVER_MODES="plain prefetch"
 export CODES_SIZES=tiny
+export K3D_SIZES=tiny K3D_STEPS=12 K3D_NAIVE_STEPS=2 K3D_POLY_STEPS=3 K3D_HIMENO_STEPS=3
 export OPENACC_DEVICE=host OPENACC_STEPS=4 OPENACC_TIMEOUT=60
 export OPENACC_GRIDS="jacobi2d:-DX=200,-DY=120:100K heat3d:-DNX=24,-DNY=20,-DNZ=16:80K"
 # Part mpi: two emulated GPUs that reach each other, tiny grids, a "huge" one that the host holds.
@@ -120,6 +132,16 @@ if [[ $BENCH_PARTS == *mpi* ]]; then
     [[ $(grep -cE '^(jacobi2d|heat3d) .*(1 GPU|x 1 GPU); predicted [0-9.e+-]+ s \(measured/predicted' "$res/table.txt") == 15 ]] || want=1
     [[ $(grep -c '^    phases: 2 device(s)' "$res/table.txt") == 10 ]] || want=1
     grep -q 'phases: 2 device(s) and 2 rank(s).*to rank 0 alone: a;' "$res/table.txt" || want=1
+fi
+if [[ $BENCH_PARTS == *kernels3d* ]]; then
+    # The copy rate; the peer's 2 rows, tpace's 4 + 3 heat-3D rows (fuse 1 .. 4 at least), 4
+    # fixture rows and 2 double rows, then as many lines of the table with a ratio to march
+    # (the stand-in peer's march: 1.0) and to the roofline; the naive ratio; 3 ncu reports.
+    grep -E '^device copy rate: 2000.0 GB/s' "$res/table.txt" || want=1
+    [[ $(grep -cE '^(peer|heat3d|stencil-heat3d|heat3d_poly|himeno_struct|himeno|heat3d_double) .* [0-9]+\.[0-9]+  ' "$res/table.txt") -ge 15 ]] || want=1
+    [[ $(grep -cE '^  [a-z_-]+.* [0-9]+ +[0-9.]+ +[0-9]+\.[0-9]+ +[0-9]+\.[0-9]+$' "$res/table.txt") -ge 15 ]] || want=1
+    grep -E "model's plan under 160K over naive .*: [0-9.]* \(" "$res/table.txt" || want=1
+    [[ $(grep -c 'Duration' "$res/table.txt") == 3 ]] || want=1
 fi
 if [[ $BENCH_PARTS == *plans* ]]; then
     # The model's plan and the plans given: 3 + 3 + 3 + 4 rows.

@@ -10,9 +10,11 @@
 # check: CHECK_ONLY="a b" only those programs; CHECK_STEPS="13 12" at those step counts
 # (default 13; the pointer-rotating fixtures of tests/fixtures/sweeps want an even one too).
 # BENCH_PARTS picks what runs: check, run, jacobi, heat, depth, huge, beyond, himeno, cip, tune,
-# fast, profile, probe, ab, mpi, opencl, managed, openacc-gpu, streams, close, plans, cc, codes (default: check run himeno cip).
+# fast, profile, probe, ab, mpi, opencl, managed, openacc-gpu, streams, close, plans, cc, codes, kernels3d
+# (default: check run himeno cip).
 # cc: tests/fixtures/cc built by its Makefile with CC='tpace cc --target cuda' against CC=gcc (issue 26).
 # codes: issue 26's hotspot3D and Parboil fixtures against the CPU on a medium grid, then timed on 512^3.
+# kernels3d: issue 28, tpace's 3-D kernels beside hand-written ones (bench/peer), ratios to march.
 # plans: the model's plans against their runner-ups on the 8G grids and beyond the GPU's memory.
 # close: issue 19's remaining ratios (heat-3D against naive, Himeno and CIP plans) and heat-3D's fused kernel under ncu.
 # streams: the model's plan against 2/3/4 streams and narrower chunks, traced (issue 19).
@@ -1081,6 +1083,125 @@ if [[ $parts == *opencl* ]]; then
         echo "OpenCL: ratio of the model's pick to the best, per benchmark: $(tr '\n' ' ' <<<"$ratios")" | tee -a "$table"
         awk '{ s += $1; n++ } END { if (n) printf "OpenCL: mean ratio %.3f over %d benchmarks (the paper: 0.888 on its GPU, 0.922 on the Xeon Phi)\n", s / n, n }' \
             <<<"$ratios" | tee -a "$table"
+    fi
+fi
+if [[ $parts == *kernels3d* ]]; then
+    # Issue 28 in one call on one GPU (about 6 minutes): tpace's 3-D kernels beside the
+    # hand-written ones of bench/peer, on heat-3D's grid (1152 x 1536 x 1728 float, 128 steps):
+    # heat3d_peer's plain and march kernels; tpace heat-3D in-core at every step count its
+    # kernels have (1 is the one-step marching kernel), under an 8G budget with the model's
+    # plan, naive over K3D_NAIVE_STEPS steps, and the model's own in-core pick; the
+    # stencil-dialect heat-3D (float, the same grid) and the ordinary-C 3-D fixtures
+    # (himeno_struct, heat3d_poly) one step per kernel; Himeno ELARGE in-core; heat-3D in
+    # double in-core, fused. The device's copy rate (bench/peer/d2d_copy) is measured first:
+    # every row gets its ratio to march and to its single-step roofline (copy rate over the
+    # model's bytes a point, `tpace plan`). Then ncu (K3D_NCU=0 skips it) of one launch each
+    # of tpace's one-step and deepest fused heat-3D kernels and of march on a 512^3 grid:
+    # reports in $OUT/ncu-k3d-*.txt. K3D_SIZES=tiny: small grids (bench/dry-run.sh).
+    echo "== issue 28: 3-D kernels against the hand-written ones of bench/peer ==" | tee -a "$table"
+    if [[ ${K3D_SIZES:-} == tiny ]]; then
+        hg="48 40 32" dg="20 16 12" pn=18 him="-DMIMAX=17 -DMJMAX=17 -DMKMAX=33" hs="-DGRID_I=17 -DGRID_J=13 -DGRID_K=21"
+        ng="20 20 20" mem=160K copy_gib=0.01
+    else
+        hg="1152 1536 1728" dg="1152 1536 864" pn=768 him=-DELARGE hs="-DGRID_I=257 -DGRID_J=257 -DGRID_K=513"
+        ng="512 512 512" mem=8G copy_gib=4
+    fi
+    read -r hx hy hz <<<"$hg"
+    read -r dx dy dz <<<"$dg"
+    read -r nx ny nz <<<"$ng"
+    st=${K3D_STEPS:-128}
+    label="heat3d ${hx}x${hy}x$hz"
+    # The deepest fused step count the 3-D translation has ("TPACE_FUSE 1 to N").
+    most=$("$tpace" check examples/heat3d.c 2>&1 | sed -n 's/.*TPACE_FUSE 1 to \([0-9]*\).*/\1/p' | head -1)
+    peerflags="-O3 -arch=sm_90" # as heat3d_peer.cu's first lines build it
+    nvcc $peerflags bench/peer/heat3d_peer.cu -o "$work/peer" 2>"$out/peer.nvcc.txt" &
+    nvcc $peerflags bench/peer/d2d_copy.cu -o "$work/copy" 2>"$out/copy.nvcc.txt" &
+    nvcc $nvflags -DNX=$hx -DNY=$hy -DNZ=$hz $(cuda_sources bench/gen/heat3d) -o "$work/heat.k3d" &
+    nvcc $nvflags -DNZ=$hx -DNY=$hy -DNX=$hz $(cuda_sources bench/gen/stencil-heat3d) -o "$work/sheat.k3d" &
+    nvcc $nvflags -DN=$pn $(cuda_sources bench/gen/heat3d_poly) -o "$work/poly.k3d" &
+    nvcc $nvflags $hs $(cuda_sources bench/gen/himeno_struct) -o "$work/hstruct.k3d" &
+    nvcc $nvflags $him $(cuda_sources bench/gen/himeno) -o "$work/himeno.k3d" &
+    nvcc $nvflags -DNX=$dx -DNY=$dy -DNZ=$dz $(cuda_sources bench/gen/heat3d_double) -o "$work/dheat.k3d" &
+    [[ ${K3D_NCU:-1} == 1 ]] && nvcc $nvflags -DNX=$nx -DNY=$ny -DNZ=$nz $(cuda_sources bench/gen/heat3d) -o "$work/heat.ncu" &
+    wait
+    # bytes_of FILE [SET...]: the model's device bytes a point and step (tpace plan).
+    bytes_of() {
+        local f=$1
+        shift
+        "$tpace" plan "$f" --steps 2 "$@" 2>/dev/null | sed -n 's/.*per point and step: [0-9]* flops, \([0-9]*\) bytes.*/\1/p' | head -1
+    }
+    "$work/copy" "$copy_gib" >"$out/copy.txt" 2>&1
+    gbs=$(field gbs "$(grep '^copy: ' "$out/copy.txt")")
+    echo "device copy rate: ${gbs:-?} GB/s (bytes read + written; best of 10 device-to-device copies of $copy_gib GiB)" | tee -a "$table"
+    # The hand-written kernels: one process, both kernels, each row's Glup/s kept for ratios.
+    "$work/peer" "$hx" "$hy" "$hz" "$st" >"$out/peer.txt" 2>&1
+    for kind in plain march; do
+        line=$(grep "^peer: kernel=$kind " "$out/peer.txt")
+        field glups "$line" >"$out/peer $kind.glups"
+        note="bench/peer/heat3d_peer.cu (nvcc $peerflags)"
+        [[ -z $line ]] && note="FAILED: $(tail -1 "$out/peer.txt")"
+        row "peer $kind ${hx}x${hy}x$hz" peer "" "" "" "" 1 "$st" "$(field seconds "$line")" "$(field glups "$line")" "$note"
+    done
+    for t in $(seq 1 "${most:-4}"); do
+        run "$label incore fuse $t" "$work/heat.k3d" "$st" TPACE_SCHEDULE=incore TPACE_FUSE=$t
+    done
+    run "$label incore model" "$work/heat.k3d" "$st" TPACE_SCHEDULE=incore
+    run "$label model $mem" "$work/heat.k3d" "$st" TPACE_DEVICE_MEM=$mem
+    run "$label naive $mem" "$work/heat.k3d" "${K3D_NAIVE_STEPS:-4}" TPACE_DEVICE_MEM=$mem TPACE_SCHEDULE=naive TPACE_STREAMS=3
+    run "stencil-heat3d ${hx}x${hy}x$hz incore fuse 1" "$work/sheat.k3d" "$st" TPACE_SCHEDULE=incore TPACE_FUSE=1
+    run "heat3d_poly double $pn^3 incore" "$work/poly.k3d" "${K3D_POLY_STEPS:-32}" TPACE_SCHEDULE=incore
+    run "himeno_struct ${hs//-D/} incore" "$work/hstruct.k3d" "${K3D_HIMENO_STEPS:-64}" TPACE_SCHEDULE=incore
+    run "himeno ${him//-D/} incore" "$work/himeno.k3d" "${K3D_HIMENO_STEPS:-64}" TPACE_SCHEDULE=incore
+    for t in 1 model; do
+        if [[ $t == model ]]; then
+            run "heat3d_double ${dx}x${dy}x$dz incore model" "$work/dheat.k3d" "$st" TPACE_SCHEDULE=incore
+        else
+            run "heat3d_double ${dx}x${dy}x$dz incore fuse $t" "$work/dheat.k3d" "$st" TPACE_SCHEDULE=incore TPACE_FUSE=$t
+        fi
+    done
+    # The table: Glup/s, over march, and over the single-step roofline (copy rate / bytes a point).
+    bh=$(bytes_of examples/heat3d.c) bs=$(bytes_of tests/fixtures/stencil/heat3d.c) bp=$(bytes_of tests/fixtures/styles/heat3d_poly.c)
+    # himeno_struct's size clause reads its struct's fields: any extents do for the bytes a point.
+    bhs=$(bytes_of tests/fixtures/ordinary/himeno_struct.c --set 'p->mrows=64' --set 'p->mcols=64' --set 'p->mdeps=64')
+    bhi=$(bytes_of examples/himeno.c) bd=$(bytes_of tests/fixtures/layouts/heat3d_double.c)
+    echo "  issue 28, one call (device: $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)); march = bench/peer's hand-written marching kernel" | tee -a "$table"
+    printf '  %-44s %6s %10s %8s %10s\n' "what" "B/pt" "Glup/s" "/ march" "/ roofline" | tee -a "$table"
+    k3d_line() { # LABEL BYTES_A_POINT
+        local g m
+        g=$(glups_of "$1")
+        m=$(glups_of "peer march")
+        awk -v l="$1" -v g="$g" -v m="$m" -v b="$2" -v c="$gbs" 'BEGIN {
+            r = (g > 0 && m > 0) ? sprintf("%.2f", g / m) : "?"
+            f = (g > 0 && b > 0 && c > 0) ? sprintf("%.2f", g / (c / b)) : "?"
+            printf "  %-44s %6s %10s %8s %10s\n", l, b, (g > 0 ? g : "?"), r, f }' | tee -a "$table"
+    }
+    k3d_line "peer plain" "$bh"
+    k3d_line "peer march" "$bh"
+    for t in $(seq 1 "${most:-4}"); do k3d_line "$label incore fuse $t" "$bh"; done
+    k3d_line "$label incore model" "$bh"
+    k3d_line "$label model $mem" "$bh"
+    k3d_line "$label naive $mem" "$bh"
+    k3d_line "stencil-heat3d ${hx}x${hy}x$hz incore fuse 1" "$bs"
+    k3d_line "heat3d_poly double $pn^3 incore" "$bp"
+    k3d_line "himeno_struct ${hs//-D/} incore" "$bhs"
+    k3d_line "himeno ${him//-D/} incore" "$bhi"
+    k3d_line "heat3d_double ${dx}x${dy}x$dz incore fuse 1" "$bd"
+    k3d_line "heat3d_double ${dx}x${dy}x$dz incore model" "$bd"
+    ratio "heat-3D, the model's plan under $mem over naive (issue 28 item 3: 40x)" "$label model $mem" "$label naive $mem"
+    if [[ ${K3D_NCU:-1} == 1 ]]; then
+        # One launch each, on a 512^3 grid: tpace's one-step kernel, its deepest fused kernel, march.
+        sections="--section SpeedOfLight --section InstructionStats --section MemoryWorkloadAnalysis --section Occupancy"
+        TPACE_SCHEDULE=incore TPACE_FUSE=1 ncu --clock-control none $sections -k regex:sweep1_kernel --launch-skip 3 \
+            --launch-count 1 "$work/heat.ncu" 8 >"$res/ncu-k3d-fuse1.txt" 2>&1
+        TPACE_SCHEDULE=incore TPACE_FUSE=${most:-4} ncu --clock-control none $sections -k regex:_fused --launch-skip 1 \
+            --launch-count 1 "$work/heat.ncu" $((4 * ${most:-4})) >"$res/ncu-k3d-fuse${most:-4}.txt" 2>&1
+        ncu --clock-control none $sections -k regex:march --launch-skip 3 --launch-count 1 \
+            "$work/peer" "$nx" "$ny" "$nz" 6 >"$res/ncu-k3d-march.txt" 2>&1
+        for f in fuse1 "fuse${most:-4}" march; do
+            echo "  ncu, heat-3D ${nx}x${ny}x$nz, $f (full report: \$OUT/ncu-k3d-$f.txt):" | tee -a "$table"
+            grep -E "^ +(Duration|DRAM Throughput|Memory Throughput|L1/TEX Hit Rate|L2 Hit Rate|Compute \(SM\) Throughput|Registers Per Thread|Achieved Occupancy|Executed Ipc Active|Issue Slots Busy|Executed Instructions  )" \
+                "$res/ncu-k3d-$f.txt" | sed 's/^ */    /' | tee -a "$table"
+        done
     fi
 fi
 echo "== table =="

@@ -229,17 +229,36 @@ fn the_shuffled_streams_catch_a_missing_wait() {
 /// One fused-kernel break: its name, the text replaced, and the replacement.
 type Break = (&'static str, &'static str, &'static str);
 
+/// `example`'s CUDA translation with every `from` replaced by `to` (a 3-D fused
+/// kernel has two copies of its row loop, the steady rows' unrolled).
+fn broken_everywhere(example: &str, from: &str, to: &str) -> tpace::back::Output {
+    let out = translated_example(example, Target::Cuda);
+    let count =
+        out.main.matches(from).count() + out.host.as_deref().map_or(0, |h| h.matches(from).count());
+    assert!(
+        count > 0,
+        "the translation of {example} no longer contains `{from}`: update this test"
+    );
+    tpace::back::Output {
+        main: out.main.replace(from, to),
+        host: out.host.as_ref().map(|h| h.replace(from, to)),
+    }
+}
+
 /// Builds `examples/{example}` (or the file `example`, see [`program_path`]) for
 /// the CUDA emulation intact and with each of
-/// `breaks`; the intact program must match the sequential one under every
-/// setting of `configs` and seeds 1 ..= `seeds`, advancing `fuse` steps per
-/// kernel, and every broken one must differ under some setting and seed.
+/// `breaks` (every occurrence replaced); the intact program must match the
+/// sequential one under every setting of `configs` and seeds 1 ..= `seeds`
+/// (with `env` set too), advancing `fuse` steps per kernel, and every broken
+/// one must differ under some setting and seed.
+#[allow(clippy::too_many_arguments)]
 fn check_fused_breaks(
     example: &str,
     steps: u64,
     fuse: &str,
     configs: &[Params],
     seeds: u64,
+    env: &[(String, String)],
     intact_text: &str,
     breaks: &[Break],
 ) {
@@ -248,7 +267,7 @@ fn check_fused_breaks(
     let seq = example_reference(example, &tc, dir.path(), steps);
     let intact = build_ok(
         &tc,
-        &broken_example(example, Target::Cuda, intact_text, intact_text),
+        &broken_everywhere(example, intact_text, intact_text),
         dir.path(),
         "intact",
         Flavour::CudaEmulation,
@@ -259,7 +278,7 @@ fn check_fused_breaks(
                 &intact.binary,
                 steps,
                 p,
-                &seed(s),
+                &[seed(s), env.to_vec()].concat(),
                 &dir.path().join("i.dump"),
             );
             assert_eq!(
@@ -278,7 +297,7 @@ fn check_fused_breaks(
     for (name, from, to) in breaks {
         let built = build_ok(
             &tc,
-            &broken_example(example, Target::Cuda, from, to),
+            &broken_everywhere(example, from, to),
             dir.path(),
             name,
             Flavour::CudaEmulation,
@@ -289,7 +308,7 @@ fn check_fused_breaks(
                     &built.binary,
                     steps,
                     p,
-                    &seed(s),
+                    &[seed(s), env.to_vec()].concat(),
                     &dir.path().join("b.dump"),
                 );
                 first_difference(&seq.dump, &got.dump).map(|d| (s, d))
@@ -314,6 +333,7 @@ fn the_emulation_catches_broken_fused_kernels() {
         "4",
         &[params("mmtb", 8, 7, 3), params("incore", 9, 1, 1)],
         4,
+        &[],
         "__syncthreads();\n                float tp_val",
         &[
             (
@@ -360,31 +380,47 @@ fn the_emulation_catches_broken_fused_kernels() {
     );
 }
 
-/// The 3-D fused kernel (register-blocked tiles, heat3d, 2 steps per launch): a
-/// missing barrier, a thread that reads its own column where the neighbour's
-/// belongs, a row that skips the strip, a strip left unwritten, a row outside the
-/// sweep's box computed anyway and steady rows that reach into the successor's
-/// strip are each caught by the emulation.
+/// The 3-D fused kernel (tiles of threads each holding four neighbouring columns
+/// along axis 2, one barrier a row, heat3d, 2 steps per launch): a missing barrier,
+/// a lane that reads its own column where the neighbouring lane's belongs, a step
+/// that reads along axis 1 the shared row being written (not the one written a row
+/// earlier), a step that leaves in shared memory a row other than the one the next
+/// step reads, an input row loaded ahead from the wrong row, a row that skips the
+/// strip, a strip left unwritten, a row outside the sweep's box computed anyway and
+/// steady rows that reach into the successor's strip are each caught by the
+/// emulation.
 #[test]
 fn the_emulation_catches_broken_tiled_fused_kernels() {
-    let barrier = "tp_v[tp_l - 1][TP_RLO][tp_c];\n                __syncthreads();";
+    let barrier = "__syncthreads();\n                /* Step 0's row";
     check_fused_breaks(
         "heat3d.c",
         7,
         "2",
         &[params("mmtb", 6, 9, 3), params("incore", 7, 1, 1)],
         3,
+        &[],
         barrier,
         &[
+            ("barrier_missing", barrier, "/* Step 0's row"),
             (
-                "barrier_missing",
-                barrier,
-                "tp_v[tp_l - 1][TP_RLO][tp_c];\n",
+                "neighbour_lane_from_own_registers",
+                "tp_w2[tp_h] = __shfl_up_sync(0xffffffffu, tp_v[tp_l - 1][TP_RLO][TP_C2 - TP_H2 + tp_h], 1, TP_B2);",
+                "tp_w2[tp_h] = tp_v[tp_l - 1][TP_RLO][0];",
             ),
             (
-                "neighbour_column_from_own_registers",
-                "tp_w[tp_h] = tp_sh[tp_par][tp_l - 1][TPACE_MAX(tp_t1 * TP_C1 - TP_H1 + tp_h, 0)][tp_t2];",
-                "tp_w[tp_h] = tp_v[tp_l - 1][TP_RLO][0];",
+                "shared_row_of_this_row_read",
+                "tp_sh[tp_par ^ 1][tp_l - 1][tp_t1_m1]",
+                "tp_sh[tp_par][tp_l - 1][tp_t1_m1]",
+            ),
+            (
+                "shared_row_one_row_late",
+                "tp_sh[tp_par][tp_l][tp_t1][tp_t2 * TP_C2 + tp_c] = tp_v[tp_l][TP_RLO + 1][tp_c];",
+                "tp_sh[tp_par][tp_l][tp_t1][tp_t2 * TP_C2 + tp_c] = tp_v[tp_l][TP_RLO][tp_c];",
+            ),
+            (
+                "input_row_loaded_ahead_from_the_wrong_row",
+                "tp_in_col[tp_row + TP_AHEAD * tp_plane + tp_c]",
+                "tp_in_col[tp_row + (TP_AHEAD - 1) * tp_plane + tp_c]",
             ),
             (
                 "strip_not_read",
@@ -393,7 +429,7 @@ fn the_emulation_catches_broken_tiled_fused_kernels() {
             ),
             (
                 "strip_not_written",
-                "tp_sout[tp_srow + tp_col[tp_c]] = tp_val[tp_c];",
+                "tp_sout_col[tp_srow + tp_c] = tp_val[tp_c];",
                 ";",
             ),
             (
@@ -410,6 +446,68 @@ fn the_emulation_catches_broken_tiled_fused_kernels() {
                 "a_needed_row_not_computed",
                 "tp_q < tp_xs - (long)(TP_T - tp_l) * TP_RLO)",
                 "tp_q <= tp_xs - (long)(TP_T - tp_l) * TP_RLO)",
+            ),
+        ],
+    );
+}
+
+/// The 3-D one-step kernel (threads marching along the cut axis, each array's own
+/// column in a queue of registers loaded ahead; heat-3D one step per kernel, and
+/// Himeno, whose other columns read at three planes have queues too): a queue that
+/// does not move, a plane loaded ahead one plane short, the last planes of a
+/// segment not computed, a queue filled one plane late, and a column queue of
+/// Himeno's that loads the wrong column are each caught by the emulation.
+#[test]
+fn the_emulation_catches_broken_marching_kernels() {
+    let one_step = [("TPACE_FUSE".to_string(), "1".to_string())];
+    let configs = [params("mmtb", 6, 9, 3), params("incore", 7, 1, 1)];
+    let moves = "tp_q0[tp_r] = tp_q0[tp_r + 1];";
+    check_fused_breaks(
+        "heat3d.c",
+        7,
+        "1",
+        &configs,
+        2,
+        &one_step,
+        moves,
+        &[
+            ("queue_does_not_move", moves, ";"),
+            (
+                "plane_loaded_ahead_one_short",
+                "tp_p_a[(1 + TP_AHEAD) * tp_s0]",
+                "tp_p_a[TP_AHEAD * tp_s0]",
+            ),
+            (
+                "last_planes_not_computed",
+                "tp_run == 0 ? tp_end0 - TP_AHEAD : tp_end0",
+                "tp_end0 - TP_AHEAD",
+            ),
+            (
+                "queue_filled_one_plane_late",
+                "tp_p_a[(tp_r - 1) * tp_s0]",
+                "tp_p_a[tp_r * tp_s0]",
+            ),
+        ],
+    );
+    let column = "tp_q1[2] = tp_p_p[tp_s0 - tp_s1];";
+    check_fused_breaks(
+        "himeno.c",
+        5,
+        "1",
+        &configs,
+        1,
+        &[],
+        column,
+        &[
+            (
+                "column_queue_of_the_wrong_column",
+                column,
+                "tp_q1[2] = tp_p_p[tp_s0 + tp_s1];",
+            ),
+            (
+                "column_queue_does_not_move",
+                "tp_q1[tp_r] = tp_q1[tp_r + 1];",
+                ";",
             ),
         ],
     );
@@ -456,6 +554,7 @@ fn the_emulation_catches_a_broken_folded_temporary() {
             params("incore", 7, 1, 1),
         ],
         1,
+        &[],
         download,
         &heat,
     );
@@ -476,6 +575,7 @@ fn the_emulation_catches_a_broken_folded_temporary() {
         "4",
         &[params("mmtb", 8, 7, 3), params("incore", 9, 1, 1)],
         1,
+        &[],
         download,
         &jacobi,
     );
@@ -1004,16 +1104,16 @@ fn fixture(name: &str) -> std::path::PathBuf {
         .join(name)
 }
 
-/// heat3d_double's fused kernel needs 16 KiB of shared memory a block per step
-/// (a 32 x 32 tile of double rows, two copies), so four steps need 64 KiB: more
-/// than a kernel gets without opting in. On the emulation, whose device gives a
-/// block what `TPACE_EMU_SHARED` says (227 KiB, as an H100, when unset), four
-/// steps run bit for bit where the device has room (the launch opts in), a
+/// heat3d_double's fused kernel needs 8 KiB of shared memory a block per step
+/// (a 32 x 16 tile of double rows, two copies), so four steps need 32 KiB. On the
+/// emulation, whose device gives a block what `TPACE_EMU_SHARED` says (227 KiB, as
+/// an H100, when unset), four steps run bit for bit where the device has room, a
 /// `TPACE_FUSE` the device has no room for is refused in words before anything is
 /// launched, and a default it has no room for comes down to what fits. Without
-/// the runtime's check the launch itself fails (as CUDA refuses it), without the
-/// opt-in too, and a launch that gives the kernel less than it uses stops the
-/// emulation.
+/// the runtime's check the launch itself fails (as CUDA refuses it), and a launch
+/// that gives the kernel less than it uses stops the emulation. (No fused kernel
+/// needs more than the 48 KiB a kernel gets without opting in since the 3-D tiles
+/// hold 16 bytes a thread, issue 28: the launchers' opt-in has no program to run.)
 #[test]
 fn a_fused_kernel_gets_only_the_shared_memory_the_device_has() {
     let tc = Toolchain::detect();
@@ -1051,15 +1151,16 @@ fn a_fused_kernel_gets_only_the_shared_memory_the_device_has() {
         e
     };
     let configs = [params("mmtb", 8, 7, 3), params("incore", 9, 1, 1)];
-    // Room for every step count: four steps, 64 KiB a block, opted in.
-    // 48 KiB: three steps (exactly 48 KiB, no opt-in needed); less than 32 KiB: none.
+    // Room for every step count: four steps, 32 KiB a block.
+    // 24 KiB: three steps (exactly 24 KiB); less than 16 KiB: none.
+    assert!(!translation.main.contains("cudaFuncSetAttribute(tpace_p1"));
     for (vars, fuse) in [
         (vec![("TPACE_FUSE", "4")], "4"),
         (
-            vec![("TPACE_FUSE", "3"), ("TPACE_EMU_SHARED", "49152")],
+            vec![("TPACE_FUSE", "3"), ("TPACE_EMU_SHARED", "24576")],
             "3",
         ),
-        (vec![("TPACE_EMU_SHARED", "32767")], "1"),
+        (vec![("TPACE_EMU_SHARED", "16383")], "1"),
     ] {
         for p in &configs {
             let got = run_with(
@@ -1083,7 +1184,7 @@ fn a_fused_kernel_gets_only_the_shared_memory_the_device_has() {
             if fuse == "1" {
                 assert!(
                     got.stderr.contains(
-                        "at most 32767 bytes of shared memory, too little for fused kernels"
+                        "at most 16383 bytes of shared memory, too little for fused kernels"
                     ),
                     "{}",
                     got.stderr
@@ -1092,7 +1193,7 @@ fn a_fused_kernel_gets_only_the_shared_memory_the_device_has() {
         }
     }
     // Refused in words: which value, how much it needs, what the device gives, what to set.
-    let no_room = env(&[("TPACE_FUSE", "4"), ("TPACE_EMU_SHARED", "49152")]);
+    let no_room = env(&[("TPACE_FUSE", "4"), ("TPACE_EMU_SHARED", "24576")]);
     let failed = |binary: &std::path::Path, vars: &[(String, String)]| {
         driver::run::execute(
             binary,
@@ -1107,51 +1208,37 @@ fn a_fused_kernel_gets_only_the_shared_memory_the_device_has() {
     let refused = failed(&intact.binary, &no_room);
     assert!(
         refused.contains(
-            "TPACE_FUSE=4: the fused kernel needs 65536 bytes of shared memory a block for 4 steps, \
-             and this device gives a block at most 49152: set TPACE_FUSE to 3 or less"
+            "TPACE_FUSE=4: the fused kernel needs 32768 bytes of shared memory a block for 4 steps, \
+             and this device gives a block at most 24576: set TPACE_FUSE to 3 or less"
         ) && !refused.contains("launching"),
         "{refused}"
     );
-    // Without the runtime's check, the device refuses: the opt-in to more than it has,
-    // or the launch of a kernel that needs more than it gives without one.
+    // Without the runtime's check, the device refuses the launch of a kernel that
+    // needs more than it gives.
     let unchecked = build("unchecked", check, "    return wanted;\n");
-    let e = failed(&unchecked.binary, &no_room);
-    assert!(
-        e.contains(
-            "CUDA call cudaFuncSetAttribute(tpace_p1_sweep1_fused<4>, \
-             cudaFuncAttributeMaxDynamicSharedMemorySize, 65536) failed: invalid value"
-        ),
-        "{e}"
-    );
-    let e = failed(
-        &unchecked.binary,
-        &env(&[("TPACE_FUSE", "3"), ("TPACE_EMU_SHARED", "40000")]),
-    );
-    assert!(
-        e.contains("launching tpace_p1_sweep1_fused (sweep at line 47) failed: invalid value"),
-        "{e}"
-    );
-    // Without the opt-in, a launch of more than 48 KiB fails even where the device has room.
-    let not_opted = build(
-        "not_opted",
-        "        if (!tp_opted[tp->device % 64])\n",
-        "        if (0)\n",
-    );
-    let e = failed(&not_opted.binary, &env(&[("TPACE_FUSE", "4")]));
-    assert!(e.contains("launching tpace_p1_sweep1_fused"), "{e}");
+    for vars in [
+        no_room.clone(),
+        env(&[("TPACE_FUSE", "3"), ("TPACE_EMU_SHARED", "20000")]),
+    ] {
+        let e = failed(&unchecked.binary, &vars);
+        assert!(
+            e.contains("launching tpace_p1_sweep1_fused (sweep at line 47) failed: invalid value"),
+            "{e}"
+        );
+    }
     // A launch that gives less than the kernel's layout uses stops the emulation.
-    let short = build("short", ", 65536, tp_stream", ", 49152, tp_stream");
+    let short = build("short", ", 32768, tp_stream", ", 24576, tp_stream");
     let e = failed(&short.binary, &env(&[("TPACE_FUSE", "4")]));
     assert!(
-        e.contains("a kernel uses 65536 bytes of dynamic shared memory, its launch gave 49152"),
+        e.contains("a kernel uses 32768 bytes of dynamic shared memory, its launch gave 24576"),
         "{e}"
     );
 }
 
 /// The machine profile's `shared_bytes` bounds the fused kernels a translation
-/// prints: planned for a device of 48 KiB a block, heat3d_double gets kernels of
-/// two and three steps (32 and 48 KiB), none of four and no opt-in, and a
-/// `TPACE_FUSE=4` is refused in words; for 16 KiB a block it gets no fused kernel.
+/// prints: planned for a device of 24 KiB a block, heat3d_double gets kernels of
+/// two and three steps (16 and 24 KiB), none of four, and a `TPACE_FUSE=4` is
+/// refused in words; for just under 16 KiB a block it gets no fused kernel.
 #[test]
 fn the_profiles_shared_memory_bounds_the_fused_kernels() {
     let h100 = include_str!("../profiles/h100.toml");
@@ -1168,21 +1255,21 @@ fn the_profiles_shared_memory_bounds_the_fused_kernels() {
         tpace::model::Profile::parse("small.toml", &text).expect("a profile")
     };
     let compiled = compile(&fixture("heat3d_double.c"));
-    let small = driver::translate_for(&compiled, Target::Cuda, &with_shared(48 * 1024), false)
+    let small = driver::translate_for(&compiled, Target::Cuda, &with_shared(24 * 1024), false)
         .expect("translates");
     let host = small.host.as_deref().expect("a host program");
     assert!(
         small
             .main
-            .contains("tpace_p1_sweep1_fused<3>, tp_grid, tp_block, 49152,")
+            .contains("tpace_p1_sweep1_fused<3>, tp_grid, tp_block, 24576,")
     );
     assert!(!small.main.contains("tpace_p1_sweep1_fused<4>"));
     assert!(!small.main.contains("cudaFuncSetAttribute(tpace_p1"));
     assert!(host.contains("shape.fuse_max = 3;"), "{host}");
     assert!(
-        host.contains("fuse_shared[TPACE_FUSE_MAX + 1] = {0, 0, 32768, 49152, 0, 0, 0, 0, 0};")
+        host.contains("fuse_shared[TPACE_FUSE_MAX + 1] = {0, 0, 16384, 24576, 0, 0, 0, 0, 0};")
     );
-    let none = driver::translate_for(&compiled, Target::Cuda, &with_shared(16 * 1024), false)
+    let none = driver::translate_for(&compiled, Target::Cuda, &with_shared(16 * 1024 - 1), false)
         .expect("translates");
     assert!(!none.main.contains("tpace_p1_sweep1_fused"));
     assert!(
@@ -1191,7 +1278,7 @@ fn the_profiles_shared_memory_bounds_the_fused_kernels() {
             .unwrap()
             .contains("shape.fuse_max = 1;")
     );
-    // The 48 KiB translation runs its default, and refuses four steps in words.
+    // The 24 KiB translation runs its default, and refuses four steps in words.
     let tc = Toolchain::detect();
     let dir = tempfile::tempdir().expect("scratch folder");
     let built = build_ok(&tc, &small, dir.path(), "small", Flavour::CudaEmulation);

@@ -61,11 +61,12 @@ pub struct Fusion {
     /// Bytes per element of the fused array (what its shared memory holds).
     pub elem_bytes: u64,
     /// Threads of a block per inner axis, innermost last (grid positions 1..).
-    /// In 3-D the innermost is one warp (32 threads) wide.
+    /// In 3-D the innermost threads of a warp hold its full width together.
     pub block: Vec<u32>,
     /// Columns each thread holds per inner axis (register blocking): along
-    /// axis 1 of a 3-D grid a thread computes several neighbouring columns, so
-    /// most reads along that axis come from its own registers.
+    /// axis 2 of a 3-D grid (the contiguous one) a thread computes several
+    /// neighbouring columns, so most reads along that axis come from its own
+    /// registers and its loads and stores are at constant offsets.
     pub per_thread: Vec<u32>,
 }
 
@@ -149,18 +150,18 @@ impl Fusion {
     /// bytes, eight 296). As many blocks as those registers allow, at most the 2048
     /// threads of a multiprocessor.
     ///
-    /// 3-D tiles: a thread keeps `(steps + 1) · ring_words · per_thread[0]` words. Up
-    /// to two steps, as many blocks (at most four) as the registers a thread needs
-    /// allow: its rings and about 28 more (ptxas 13.5, sm_90, the least cap without
-    /// spills: heat-3D 64 in float, 96 in double; a 19-point star in float 112; the
-    /// 13-point star in double 144), so that the default step count never spills.
-    /// Past two steps, two blocks of 128 registers while the rings take at most 128
-    /// of them, even though they spill a little, else one block (255 registers):
-    /// measured on the H100 (512³ heat-3D, 384³ 19-point star, in-core, 64 steps),
-    /// two blocks ran heat-3D's four steps in float at 177 Glup/s against 146 for one
-    /// block without spills, in double three steps at 98 against 84 and four at 93
-    /// against 86, the star's three steps at 62 against 57, and its four (rings of 140
-    /// words, 980 bytes spilled) at 19 against 24 for one block.
+    /// 3-D tiles: a thread keeps `(steps + 1) · ring_words · columns` words of rings
+    /// (`columns` along axis 2) and needs about 36 registers more, 12 more a step for
+    /// each further word of a value (double) and 16 more for each row of the ring past
+    /// three (wider reach: more reads in flight). Up to two steps, as many blocks (at
+    /// most four) as those registers allow; past two, two blocks of 128 registers while
+    /// they fit, else one block (255 registers). Fitted to the least cap without
+    /// spills of the one-barrier-a-row kernel (ptxas 13.5, sm_90, issue 28): heat-3D in
+    /// float three blocks at two steps, two at three and four; in double three, two
+    /// and one (two spill 76 bytes at four steps); the 13-point star in double two
+    /// blocks (this rule: one); the 19-point star in float one at every count. (The
+    /// H100, 512³ heat-3D in-core with the earlier kernel: two blocks that spill a
+    /// little ran four steps at 177 Glup/s against 146 for one block without spills.)
     pub fn blocks_per_multiprocessor(&self, steps: u32) -> u32 {
         let threads = u64::from(self.threads());
         let t = u64::from(steps);
@@ -171,10 +172,17 @@ impl Fusion {
             }
             (65536 / (threads * regs)).min(2048 / threads).max(1)
         } else {
-            let rings = (t + 1) * self.ring_words() * u64::from(self.per_thread[0]);
+            let columns: u64 = self.per_thread.iter().map(|c| u64::from(*c)).product();
+            let words = (self.elem_bytes / 4).max(1);
+            let ring = (self.reach_lo + self.reach_hi.max(1) + 1).unsigned_abs();
+            // The kernel's steps lag each other by at least a row (`TP_RHI` at least 1).
+            let regs = (t + 1) * ring * words * columns
+                + 36
+                + 12 * t * (words - 1)
+                + 16 * ring.saturating_sub(3);
             if steps <= 2 {
-                (65536 / (threads * (rings + 28))).clamp(1, 4)
-            } else if rings <= 128 {
+                (65536 / (threads * regs)).clamp(1, 4)
+            } else if regs <= 128 {
                 2
             } else {
                 1
@@ -259,13 +267,19 @@ pub fn fusion(
         return None;
     }
     // Measured on the H100 (bench/RESULTS.md, 2026-11-23): four steps on 256-wide
-    // rows for 2-D grids; for 3-D ones two steps on 32 x 32 tiles of 8 x 32 threads,
-    // each holding 4 columns along axis 1 (398 Glup/s in bench/mmt/probe.cu, against
-    // 333 with 16 x 32 threads of one column).
+    // rows for 2-D grids; for 3-D ones two steps on 32 x 32 tiles of 256 threads (398
+    // Glup/s in bench/mmt/probe.cu with 8 x 32 threads holding 4 columns along axis 1,
+    // against 333 with 16 x 32 threads of one column). The 3-D threads are 32 rows of 8
+    // along axis 1, each holding 4 neighbouring columns along axis 2, the contiguous
+    // one: its loads and stores are at constant offsets from one address, and
+    // fewer of its reads need another thread's column (issue 28): 16 bytes of them, so
+    // that a thread's part of a row is one 16-byte access to shared memory (double: two
+    // columns, a 32 x 16 tile, whose rings fit the registers without spilling).
+    let elem_bytes = p.arrays[swap.dst].elem.bytes();
     let (default_steps, block, per_thread) = if rank == 2 {
         (4, vec![256], vec![1])
     } else {
-        (2, vec![8, 32], vec![4, 1])
+        (2, vec![32, 8], vec![1, (16 / elem_bytes).max(1) as u32])
     };
     let mut fusion = Fusion {
         sweep: swap.writer,
@@ -275,7 +289,7 @@ pub fn fusion(
         inner_reach,
         default_steps,
         max_steps: MAX_STEPS,
-        elem_bytes: p.arrays[swap.dst].elem.bytes(),
+        elem_bytes,
         block,
         per_thread,
     };
@@ -356,8 +370,9 @@ mod tests {
 
     #[test]
     fn shared_memory_is_sized_per_element_type_halo_and_steps() {
-        // Per fused step two copies of the row: a 32 x 32 tile in 3-D (reads past its
-        // sides are clamped), a row of 256 threads plus the reach on each side in 2-D.
+        // Per fused step two copies of the row: a 32 x 32 tile in 3-D in float, 32 x 16
+        // in double (16 bytes a thread along axis 2; reads past its sides are clamped),
+        // a row of 256 threads plus the reach on each side in 2-D.
         let cases = [
             (
                 "jacobi2d.c",
@@ -371,8 +386,8 @@ mod tests {
             ),
             ("star2d_halo3.c", STAR2D, 2 * 262 * 8),
             ("heat3d.c", HEAT3D, 2 * 1024 * 4),
-            ("heat3d_double.c", HEAT3D_DOUBLE, 2 * 1024 * 8),
-            ("heat3d_star13_double.c", STAR13, 2 * 1024 * 8),
+            ("heat3d_double.c", HEAT3D_DOUBLE, 2 * 512 * 8),
+            ("heat3d_star13_double.c", STAR13, 2 * 512 * 8),
             ("heat3d_star19.c", STAR19, 2 * 1024 * 4),
         ];
         for (name, src, per_step) in cases {
@@ -389,20 +404,18 @@ mod tests {
 
     #[test]
     fn less_shared_memory_fuses_fewer_steps() {
-        use super::SHARED_WITHOUT_OPT_IN;
         let f = fusion_of("heat3d_double.c", HEAT3D_DOUBLE).expect("fuses");
         assert_eq!((f.max_steps, f.default_steps, f.elem_bytes), (4, 2, 8));
-        // Four steps of double need 64 KiB: more than a kernel gets without opting in.
-        assert!(f.shared_bytes(4) > SHARED_WITHOUT_OPT_IN);
+        assert_eq!((f.tile(), f.shared_bytes(4)), (vec![32, 16], 32 * 1024));
         let steps = |limit: u64| f.within(limit).map(|g| (g.max_steps, g.default_steps));
         assert_eq!(steps(227 * 1024), Some((4, 2)), "H100: 227 KiB a block");
         assert_eq!(
-            steps(SHARED_WITHOUT_OPT_IN),
+            steps(32 * 1024 - 1),
             Some((3, 2)),
-            "48 KiB hold three steps"
+            "just short of four steps"
         );
-        assert_eq!(steps(40_000), Some((2, 2)));
-        assert_eq!(steps(32 * 1024 - 1), None, "not even two steps fit");
+        assert_eq!(steps(20_000), Some((2, 2)));
+        assert_eq!(steps(16 * 1024 - 1), None, "not even two steps fit");
         // A default the machine has no room for comes down to what fits.
         let j = fusion_of("jacobi2d.c", include_str!("../../examples/jacobi2d.c")).unwrap();
         let lowered = j.within(j.shared_bytes(3)).expect("three steps fit");
@@ -412,19 +425,21 @@ mod tests {
 
     #[test]
     fn wide_halos_fuse_as_long_as_a_block_keeps_columns() {
-        // Halo 2 and 3 in 3-D (13- and 19-point stars) and 3 in 2-D: four steps leave a
-        // 32-column tile 16 and 8 columns, a 256-column row 232 (and eight steps 208).
+        // Halo 2 and 3 in 3-D (13- and 19-point stars) and 3 in 2-D: three steps leave
+        // the double star's 32 x 16 tile 20 x 4 columns (four would leave none along axis
+        // 2), four steps the float star's 32 x 32 tile 8 x 8, a 256-column row 232 and
+        // eight steps 208.
         for (name, src, reach, most, keep) in [
-            ("heat3d_star13_double.c", STAR13, 2, 4, 16 * 16),
+            ("heat3d_star13_double.c", STAR13, 2, 3, 20 * 4),
             ("heat3d_star19.c", STAR19, 3, 4, 8 * 8),
-            ("star2d_halo3.c", STAR2D, 3, 8, 232),
+            ("star2d_halo3.c", STAR2D, 3, 8, 208),
         ] {
             let f = fusion_of(name, src).unwrap_or_else(|| panic!("{name} fuses"));
             assert_eq!((f.reach_lo, f.reach_hi), (reach, reach), "{name}");
             assert!(f.inner_reach.iter().all(|h| *h == reach), "{name}");
-            assert_eq!((f.max_steps, f.keep(4)), (most, keep), "{name}");
+            assert_eq!((f.max_steps, f.keep(most)), (most, keep), "{name}");
         }
-        assert_eq!(fusion_of("star2d_halo3.c", STAR2D).unwrap().keep(8), 208);
+        assert_eq!(fusion_of("star2d_halo3.c", STAR2D).unwrap().keep(4), 232);
         // Reach 4 along the inner axes of a 3-D grid: four steps would leave a tile no
         // column of its own (32 - 2 * 4 * 4), three leave 8.
         let wide = |h: i64| {
@@ -449,7 +464,7 @@ mod tests {
             (four.max_steps, four.default_steps, four.keep(3)),
             (3, 2, 8 * 8)
         );
-        // Reach 5 along axis 1 is more than the 4 columns a thread holds there: a
+        // Reach 5 along axis 2 is more than the 4 columns a thread holds there: a
         // thread would need columns two threads away.
         assert_eq!(fusion_of("wide5.c", &wide(5)), None);
     }

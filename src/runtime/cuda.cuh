@@ -354,20 +354,39 @@ template <int OP, typename T> static inline void tpace_block_reduce(T v, T ident
 }
 #endif
 
-/* The kernels' middle loops stride over what the launch grid does not cover and
- * are not unrolled: they mostly run once, and unrolling a loop of unknown trip
- * count costs a 64-bit division per thread. The loop along a block's segment of
- * the outermost dimension runs many times: unrolled, the loads of several rows
- * are in flight at once. */
+/* Loops that stride over what the launch grid does not cover are not unrolled: they
+ * mostly run once, and unrolling a loop of unknown trip count costs a 64-bit division
+ * per thread. */
 #ifdef __CUDACC__
 #define TPACE_NO_UNROLL _Pragma("unroll 1")
-#define TPACE_UNROLL_SEGMENT _Pragma("unroll 4")
 #define TPACE_UNROLL _Pragma("unroll") /* fused kernels: loops over steps and rows of a ring, so registers hold them */
+/* 3-D fused kernels: the steady rows' loop, unrolled by the length of the rings (TP_RING, the
+ * kernel's constant), so that they turn by renaming registers rather than moving them. */
+#define TPACE_UNROLL_RING _Pragma("unroll TP_RING")
+/* 3-D one-step kernels: the march loop, unrolled TP_UNROLL times (the kernel's constant). */
+#define TPACE_UNROLL_MARCH _Pragma("unroll TP_UNROLL")
 #else
+#define TPACE_UNROLL_MARCH
+#define TPACE_UNROLL_RING
 #define TPACE_NO_UNROLL
-#define TPACE_UNROLL_SEGMENT
 #define TPACE_UNROLL
 #endif
+
+/* 3-D one-step kernels march along the outermost axis; each array's own column loads
+ * TPACE_MARCH_AHEAD planes ahead of the one computed, so that several loads from device
+ * memory are in flight per thread while a plane is computed, and the march loop is
+ * unrolled TPACE_MARCH_UNROLL times, both by the 32-bit words of the columns loaded
+ * ahead (one a float array, two a double one). ptxas 13.5, sm_90: heat-3D in float takes
+ * 59 registers at 8 planes ahead, unrolled 4 times (four blocks of 256 threads a
+ * multiprocessor, eight planes of a column in flight), in double 74 at 4 ahead (three
+ * blocks; 124 at 8); Himeno (13 float arrays, 21 loads a point) 80 at one plane ahead,
+ * not unrolled (three blocks), against 163 unrolled 4 times (one block). */
+#define TPACE_MARCH_AHEAD(words) ((words) <= 1 ? 8 : (words) <= 2 ? 4 : (words) <= 6 ? 2 : 1)
+#define TPACE_MARCH_UNROLL(words) ((words) <= 2 ? 4 : (words) <= 6 ? 2 : 1)
+
+/* 3-D fused kernels load each input row this many rows ahead of the row they compute
+ * (a row's loads then wait behind the rows computed meanwhile, not in front of them). */
+#define TPACE_FUSED_AHEAD 2
 
 /* Fused kernels: TPACE_KEEP(x) (a long) and TPACE_KEEP32(x) (an int or unsigned)
  * hide x from nvcc's optimiser behind an empty asm, so that x, computed once before

@@ -437,6 +437,7 @@ struct fiber {
 #endif
     dim3 tid;
     bool finished;
+    unsigned shuffles; /* warp shuffles it made so far (tpace_emu::shuffle) */
 };
 static const size_t fiber_stack = 256 << 10;
 static thread_local fiber *sync_current = NULL;                    /* the thread running; NULL outside TPACE_LAUNCH_SYNC */
@@ -469,6 +470,7 @@ static void sync_entry(void)
 static inline void start_fiber(fiber *f, char *stack)
 {
     f->finished = false;
+    f->shuffles = 0;
     /* Six saved registers, then the "return address" sync_entry, then a slot that
      * stands for sync_entry's own return address: 16-byte aligned as at a call. */
     uintptr_t top = ((uintptr_t)(stack + fiber_stack)) & ~(uintptr_t)15;
@@ -493,6 +495,7 @@ static inline void sync_entry(void)
 __attribute__((noinline)) static void start_fiber(fiber *f, char *stack)
 {
     f->finished = false;
+    f->shuffles = 0;
     getcontext(&f->ctx);
     f->ctx.uc_stack.ss_sp = stack;
     f->ctx.uc_stack.ss_size = fiber_stack;
@@ -571,6 +574,41 @@ static inline void __syncthreads(void)
         exit(3);
     }
     tpace_emu::yield_fiber();
+}
+/* Warp shuffles, in kernels launched with TPACE_LAUNCH_SYNC whose every thread makes the same
+ * shuffles (tpace's fused kernels: block-uniform control flow). Each thread puts its value
+ * in the block's exchange slots and waits, like a barrier, until every thread has; then it
+ * reads its source lane's. Shuffles alternate between two sets of slots: a thread can
+ * only write a set again after the next shuffle's wait, when every thread has read it. */
+namespace tpace_emu {
+template <typename T> static inline T shuffle(T v, int delta, int width)
+{
+    static thread_local std::vector<T> slots[2]; /* per host thread: devices run on threads of their own */
+    fiber *me = sync_current;
+    if (me == NULL) {
+        fprintf(stderr, "tpace emulation: a warp shuffle outside a TPACE_LAUNCH_SYNC launch\n");
+        exit(3);
+    }
+    const size_t n = (size_t)blockDim.x * blockDim.y * blockDim.z;
+    const size_t tid = threadIdx.x + (size_t)blockDim.x * (threadIdx.y + (size_t)blockDim.y * threadIdx.z);
+    std::vector<T> &set = slots[me->shuffles++ & 1u];
+    set.resize(n);
+    set[tid] = v;
+    yield_fiber();
+    /* The source lane, within the lane's segment of `width` lanes of its warp (else its own). */
+    const long lane = (long)(tid % 32), first = lane - lane % width, src = lane + delta;
+    return src >= first && src < first + width && tid - (size_t)lane + (size_t)src < n ? set[tid - (size_t)lane + (size_t)src] : v;
+}
+} // namespace tpace_emu
+template <typename T> static inline T __shfl_up_sync(unsigned mask, T var, unsigned delta, int width = 32)
+{
+    (void)mask;
+    return tpace_emu::shuffle(var, -(int)delta, width);
+}
+template <typename T> static inline T __shfl_down_sync(unsigned mask, T var, unsigned delta, int width = 32)
+{
+    (void)mask;
+    return tpace_emu::shuffle(var, (int)delta, width);
 }
 /* The launch of `entry` with `shared` bytes of dynamic shared memory a block: refused, as CUDA
  * refuses it (cudaGetLastError says so), beyond 48 KiB unless the kernel opted in to that much.

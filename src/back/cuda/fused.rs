@@ -28,9 +28,11 @@ pub fn kernel(lp: &LoweredPipeline<'_>, f: &Fusion) -> String {
         "\x20* registers and shares the row a step computes through shared memory for the reads along\n\
          \x20* the other axes."
     } else {
-        "\x20* registers, for each of the TP_C1 columns it holds along axis 1, and puts the row a step\n\
-         \x20* computes into shared memory: reads along axis 2, and along axis 1 past its first and last\n\
-         \x20* column, come from there, the other reads from its own registers."
+        "\x20* registers, for each of the TP_C2 columns it holds along axis 2, and puts the row a step\n\
+         \x20* computes into shared memory: reads along axis 1 come from there, reads along axis 2 past\n\
+         \x20* its first and last column from the lanes beside it, the other reads from its own registers.\n\
+         \x20* One barrier a row serves every step: what step l reads of step l - 1 along the other axes\n\
+         \x20* was computed a row earlier (a step reads at least one row above: TP_RHI is at least 1)."
     };
     writeln!(
         w,
@@ -77,17 +79,23 @@ pub fn kernel(lp: &LoweredPipeline<'_>, f: &Fusion) -> String {
         args = args.join(", "),
     )
     .unwrap();
+    // A 3-D tile's steps lag each other by at least a row (its one barrier a row needs it).
+    let reach_hi = if rank == 2 {
+        f.reach_hi
+    } else {
+        f.reach_hi.max(1)
+    };
     writeln!(
         w,
         "    /* Rows a step reads below and above along the cut axis, and the rows of a step each thread keeps. */\n\
-         \x20   enum {{ TP_RLO = {}, TP_RHI = {}, TP_RING = TP_RLO + TP_RHI + 1 }};",
-        f.reach_lo, f.reach_hi
+         \x20   enum {{ TP_RLO = {}, TP_RHI = {reach_hi}, TP_RING = TP_RLO + TP_RHI + 1 }};",
+        f.reach_lo
     )
     .unwrap();
     if rank == 2 {
         row_kernel_body(&mut w, unit, f);
     } else {
-        tile_kernel_body(&mut w, unit, f);
+        super::tile::tile_kernel_body(&mut w, unit, f);
     }
     w
 }
@@ -185,205 +193,7 @@ fn row_kernel_body(w: &mut String, unit: Unit<'_>, f: &Fusion) {
     w.push_str(&keep_point(false, &" ".repeat(12)));
     w.push_str("        }\n");
     let body = w.split_off(loop_start);
-    w.push_str(&row_runs(&body));
-    w.push_str("}\n");
-}
-
-/// The rest of the 3-D fused kernel: a block is `TP_B1` warps along axis 1,
-/// each thread holding `TP_C1` neighbouring columns of it, and one column per
-/// lane along axis 2. The row a step computes goes through shared memory once:
-/// reads along axis 2 and past a thread's first and last column along axis 1
-/// come from there, the others from the thread's own registers. What a thread
-/// needs of its columns (offsets, masks, lanes) is computed once, before the
-/// row loop, and kept there (`TPACE_KEEP`); per row only the row's predicates
-/// are new, and each step's row takes one of three paths (from the strip,
-/// computed, or kept as it was) for all columns at once.
-fn tile_kernel_body(w: &mut String, unit: Unit<'_>, f: &Fusion) {
-    let p = unit.pipeline;
-    let sweep = &p.body[f.sweep];
-    let elem = p.arrays[f.array].elem.c_name();
-    // Offsets of the reads along axis 2: each gets a lane index, clamped to the tile.
-    let mut lanes: Vec<i64> = sweep
-        .accesses
-        .iter()
-        .filter(|a| a.kind != AccessKind::Write && a.offsets[2] != 0)
-        .map(|a| a.offsets[2])
-        .collect();
-    lanes.sort_unstable();
-    lanes.dedup();
-    let lane_name = |o: i64| {
-        if o < 0 {
-            format!("tp_t2_m{}", -o)
-        } else {
-            format!("tp_t2_p{o}")
-        }
-    };
-    // A lane below this one can only fall off the tile's low side, one above only its high side.
-    let lane_consts: String = lanes
-        .iter()
-        .map(|o| {
-            let clamped = if *o < 0 {
-                format!("TPACE_MAX(tp_t2 - {}, 0)", -o)
-            } else {
-                format!("TPACE_MIN(tp_t2 + {o}, TP_B2 - 1)")
-            };
-            format!("{} = {clamped}", lane_name(*o))
-        })
-        .collect::<Vec<_>>()
-        .join(", ");
-    let lane_keeps: String = lanes
-        .iter()
-        .map(|o| format!("TPACE_KEEP32({});", lane_name(*o)))
-        .collect::<Vec<_>>()
-        .join(" ");
-    let lane_line = if lanes.is_empty() {
-        String::new()
-    } else {
-        format!(
-            "    /* The lanes whose columns this one reads along axis 2 (at the tile's sides, clamped: those columns are halo). */\n\
-             \x20   int {lane_consts};\n\
-             \x20   {lane_keeps} /* in registers for the row loop */\n"
-        )
-    };
-    writeln!(
-        w,
-        "    /* Along axis 1, TP_B1 threads hold TP_C1 columns each; along axis 2, the 32 lanes of a warp one each.\n\
-         \x20    * Reads reach TP_H1 and TP_H2 columns: a block keeps TP_B1 * TP_C1 - 2 * TP_T * TP_H1 by\n\
-         \x20    * TP_B2 - 2 * TP_T * TP_H2 of them. */\n\
-         \x20   enum {{ TP_B1 = {b1}, TP_C1 = {c1}, TP_H1 = {h1}, TP_B2 = {b2}, TP_H2 = {h2} }};\n\
-         \x20   /* The tile's part of the row each step computes now (a copy for even and odd rows), from the start\n\
-         \x20    * of the block's dynamic shared memory: the launch gives its size. */\n\
-         \x20   typedef {elem} tp_sh_rows[TP_T][TP_B1 * TP_C1][TP_B2];\n\
-         \x20   TPACE_DYNAMIC_SHARED(tp_smem, 2 * sizeof(tp_sh_rows));\n\
-         \x20   tp_sh_rows *const tp_sh = (tp_sh_rows *)tp_smem;\n\
-         \x20   const int tp_t1 = threadIdx.y, tp_t2 = threadIdx.x;\n\
-         {lane_line}\
-         \x20   /* This thread's first column along axis 1 and its column along axis 2. */\n\
-         \x20   const long tp_first1 = tp_box_lo1 + (long)blockIdx.y * (TP_B1 * TP_C1 - 2 * TP_T * TP_H1) + tp_t1 * TP_C1 - TP_T * TP_H1;\n\
-         \x20   const long tp_i2 = tp_box_lo2 + (long)blockIdx.x * (TP_B2 - 2 * TP_T * TP_H2) + tp_t2 - TP_T * TP_H2;\n\
-         \x20   const long tp_plane = tp_n1 * tp_n2;",
-        b1 = f.block[0],
-        c1 = f.per_thread[0],
-        h1 = f.inner_reach[0],
-        b2 = f.block[1],
-        h2 = f.inner_reach[1],
-    )
-    .unwrap();
-    w.push_str(
-        "    /* This thread's columns: bit c says whether column c is on the grid, in the sweep's box, and its block's own;\n\
-         \x20    * tp_col[c] is column c's element offset in a row (the columns follow tp_n2 apart). */\n\
-         \x20   unsigned tp_cols_grid = 0, tp_cols_box = 0, tp_cols_mine = 0;\n\
-         \x20   long tp_col[TP_C1];\n\
-         \x20   const bool tp_t2_grid = tp_i2 >= tp_lo2 && tp_i2 < tp_lo2 + tp_n2, tp_t2_box = tp_i2 >= tp_box_lo2 && tp_i2 < tp_box_hi2;\n\
-         \x20   const bool tp_t2_mine = tp_t2 >= TP_T * TP_H2 && tp_t2 < TP_B2 - TP_T * TP_H2;\n\
-         \x20   TPACE_UNROLL\n\
-         \x20   for (int tp_c = 0; tp_c < TP_C1; tp_c++) {\n\
-         \x20       const long tp_i1 = tp_first1 + tp_c;\n\
-         \x20       const int tp_k1 = tp_t1 * TP_C1 + tp_c; /* the column's place in the tile */\n\
-         \x20       const bool tp_on_grid = tp_t2_grid && tp_i1 >= tp_lo1 && tp_i1 < tp_lo1 + tp_n1;\n\
-         \x20       const bool tp_in_box = tp_t2_box && tp_i1 >= tp_box_lo1 && tp_i1 < tp_box_hi1;\n\
-         \x20       const bool tp_mine = tp_in_box && tp_t2_mine && tp_k1 >= TP_T * TP_H1 && tp_k1 < TP_B1 * TP_C1 - TP_T * TP_H1;\n\
-         \x20       tp_cols_grid |= (unsigned)tp_on_grid << tp_c;\n\
-         \x20       tp_cols_box |= (unsigned)tp_in_box << tp_c;\n\
-         \x20       tp_cols_mine |= (unsigned)tp_mine << tp_c;\n\
-         \x20       tp_col[tp_c] = (tp_i1 - tp_lo1) * tp_n2 + (tp_i2 - tp_lo2);\n\
-         \x20       TPACE_KEEP(tp_col[tp_c]);\n\
-         \x20   }\n\
-         \x20   TPACE_KEEP32(tp_cols_grid); TPACE_KEEP32(tp_cols_box); TPACE_KEEP32(tp_cols_mine); /* in registers for the row loop */\n",
-    );
-    w.push_str(&segment_and_rings(elem, "[TP_C1]", "z"));
-    // The body of the row loop, at the indent of a loop of its own (see `row_runs`).
-    let loop_start = w.len();
-    writeln!(
-        w,
-        "        /* The group's input: row tp_x as the step before the group left it. */\n\
-         \x20       const bool tp_x_in = tp_steady || (tp_x >= tp_f.tp_rows_lo && tp_x < tp_f.tp_rows_hi);\n\
-         \x20       TPACE_UNROLL\n\
-         \x20       for (int tp_c = 0; tp_c < TP_C1; tp_c++) {{\n\
-         \x20           const bool tp_on_grid = (tp_cols_grid >> tp_c) & 1u;\n\
-         {input}\
-         \x20       }}\n\
-         \x20       /* Step l computes the row whose inputs are now complete, TP_RHI rows behind step l - 1. */\n\
-         \x20       TPACE_UNROLL\n\
-         \x20       for (int tp_l = 1; tp_l <= TP_T; tp_l++) {{\n\
-         {level}\
-         \x20           TPACE_UNROLL\n\
-         \x20           for (int tp_c = 0; tp_c < TP_C1; tp_c++)\n\
-         \x20               tp_sh[tp_par][tp_l - 1][tp_t1 * TP_C1 + tp_c][tp_t2] = tp_v[tp_l - 1][TP_RLO][tp_c];\n\
-         \x20           __syncthreads();\n\
-         \x20           /* Step l - 1's row along axis 1, from TP_H1 columns below this thread's to TP_H1 above:\n\
-         \x20            * its own from registers, its neighbours' from shared memory (clamped at the tile's sides). */\n\
-         \x20           {elem} tp_w[TP_H1 + TP_C1 + TP_H1];\n\
-         \x20           TPACE_UNROLL\n\
-         \x20           for (int tp_h = 0; tp_h < TP_H1; tp_h++) {{\n\
-         \x20               tp_w[tp_h] = tp_sh[tp_par][tp_l - 1][TPACE_MAX(tp_t1 * TP_C1 - TP_H1 + tp_h, 0)][tp_t2];\n\
-         \x20               tp_w[TP_H1 + TP_C1 + tp_h] = tp_sh[tp_par][tp_l - 1][TPACE_MIN(tp_t1 * TP_C1 + TP_C1 + tp_h, TP_B1 * TP_C1 - 1)][tp_t2];\n\
-         \x20           }}\n\
-         \x20           TPACE_UNROLL\n\
-         \x20           for (int tp_c = 0; tp_c < TP_C1; tp_c++)\n\
-         \x20               tp_w[TP_H1 + tp_c] = tp_v[tp_l - 1][TP_RLO][tp_c];\n\
-         \x20           /* Row tp_q of step l, column by column; outside the sweep's box a point keeps its value. */\n\
-         \x20           {elem} tp_val[TP_C1];\n\
-         \x20           if (tp_q_strip_in) {{\n\
-         \x20               /* Below the step's window (a row of the whole block): the predecessor computed it. */\n\
-         \x20               const long tp_srow = (tp_j * tp_f.tp_strip_rows + tp_q - tp_strip_in) * tp_plane;\n\
-         \x20               TPACE_UNROLL\n\
-         \x20               for (int tp_c = 0; tp_c < TP_C1; tp_c++)\n\
-         \x20                   tp_val[tp_c] = tp_q_box && ((tp_cols_box >> tp_c) & 1u) ? tp_sin[tp_srow + tp_col[tp_c]] : tp_w[TP_H1 + tp_c];\n\
-         \x20           }} else if (tp_q_box) {{\n\
-         \x20               /* Every column computes (its reads are registers and shared memory) and the sweep's\n\
-         \x20                * box selects: no branch per column. */\n\
-         \x20               TPACE_UNROLL\n\
-         \x20               for (int tp_c = 0; tp_c < TP_C1; tp_c++) {{\n\
-         \x20                   {elem} tp_new = tp_w[TP_H1 + tp_c];\n\
-         \x20                   {{",
-        input = ring_input(elem, "[tp_c]", "tp_col[tp_c]", &" ".repeat(12)),
-        level = level_indices(&" ".repeat(12)),
-    )
-    .unwrap();
-    let body = body_with(unit.program, sweep, &|acc| {
-        if acc.kind == AccessKind::Write {
-            "tp_new".into()
-        } else if acc.offsets[2] != 0 {
-            format!(
-                "tp_sh[tp_par][tp_l - 1][tp_t1 * TP_C1 + tp_c][{}]",
-                lane_name(acc.offsets[2])
-            )
-        } else if acc.offsets[1] != 0 {
-            format!("tp_w[TP_H1 + tp_c{}]", offset_text(acc.offsets[1]))
-        } else {
-            format!(
-                "tp_v[tp_l - 1][TP_RLO{}][tp_c]",
-                offset_text(acc.offsets[0])
-            )
-        }
-    });
-    let inner_pad = " ".repeat(24);
-    w.push_str(&point_locals(
-        unit,
-        sweep,
-        &body,
-        "tp_first1 + tp_c",
-        &inner_pad,
-    ));
-    writeln!(
-        w,
-        "{inner_pad}{body}\n\
-         \x20                   }}\n\
-         \x20                   tp_val[tp_c] = (tp_cols_box >> tp_c) & 1u ? tp_new : tp_w[TP_H1 + tp_c];\n\
-         \x20               }}\n\
-         \x20           }} else {{\n\
-         \x20               /* A row outside the sweep's box keeps its values. */\n\
-         \x20               TPACE_UNROLL\n\
-         \x20               for (int tp_c = 0; tp_c < TP_C1; tp_c++)\n\
-         \x20                   tp_val[tp_c] = tp_w[TP_H1 + tp_c];\n\
-         \x20           }}"
-    )
-    .unwrap();
-    w.push_str(&keep_point(true, &" ".repeat(12)));
-    w.push_str("        }\n");
-    let body = w.split_off(loop_start);
-    w.push_str(&row_runs(&body));
+    w.push_str(&row_runs(&body, "", false));
     w.push_str("}\n");
 }
 
@@ -394,9 +204,37 @@ fn tile_kernel_body(w: &mut String, unit: Unit<'_>, f: &Fusion) {
 /// row (`tp_steady`) is in the buffers and, at every step, in the sweep's box,
 /// clear of both strips and, at the last step, kept: its tests are known, and
 /// the steady run (most of a block's rows) skips them. The run loop is
-/// unrolled, so the steady run is its own copy of the row.
-fn row_runs(body: &str) -> String {
-    let body = indented(body, "    ");
+/// unrolled, so the steady run is its own copy of the row; with
+/// `unroll_steady`, the steady run's loop is unrolled too (`TPACE_UNROLL_RING`).
+/// `prologue` (at 4 spaces of indent) runs before the first row, with `tp_x`
+/// and `tp_row` at it.
+pub(super) fn row_runs(body: &str, prologue: &str, unroll_steady: bool) -> String {
+    let loops = if unroll_steady {
+        // The steady rows unrolled by the rings' length: each ring turns by renaming its
+        // registers instead of moving them (the other runs are short: not unrolled).
+        let body = indented(body, "        ");
+        format!(
+            "        if (tp_steady) {{\n\
+             \x20           TPACE_UNROLL_RING\n\
+             \x20           for (; tp_x < tp_run_end; tp_x++, tp_par ^= 1, tp_row += tp_plane) {{\n\
+             {body}\
+             \x20           }}\n\
+             \x20       }} else {{\n\
+             \x20           TPACE_NO_UNROLL\n\
+             \x20           for (; tp_x < tp_run_end; tp_x++, tp_par ^= 1, tp_row += tp_plane) {{\n\
+             {body}\
+             \x20           }}\n\
+             \x20       }}\n"
+        )
+    } else {
+        let body = indented(body, "    ");
+        format!(
+            "        TPACE_NO_UNROLL\n\
+             \x20       for (; tp_x < tp_run_end; tp_x++, tp_par ^= 1, tp_row += tp_plane) {{\n\
+             {body}\
+             \x20       }}\n"
+        )
+    };
     format!(
         "    /* Element offset of row tp_x in the buffers (tp_plane elements further each row). */\n\
          \x20   long tp_row = (tp_xs - TP_T * TP_RLO - tp_f.tp_base) * tp_plane;\n\
@@ -425,28 +263,26 @@ fn row_runs(body: &str) -> String {
          \x20   /* The rows in three runs: before the steady ones, the steady ones, after them (unrolled: the\n\
          \x20    * steady run is a copy of the row loop without the tests). */\n\
          \x20   long tp_x = tp_xs - TP_T * TP_RLO;\n\
+         {prologue}\
          \x20   TPACE_UNROLL\n\
          \x20   for (int tp_run = 0; tp_run < 3; tp_run++) {{\n\
          \x20       const bool tp_steady = tp_run == 1;\n\
          \x20       const long tp_run_end = tp_run == 0 ? tp_s_lo : tp_run == 1 ? tp_s_hi : tp_x_end;\n\
-         \x20       TPACE_NO_UNROLL\n\
-         \x20       for (; tp_x < tp_run_end; tp_x++, tp_par ^= 1, tp_row += tp_plane) {{\n\
-         {body}\
-         \x20       }}\n\
+         {loops}\
          \x20   }}\n"
     )
 }
 
 /// The strips, the block's segment of rows (blocks numbered along
-/// `seg_axis`), the rings, zeroed (per column when `ring_cols` is `[TP_C1]`),
+/// `seg_axis`), the rings, zeroed (per column when `ring_cols` is `[TP_C2]`),
 /// and the row parity, at 4 spaces of indent.
-fn segment_and_rings(elem: &str, ring_cols: &str, seg_axis: &str) -> String {
+pub(super) fn segment_and_rings(elem: &str, ring_cols: &str, seg_axis: &str) -> String {
     let zero = if ring_cols.is_empty() {
         format!("            tp_v[tp_l][tp_r] = ({elem})0;\n")
     } else {
         format!(
             "            TPACE_UNROLL\n\
-             \x20           for (int tp_c = 0; tp_c < TP_C1; tp_c++)\n\
+             \x20           for (int tp_c = 0; tp_c < TP_C2; tp_c++)\n\
              \x20               tp_v[tp_l][tp_r][tp_c] = ({elem})0;\n"
         )
     };
@@ -482,7 +318,7 @@ fn ring_input(elem: &str, col: &str, col_offset: &str, pad: &str) -> String {
 /// the row is at that step (the same for every column of the block). The loop
 /// has the flag `tp_steady` (see `row_runs`): a steady row's tests are known
 /// without being made.
-fn level_indices(pad: &str) -> String {
+pub(super) fn level_indices(pad: &str) -> String {
     format!(
         "{pad}const long tp_q = tp_x - (long)tp_l * TP_RHI;\n\
          {pad}const long tp_m = tp_f.tp_level0 + tp_l; /* the step of the block this row reaches */\n\
@@ -506,24 +342,20 @@ fn level_indices(pad: &str) -> String {
 }
 
 /// Declarations of the sweep's loop variables that `body` mentions (the
-/// point's row `tp_q`, `axis1` along axis 1, `tp_i2` along axis 2) and of its
-/// per-point locals, each at `pad`.
-fn point_locals(
+/// point's row `tp_q`, then its index along each other axis, `inner`) and of
+/// its per-point locals, each at `pad`.
+pub(super) fn point_locals(
     unit: Unit<'_>,
     sweep: &crate::ir::Sweep,
     body: &str,
-    axis1: &str,
+    inner: &[&str],
     pad: &str,
 ) -> String {
     let mut w = String::new();
     for pos in 0..unit.pipeline.grid.rank() {
         let l = sweep.loop_for(pos).expect("one loop per dimension");
-        let value = match pos {
-            0 => "tp_q".to_string(),
-            1 => axis1.to_string(),
-            _ => format!("tp_i{pos}"),
-        };
-        let what = (l.var_type.as_str(), l.var.as_str(), value.as_str());
+        let value = if pos == 0 { "tp_q" } else { inner[pos - 1] };
+        let what = (l.var_type.as_str(), l.var.as_str(), value);
         if let Some(line) = index_declaration(unit.program, body, what, MaybeUnused::Attribute) {
             writeln!(w, "{pad}{line}").unwrap();
         }
@@ -557,7 +389,7 @@ fn compute_point(
     )
     .unwrap();
     let inner_pad = format!("{pad}        ");
-    w.push_str(&point_locals(unit, sweep, body, "tp_i1", &inner_pad));
+    w.push_str(&point_locals(unit, sweep, body, &["tp_i1"], &inner_pad));
     writeln!(w, "{inner_pad}{body}\n{pad}    }}\n{pad}}}").unwrap();
     w
 }
@@ -565,17 +397,19 @@ fn compute_point(
 /// Push `tp_val` into step `tp_l`'s ring and write it where it is kept: the
 /// last step's rows to the output buffer, the others' near the chunk's top to
 /// the strip. With `cols` (a 3-D tile), `tp_val` and the ring have a column
-/// index and the columns the block keeps are `tp_cols_mine`'s bits; otherwise
+/// index (the thread's `TP_C2` columns follow each other from `tp_out_col` and
+/// `tp_sout_col`, the buffers at element offset `tp_col`) and the columns the
+/// block keeps are `tp_cols_mine`'s bits; otherwise
 /// the thread's one column is its block's own where `tp_mine`.
-fn keep_point(cols: bool, pad: &str) -> String {
+pub(super) fn keep_point(cols: bool, pad: &str) -> String {
     // `to[row + column offset] = tp_val` for the block's own columns, at `pad`.
     let store = |to: &str, row: &str, pad: &str| {
         if cols {
             format!(
                 "{pad}TPACE_UNROLL\n\
-                 {pad}for (int tp_c = 0; tp_c < TP_C1; tp_c++)\n\
+                 {pad}for (int tp_c = 0; tp_c < TP_C2; tp_c++)\n\
                  {pad}    if ((tp_cols_mine >> tp_c) & 1u)\n\
-                 {pad}        {to}[{row} + tp_col[tp_c]] = tp_val[tp_c];\n"
+                 {pad}        {to}_col[{row} + tp_c] = tp_val[tp_c];\n"
             )
         } else {
             format!("{pad}if (tp_mine)\n{pad}    {to}[{row} + tp_col] = tp_val;\n")
@@ -584,7 +418,7 @@ fn keep_point(cols: bool, pad: &str) -> String {
     let push = if cols {
         format!(
             "{pad}TPACE_UNROLL\n\
-             {pad}for (int tp_c = 0; tp_c < TP_C1; tp_c++) {{\n\
+             {pad}for (int tp_c = 0; tp_c < TP_C2; tp_c++) {{\n\
              {pad}    TPACE_UNROLL\n\
              {pad}    for (int tp_r = 0; tp_r + 1 < TP_RING; tp_r++)\n\
              {pad}        tp_v[tp_l][tp_r][tp_c] = tp_v[tp_l][tp_r + 1][tp_c];\n\
@@ -605,7 +439,7 @@ fn keep_point(cols: bool, pad: &str) -> String {
          {pad} * the chunk's top to the strip for the successor. */\n\
          {pad}if (tp_q_keep) {{\n\
          {pad}    if (tp_l == TP_T) {{\n\
-         {pad}        const long tp_orow = (tp_q - tp_f.tp_base) * tp_plane;\n\
+         {pad}        const long tp_orow = {orow};\n\
          {out}\
          {pad}    }} else if (tp_sout != NULL) {{\n\
          {pad}        const long tp_strip_out = tp_f.tp_edge_out - (tp_m - 1) * tp_f.tp_skew - tp_f.tp_strip_rows;\n\
@@ -615,6 +449,12 @@ fn keep_point(cols: bool, pad: &str) -> String {
          {pad}        }}\n\
          {pad}    }}\n\
          {pad}}}\n",
+        // Row tp_q is step l's, tp_l * TP_RHI rows behind row tp_x (at tp_row).
+        orow = if cols {
+            "tp_row - (long)tp_l * TP_RHI * tp_plane"
+        } else {
+            "(tp_q - tp_f.tp_base) * tp_plane"
+        },
         out = store("tp_out", "tp_orow", &format!("{pad}        ")),
         sout = store("tp_sout", "tp_srow", &format!("{pad}            ")),
     )
@@ -746,12 +586,12 @@ mod tests {
             (
                 "heat3d.c",
                 include_str!("../../../examples/heat3d.c"),
-                "TP_T <= 2 ? 4 : 2",
+                "TP_T <= 2 ? 3 : 2",
             ),
             (
                 "heat3d_double.c",
                 include_str!("../../../tests/fixtures/layouts/heat3d_double.c"),
-                "2",
+                "TP_T <= 3 ? 2 : 1",
             ),
             (
                 "heat3d_star13_double.c",
@@ -761,7 +601,7 @@ mod tests {
             (
                 "heat3d_star19.c",
                 include_str!("../../../tests/fixtures/layouts/heat3d_star19.c"),
-                "TP_T <= 3 ? 2 : 1",
+                "1",
             ),
             (
                 "jacobi2d.c",

@@ -12,6 +12,8 @@
 //! (`runtime/cuda_emulation.cuh`).
 
 mod fused;
+mod march;
+mod tile;
 
 use crate::back::Output;
 use crate::back::kernel::{
@@ -250,14 +252,15 @@ fn scalar_args(lp: &LoweredPipeline<'_>, s: usize) -> Vec<String> {
         .collect()
 }
 
-/// The `__global__` kernel of sweep `s`: each thread computes one point of the
-/// box it is given and strides over what the launch grid does not cover.
-fn kernel(lp: &LoweredPipeline<'_>, s: usize) -> String {
+/// The parameters of sweep `s`'s one-step kernel: its arrays' chunk buffers, the
+/// buffer's first plane and inner extents, the box to compute, the segment of
+/// the outermost dimension a block takes, what it reads by value and its
+/// reductions' slots (the launcher passes them in this order).
+fn sweep_params(lp: &LoweredPipeline<'_>, s: usize) -> Vec<String> {
     let unit = lp.unit;
     let p = unit.pipeline;
     let sweep = &p.body[s];
     let rank = p.grid.rank();
-    let axes = ["x", "y", "z"];
     let (used, written) = sweep_arrays(unit, s);
     let mut args: Vec<String> = used
         .iter()
@@ -297,6 +300,42 @@ fn kernel(lp: &LoweredPipeline<'_>, s: usize) -> String {
     if !reductions.is_empty() {
         args.push("long tp_cnt_lo, long tp_cnt_hi".into());
     }
+    args
+}
+
+/// Kernel text with the C++-only keywords the user's C uses as names in sweep `s`
+/// renamed (tpace's own text uses none).
+fn cxx_renamed(lp: &LoweredPipeline<'_>, s: usize, w: String) -> String {
+    let p = lp.unit.pipeline;
+    let keywords = names::cxx_keyword_names(p, &p.body[s], &lp.unit.program.source);
+    if keywords.is_empty() {
+        w
+    } else {
+        crate::text::rename_identifiers(&w, &|id| {
+            keywords
+                .iter()
+                .any(|k| k == id)
+                .then(|| names::cxx_name(id))
+        })
+    }
+}
+
+/// The `__global__` kernel of sweep `s`: each thread computes one point of the
+/// box it is given (1-D and 2-D grids, and 3-D sweeps through the user's own
+/// subscripts; any other 3-D sweep's kernel marches, `march.rs`).
+fn kernel(lp: &LoweredPipeline<'_>, s: usize) -> String {
+    let unit = lp.unit;
+    let p = unit.pipeline;
+    let sweep = &p.body[s];
+    let rank = p.grid.rank();
+    let axes = ["x", "y", "z"];
+    // A sweep that keeps the user's own subscripts (index variables, clamped
+    // neighbours) reads through them, not through a marching column's queues.
+    if rank == 3 && sweep.accesses.iter().all(|a| a.kept.is_none()) {
+        return cxx_renamed(lp, s, march::kernel(lp, s));
+    }
+    let args = sweep_params(lp, s);
+    let reductions = reductions_of(unit, s);
     let mut w = String::new();
     let _ = writeln!(
         w,
@@ -367,31 +406,19 @@ fn kernel(lp: &LoweredPipeline<'_>, s: usize) -> String {
         if pos == 0 && rank > 1 {
             // The block's contiguous segment of the outermost dimension, blockDim rows at a time.
             // 2-D blocks hold one row each: unrolling would only cost a division.
-            let unroll = if rank > 2 {
-                "TPACE_UNROLL_SEGMENT"
-            } else {
-                "TPACE_NO_UNROLL"
-            };
             let _ = writeln!(
                 w,
                 "{pad}const long tp_end0 = TPACE_MIN(tp_to0, tp_from0 + (long)(blockIdx.{axis} + 1) * tp_seg);\n\
-                 {pad}{unroll}\n\
+                 {pad}TPACE_NO_UNROLL\n\
                  {pad}for (long tp_i0 = tp_from0 + (long)blockIdx.{axis} * tp_seg + threadIdx.{axis}; \
                  tp_i0 < tp_end0; tp_i0 += blockDim.{axis}) {{"
             );
-        } else if pos + 1 == rank {
+        } else {
             // The grid covers the innermost dimension: one point per thread.
             let _ = writeln!(
                 w,
                 "{pad}const long tp_i{pos} = tp_from{pos} + (long)blockIdx.{axis} * blockDim.{axis} + threadIdx.{axis};\n\
                  {pad}if (tp_i{pos} < tp_to{pos}) {{"
-            );
-        } else {
-            let _ = writeln!(
-                w,
-                "{pad}TPACE_NO_UNROLL\n\
-                 {pad}for (long tp_i{pos} = tp_from{pos} + (long)blockIdx.{axis} * blockDim.{axis} + threadIdx.{axis}; \
-                 tp_i{pos} < tp_to{pos}; tp_i{pos} += (long)gridDim.{axis} * blockDim.{axis}) {{"
             );
         }
         // The user's index variable, where the body uses it.
@@ -433,17 +460,7 @@ fn kernel(lp: &LoweredPipeline<'_>, s: usize) -> String {
     w.push_str("}\n");
     // The kernel is C++: a variable the user's C names `new` or `class` gets a name
     // C++ takes (tpace's own text here uses no C++-only keyword).
-    let keywords = names::cxx_keyword_names(p, sweep, &unit.program.source);
-    if keywords.is_empty() {
-        w
-    } else {
-        crate::text::rename_identifiers(&w, &|id| {
-            keywords
-                .iter()
-                .any(|k| k == id)
-                .then(|| names::cxx_name(id))
-        })
-    }
+    cxx_renamed(lp, s, w)
 }
 
 /// Sweep `s`'s launcher: its kernel over the box the executor gives it, on the
