@@ -470,6 +470,8 @@ fn index_variables_in_a_sweep_function_are_read_in_the_callers_names() {
     // The kernel keeps the function's subscript; the host passes main's extents.
     let out = driver::translate(&compiled, Target::Cuda).expect("translates");
     assert!(out.main.contains("(long)(w) - tp_origin"), "{}", out.main);
+    // Through its own subscripts: the one-point kernel, not the marching one.
+    assert!(!out.main.contains("enum { TP_AHEAD"), "{}", out.main);
     let host = out.host.as_deref().expect("a host program");
     assert!(
         host.contains("= numCols;") && host.contains("= layers;"),
@@ -531,6 +533,14 @@ fn the_index3d_macro_reads_in_a_sweep_function() {
         assert_eq!(
             p.rotation.as_ref().map(|r| r.takes.clone()),
             Some(vec![1, 0])
+        );
+        // Plain subscripts: the function's 3-D sweep gets the marching kernel
+        // (issue 28) as the same nest in the time loop would.
+        let out = driver::translate(&compiled, Target::Cuda).expect("translates");
+        assert!(
+            out.main.contains("enum { TP_AHEAD = TPACE_MARCH_AHEAD(1)"),
+            "{}: no marching kernel",
+            path.display()
         );
     }
 }
