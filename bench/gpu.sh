@@ -7,6 +7,8 @@
 # out-of-core under a TPACE_DEVICE_MEM budget with naive, mm and mmtb over k);
 # and runs `tpace tune` sweeps against the model's pick.
 # Prints a table last; logs go to $OUT (or /tmp/tpace-bench).
+# check: CHECK_ONLY="a b" only those programs; CHECK_STEPS="13 12" at those step counts
+# (default 13; the pointer-rotating fixtures of tests/fixtures/sweeps want an even one too).
 # BENCH_PARTS picks what runs: check, run, jacobi, heat, depth, huge, beyond, himeno, cip, tune,
 # fast, profile, probe, ab, mpi, opencl, managed, openacc-gpu, streams, close, plans, cc, codes, sweep27, showit,
 # kernels3d, march
@@ -78,7 +80,10 @@ field() { # key line
 
 # ---- 1. correctness: every example and schedule against the CPU original ----
 if [[ $parts == *check* ]]; then
-    echo "== correctness (bit for bit, 13 steps) ==" | tee -a "$table"
+    # CHECK_STEPS="13 12": each program at these step counts (a pointer rotation's result
+    # depends on the count's parity; tests/fixtures/sweeps).
+    check_steps=${CHECK_STEPS:-13}
+    echo "== correctness (bit for bit, $check_steps steps) ==" | tee -a "$table"
     # Build everything at once (the machine has many cores), then check one by one.
     rm -f "$work"/*.ref "$work"/*.gpu
     for dir in bench/gen/*/; do
@@ -97,8 +102,9 @@ if [[ $parts == *check* ]]; then
         [[ -n ${CHECK_ONLY:-} && " $CHECK_ONLY " != *" $name "* ]] && continue
         [[ -x $work/$name.ref ]] || { echo "$name: reference build failed: $(head -3 "$out/$name.gcc.txt")" | tee -a "$table"; continue; }
         [[ -x $work/$name.gpu ]] || { echo "$name: nvcc failed: $(head -3 "$out/$name.nvcc.txt")" | tee -a "$table"; continue; }
+        for steps in $check_steps; do
         rm -f "$work/ref.dump"
-        TPACE_DUMP="$work/ref.dump" "$work/$name.ref" 13 >"$work/ref.out" 2>/dev/null
+        TPACE_DUMP="$work/ref.dump" "$work/$name.ref" "$steps" >"$work/ref.out" 2>/dev/null
         # Fused kernels (Jacobi-2D, heat-3D): k=13 and 4 group 4 (2-D) or 2 (3-D) steps, k=5
         # and 9 leave single steps after the groups, b=1 runs mmtb unfused, fuse 3 and 2 by hand.
         # Deeper fused kernels (2-D to 8 steps, 3-D to 4) by hand: mmtb with k=13 in 8s and 5s
@@ -111,7 +117,7 @@ if [[ $parts == *check* ]]; then
             if [[ $s == model ]]; then set_env=(); else set_env=(TPACE_SCHEDULE=$s TPACE_K=$k TPACE_CHUNK=$b TPACE_STREAMS=$n); fi
             [[ -n $f ]] && set_env+=(TPACE_FUSE=$f)
             line=$(env "${set_env[@]}" TPACE_DUMP="$work/gpu.dump" \
-                "$work/$name.gpu" 13 2>&1 >"$work/gpu.out" | tee "$out/$name.gpu.stderr" | grep '^tpace: ' | tail -1)
+                "$work/$name.gpu" "$steps" 2>&1 >"$work/gpu.out" | tee "$out/$name.gpu.stderr" | grep '^tpace: ' | tail -1)
             if [[ -n $f ]] && grep -q "TPACE_FUSE=$f: this program has fused kernels for at most" <<<"$line"; then
                 verdict="refused as it should be: $(sed 's/.*\(fused kernels for at most [0-9]* steps\).*/\1/' <<<"$line")"
             elif verdict=$("$tpace" compare "$work/ref.dump" "$work/gpu.dump" --stdout "$work/ref.out" "$work/gpu.out"); then
@@ -121,7 +127,8 @@ if [[ $parts == *check* ]]; then
                 [[ -f $work/gpu.dump ]] || verdict="FAILED: $(tail -3 "$out/$name.gpu.stderr" | tr '\n' ' ' | cut -c1-400)"
             fi
             row "$name" "$(field schedule "$line")" "$(field k "$line")" "$(field b "$line")" "$(field streams "$line")" \
-                "$(field chunks "$line")" "$(field fuse "$line")" 13 "$(field seconds "$line")" "$(field glups "$line")" "$verdict"
+                "$(field chunks "$line")" "$(field fuse "$line")" "$steps" "$(field seconds "$line")" "$(field glups "$line")" "$verdict"
+        done
         done
     done
 fi
@@ -1090,12 +1097,15 @@ if [[ $parts == *beyond* ]]; then
 fi
 if [[ $parts == *codes* ]]; then
     # Issue 26, C as Rodinia and Parboil write it (tests/fixtures/ordinary/): hotspot3D, a
-    # `do` loop whose neighbours go through index variables clamped at the grid's faces
-    # (the kernels keep the program's flat index; no fused kernel), and Parboil's stencil,
-    # Index3D subscripts over loops that run the innermost index outermost (fused kernels).
-    # Each is first checked against the CPU original on a medium grid (several chunks and
-    # blocks, 9 steps: the part `check` runs the fixtures' own small grids), then timed on a
-    # large one: in-core, mmtb and mm under a budget, the model's plan, and Parboil unfused.
+    # `do` loop calling computeTempCPU, whose neighbours go through index variables clamped
+    # at the grid's faces (the kernels keep the program's flat index), and Parboil's
+    # cpu_stencil, Index3D subscripts over loops that run the innermost index outermost;
+    # both swap their buffers by pointer after each step (the kernels follow the rotation;
+    # no fused kernel). Each is first checked against the CPU original on a medium grid
+    # (several chunks and blocks, 9 steps: the part `check` runs the fixtures' own small
+    # grids), then timed on a large one: in-core, mmtb and mm under a budget, the model's
+    # plan; and Parboil's sweep inline with a copy sweep (stencil3d_parboil_inline.c, which
+    # fused CUDA kernels run), in-core, beside the swapping form's in-core row.
     # CODES_SIZES=tiny: tiny grids (bench/dry-run.sh).
     if [[ ${CODES_SIZES:-} == tiny ]]; then
         mid="-DNX=24 -DNY=20 -DNZ=30" big="-DNX=40 -DNY=32 -DNZ=48" mem=1500K st=8 chunk=7
@@ -1108,6 +1118,8 @@ if [[ $parts == *codes* ]]; then
         nvcc $nvflags -Werror all-warnings $mid $(cuda_sources "bench/gen/$name") -o "$work/$name.mid" 2>"$out/$name.mid.nvcc.txt" &
         nvcc $nvflags $big $(cuda_sources "bench/gen/$name") -o "$work/$name.big" 2>"$out/$name.big.nvcc.txt" &
     done
+    nvcc $nvflags $big $(cuda_sources bench/gen/stencil3d_parboil_inline) -o "$work/stencil3d_parboil_inline.big" \
+        2>"$out/stencil3d_parboil_inline.big.nvcc.txt" &
     wait
     for name in hotspot3d_do stencil3d_parboil; do
         [[ -x $work/$name.mid.ref && -x $work/$name.mid && -x $work/$name.big ]] ||
@@ -1134,7 +1146,7 @@ if [[ $parts == *codes* ]]; then
         run "$name ${big//-D/} mm" "$work/$name.big" "$st" TPACE_SCHEDULE=mm TPACE_K=4 TPACE_STREAMS=3 TPACE_DEVICE_MEM=$mem
         run "$name ${big//-D/} default" "$work/$name.big" "$st" TPACE_DEVICE_MEM=$mem
         if [[ $name == stencil3d_parboil ]]; then
-            run "$name ${big//-D/} incore" "$work/$name.big" "$st" TPACE_SCHEDULE=incore TPACE_FUSE=1
+            run "stencil3d_parboil_inline ${big//-D/} incore" "$work/stencil3d_parboil_inline.big" "$st" TPACE_SCHEDULE=incore
         fi
     done
 fi

@@ -22,7 +22,7 @@ cargo build --release -q
 rm -rf bench/gen
 mkdir -p bench/gen
 cp target/release/tpace bench/gen/tpace
-for f in examples/*.c tests/fixtures/{layouts,reductions,styles,ordinary,stencil,liveness}/*.c; do
+for f in examples/*.c tests/fixtures/{layouts,reductions,styles,ordinary,stencil,liveness,sweeps}/*.c; do
     [[ -f $f ]] || continue
     name=$(basename "$f" .c)
     # The stencil dialect's heat and Himeno fixtures share the examples' names.

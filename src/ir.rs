@@ -29,8 +29,17 @@ pub struct Program {
     /// declarations (`typedef`, `struct`, `union`, `enum`), in order, with those
     /// of the program's own headers in place of the `#include` lines that bring
     /// them in: what a device file of its own may need to compile the sweeps'
-    /// bodies (it takes only what they use, see `lower::device::declarations`).
+    /// bodies (it takes only what they use, see `lower::declarations`).
     pub declarations: Vec<Declaration>,
+    /// The functions of the file that sweeps call, directly or through each
+    /// other, in source order: they run on the device too.
+    pub device_functions: Vec<DeviceFunction>,
+    /// Declarations of the file-scope constant scalars those functions read
+    /// (`static const double dt = 0.1;`), in source order.
+    pub device_constants: Vec<Span>,
+    /// The functions of the file whose loop nests are sweeps of a pipeline
+    /// (called from its time loop), in source order.
+    pub sweep_functions: Vec<SweepFunction>,
     /// The program's `main`, if this file defines it: where a translation for
     /// several processes (`--mpi`) starts MPI.
     pub main: Option<MainFunction>,
@@ -89,6 +98,32 @@ impl Declaration {
     }
 }
 
+/// A function of the file that a sweep calls (`static inline double sq(double)`):
+/// a sweep's body becomes a kernel, so the function runs on the device too.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeviceFunction {
+    /// Its name.
+    pub name: String,
+    /// Its first declaration (a prototype or the definition), where an OpenACC
+    /// `routine` directive must go.
+    pub first: Span,
+    /// Its definition.
+    pub definition: Span,
+}
+
+/// A function of the file that holds sweeps (loop nests marked with their
+/// dimensions) and that a time loop calls: each call is those sweeps of the step.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SweepFunction {
+    /// Its name.
+    pub name: String,
+    /// Its definition.
+    pub definition: Span,
+    /// The directive lines in it (`#pragma tpace loop dim(d)`), which the
+    /// translation turns into comments.
+    pub directives: Vec<Span>,
+}
+
 /// A `#define`, as the C preprocessor listed it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Macro {
@@ -145,6 +180,67 @@ pub struct Pipeline {
     pub reductions: Vec<Reduction>,
     /// Whether the `async` clause asked for pipelined (asynchronous) execution.
     pub asynchronous: bool,
+    /// The functions (indices into [`Program::device_functions`]) its sweeps call.
+    pub device_functions: Vec<usize>,
+    /// Pointers of listed arrays exchanged at the end of every step, if any
+    /// (`float *t = a; a = b; b = t;`).
+    pub rotation: Option<Rotation>,
+}
+
+/// Pointers of listed arrays exchanged at the end of every step through a
+/// temporary of their type: double buffering by a pointer swap, or a
+/// three-level scheme's `t = u0; u0 = u1; u1 = u2; u2 = t;`. The storage does
+/// not move; what each pointer names does. At step `t` (0-based) array `a`'s
+/// pointer names the storage array `after(t, a)`'s pointer named at the start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rotation {
+    /// Per listed array, the listed array whose storage its pointer names after
+    /// one step (itself for an array not rotated).
+    pub takes: Vec<usize>,
+    /// The statements that exchange them (host statements: the host replay of
+    /// the time loop runs them, so the pointers end as the loop leaves them).
+    pub statements: Vec<Span>,
+}
+
+impl Rotation {
+    /// The storage array `a`'s pointer names after `steps` steps.
+    pub fn after(&self, steps: usize, a: usize) -> usize {
+        let mut at = a;
+        for _ in 0..steps % self.cycle(a).max(1) {
+            at = self.takes[at];
+        }
+        at
+    }
+
+    /// Steps after which array `a`'s pointer names its own storage again.
+    pub fn cycle(&self, a: usize) -> usize {
+        let mut at = self.takes[a];
+        let mut n = 1;
+        while at != a && n <= self.takes.len() {
+            at = self.takes[at];
+            n += 1;
+        }
+        n
+    }
+
+    /// Steps after which every pointer names its own storage again.
+    pub fn period(&self) -> usize {
+        let gcd = |mut a: usize, mut b: usize| {
+            while b != 0 {
+                (a, b) = (b, a % b);
+            }
+            a
+        };
+        (0..self.takes.len()).fold(1, |p, a| {
+            let c = self.cycle(a);
+            p / gcd(p, c) * c
+        })
+    }
+
+    /// Whether array `a` is exchanged with others.
+    pub fn moves(&self, a: usize) -> bool {
+        self.takes[a] != a
+    }
 }
 
 /// A statement of the time loop that is not a sweep: it runs on the host.
@@ -442,6 +538,23 @@ pub struct Sweep {
     /// and loop-invariant scalars (`fict[t]`): evaluated on the host once per step
     /// and handed to the kernel by value.
     pub step_values: Vec<StepValue>,
+    /// The function call of the time loop the nest is written in, when it is in
+    /// a function the loop calls rather than in the loop itself.
+    pub call: Option<SweepCall>,
+}
+
+/// A call of a sweep function ([`Program::sweep_functions`]) in the time loop:
+/// the loop nests of that function are sweeps of the step. Their text is the
+/// function's, so the names in it are the function's (its parameters, its
+/// locals); what the IR says about them in the pipeline's scope (loop bounds,
+/// scalars' values, layout checks) is in the caller's words, each parameter
+/// replaced by the argument the call passes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SweepCall {
+    /// The function called.
+    pub function: String,
+    /// The call statement in the time loop.
+    pub span: Span,
 }
 
 /// A per-step value: an element of an unlisted array that every point of a
@@ -471,6 +584,10 @@ pub struct Scalar {
     pub span: Span,
     /// How the body uses it.
     pub role: ScalarRole,
+    /// A C expression in the pipeline's scope for its value: the name itself,
+    /// or, for a parameter of a sweep function ([`Sweep::call`]), the argument
+    /// the call passes.
+    pub value: String,
 }
 
 /// How a sweep body uses a variable declared outside it.

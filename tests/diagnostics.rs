@@ -1601,8 +1601,9 @@ fn a_function_a_sweep_calls_may_read_its_arguments_locals_and_file_constants() {
 }
 
 #[test]
-fn a_pointer_swap_between_steps_is_refused_with_what_to_write_instead() {
-    // The copy sweep replaced by the usual C pointer swap.
+fn a_pointer_swap_between_steps_is_a_rotation() {
+    // The copy sweep replaced by the usual C pointer swap, through a temporary
+    // declared before the loop: the pointers rotate, nothing is refused.
     let source = good_with(
         "static float a[X][Y];\nstatic float work[X][Y];\n",
         "static float a_store[X][Y], work_store[X][Y];\n",
@@ -1617,19 +1618,20 @@ fn a_pointer_swap_between_steps_is_refused_with_what_to_write_instead() {
         copy,
         "        tmp = a;\n        a = work;\n        work = tmp;\n",
     );
-    let diags = expect_in(
-        "swap.c",
-        &source,
-        Expected {
-            message: "the listed array `a` is used in the time loop outside the sweeps",
-            line: 21,
-            col: 15,
-            at: "a;",
-            count: 4,
-        },
+    let compiled = driver::compile_source("swap.c", &source).unwrap_or_else(|d| panic!("{d:#?}"));
+    let p = &compiled.program.pipelines[0];
+    // targetinout(work, a): work takes a's storage and a takes work's.
+    assert_eq!(
+        p.rotation.as_ref().map(|r| r.takes.clone()),
+        Some(vec![1, 0])
     );
-    assert_eq!(diags[0].label, "a pointer assigned between sweeps");
-    assert!(diags[0].help.contains("buffer swap"), "{}", diags[0].help);
+    // A swap of a listed pointer with an unlisted one is still refused.
+    let source = source.replace("a = work;", "a = a_store;");
+    let diags = driver::compile_source("swap.c", &source).expect_err("refused");
+    assert!(
+        diags[0].message.contains("which is not a listed array"),
+        "{diags:#?}"
+    );
 }
 
 // ---- Arrays held in structs, indexed through macros; types through typedefs and macros ----
@@ -2287,4 +2289,562 @@ fn a_table_beside_the_grid_is_refused_at_the_clause_and_a_per_step_table_is_acce
     assert!(p.arrays.iter().all(|a| a.name != "coef"));
     assert_eq!(p.body[0].step_values.len(), 1);
     assert_eq!(p.body[0].step_values[0].text, "coef[n % Y]");
+}
+
+// ---- Sweeps in called functions and pointers rotated at the end of a step (issue 26) ----
+
+/// A valid program: a sweep function called from the time loop, then a pointer swap.
+const SWEEP_FN: &str = r#"#include <stdlib.h>
+#define N 40
+#define M 24
+
+static void smooth(float *dst, const float *src, int rows, float w)
+{
+    int i, j;
+#pragma tpace loop dim(2)
+    for (i = 1; i < rows - 1; i++)
+#pragma tpace loop dim(1)
+        for (j = 1; j < M - 1; j++)
+            dst[i * M + j] = w * (src[(i - 1) * M + j] + src[(i + 1) * M + j]) + src[i * M + j];
+}
+
+int main(int argc, char **argv)
+{
+    int steps = argc > 1 ? atoi(argv[1]) : 10, t;
+    float w = 0.25f;
+    float *a = calloc(N * M, sizeof(float));
+    float *b = calloc(N * M, sizeof(float));
+#pragma tpace pipeline targetinout(a, b) size([0:N][0:M]) halo([1:1][1:1])
+    for (t = 0; t < steps; t++) {
+        smooth(b, a, N, w);
+        float *tmp = a;
+        a = b;
+        b = tmp;
+    }
+    free(a);
+    free(b);
+    return 0;
+}
+"#;
+
+/// `SWEEP_FN` with each (from, to) replacement applied once (each must apply).
+fn sweep_fn_with(edits: &[(&str, &str)]) -> String {
+    let mut s = SWEEP_FN.to_string();
+    for (from, to) in edits {
+        assert!(s.contains(from), "`{from}` not in SWEEP_FN");
+        s = s.replacen(from, to, 1);
+    }
+    s
+}
+
+/// Expect `message` first, at the first occurrence of `at` in `source` (after
+/// `after`, if given), `count` diagnostics in all.
+fn expect_found(
+    path: &str,
+    source: &str,
+    message: &str,
+    after: Option<&str>,
+    at: &str,
+    count: usize,
+) -> Vec<Diagnostic> {
+    let from = after.map_or(0, |a| source.find(a).expect("the anchor is in the source"));
+    let offset = from + source[from..].find(at).expect("the text is in the source");
+    let (line, col) = line_col(source, offset);
+    expect_in(
+        path,
+        source,
+        Expected {
+            message,
+            line,
+            col,
+            at,
+            count,
+        },
+    )
+}
+
+#[test]
+fn a_sweep_function_in_a_header_or_another_file_is_refused_at_the_call() {
+    // tpace reads the sweeps of functions defined in the file it translates: one
+    // in a header it includes, or in another .c file, is refused in words at the call.
+    let (function, main) = SWEEP_FN
+        .split_once("int main(int argc")
+        .expect("SWEEP_FN defines smooth before main");
+    let main = format!("int main(int argc{main}");
+    let header = function.replace("#include <stdlib.h>\n", "");
+    for (file, text, main_c) in [
+        (
+            "smooth.h",
+            header.clone(),
+            format!("#include <stdlib.h>\n#include \"smooth.h\"\n\n{main}"),
+        ),
+        (
+            "smooth.c",
+            header.replace("static void", "void"),
+            format!(
+                "#include <stdlib.h>\n#define N 40\n#define M 24\nvoid smooth(float *dst, const float *src, int rows, float w);\n\n{main}"
+            ),
+        ),
+    ] {
+        let dir = tempfile::tempdir().expect("scratch folder");
+        std::fs::write(dir.path().join(file), &text).expect("sweep file");
+        std::fs::write(dir.path().join("main.c"), &main_c).expect("main.c");
+        let out = tpace(dir.path(), &["translate", "main.c", "-o", "out.c"]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{file}: {stderr}");
+        let (line, col) = place(&main_c, "smooth(b, a, N, w);");
+        assert!(stderr.contains(&format!("main.c:{line}:{col}")), "{stderr}");
+        assert!(
+            stderr.contains(
+                "`smooth` is called with the listed array `a`, but it is not defined in this file"
+            ),
+            "{file}: {stderr}"
+        );
+        assert!(stderr.contains("define `smooth` in this file"), "{stderr}");
+        assert!(!dir.path().join("out.c").exists(), "{file}: half an output");
+    }
+}
+
+#[test]
+fn a_sweep_function_with_a_pointer_swap_is_accepted() {
+    let compiled = driver::compile_source("ok.c", SWEEP_FN).unwrap_or_else(|d| panic!("{d:#?}"));
+    let p = &compiled.program.pipelines[0];
+    assert_eq!(
+        p.rotation.as_ref().map(|r| r.takes.clone()),
+        Some(vec![1, 0])
+    );
+    assert_eq!(p.body[0].call.as_ref().unwrap().function, "smooth");
+}
+
+#[test]
+fn a_swap_through_a_temporary_of_another_type_is_refused() {
+    let source = sweep_fn_with(&[("float *tmp = a;", "void *tmp = a;")]);
+    let d = expect_found(
+        "void_swap.c",
+        &source,
+        "`tmp` is declared `void *tmp`, not of the type of the listed `a` (`float *a`) it is exchanged with",
+        None,
+        "void *tmp = a;",
+        2,
+    );
+    assert_eq!(d[0].label, "a swap through another type");
+    assert!(
+        d[0].help.contains("declare it `float *tmp`"),
+        "{}",
+        d[0].help
+    );
+}
+
+#[test]
+fn a_swap_between_two_sweeps_of_a_step_is_refused() {
+    let source = sweep_fn_with(&[(
+        "        b = tmp;\n",
+        "        b = tmp;\n        smooth(b, a, N, w);\n",
+    )]);
+    let d = expect_found(
+        "mid_swap.c",
+        &source,
+        "listed arrays' pointers are exchanged between two sweeps of a step",
+        None,
+        "float *tmp = a;",
+        3,
+    );
+    assert!(d[0].help.contains("after its last sweep"), "{}", d[0].help);
+}
+
+#[test]
+fn a_pointer_assigned_without_a_temporary_is_refused() {
+    let source = sweep_fn_with(&[(
+        "        float *tmp = a;\n        a = b;\n        b = tmp;\n",
+        "        a = b;\n",
+    )]);
+    expect_found(
+        "alias.c",
+        &source,
+        "after the step, `a` and `b` both name the storage of `b`",
+        Some("smooth(b, a, N, w);"),
+        "a = b;",
+        1,
+    );
+}
+
+#[test]
+fn a_targetin_array_rotated_with_a_written_one_is_refused() {
+    let source = sweep_fn_with(&[("targetinout(a, b)", "targetinout(b) targetin(a)")]);
+    let d = expect_found(
+        "in_rotated.c",
+        &source,
+        "`a` is listed in targetin, but its pointer is exchanged with `b`'s, which the sweeps write",
+        None,
+        "a)",
+        2,
+    );
+    assert!(d[0].help.contains("targetinout"), "{}", d[0].help);
+}
+
+#[test]
+fn a_recursive_sweep_function_is_refused() {
+    let source = sweep_fn_with(&[(
+        "            dst[i * M + j] = w * (src[(i - 1) * M + j] + src[(i + 1) * M + j]) + src[i * M + j];\n}",
+        "            dst[i * M + j] = w * (src[(i - 1) * M + j] + src[(i + 1) * M + j]) + src[i * M + j];\n    if (rows > 8)\n        smooth(dst, src, rows / 2, w);\n}",
+    )]);
+    let d = expect_found(
+        "recursion.c",
+        &source,
+        "`smooth`, whose loop nests are sweeps, calls itself",
+        None,
+        "smooth(dst, src, rows / 2, w)",
+        1,
+    );
+    assert_eq!(d[0].label, "recursion");
+}
+
+#[test]
+fn a_sweep_function_two_calls_deep_is_refused_at_the_inner_call() {
+    let source = sweep_fn_with(&[
+        (
+            "int main(int argc",
+            "static void advance(float *x, float *y, float w)\n{\n    smooth(y, x, N, w);\n}\n\nint main(int argc",
+        ),
+        (
+            "        smooth(b, a, N, w);\n",
+            "        advance(a, b, w);\n",
+        ),
+    ]);
+    let d = expect_found(
+        "two_deep.c",
+        &source,
+        "`smooth`, whose loop nests are sweeps, is called from `advance`, not from the time loop",
+        None,
+        "smooth(y, x, N, w)",
+        1,
+    );
+    assert!(
+        d[0].help
+            .contains("call `smooth` as a statement of the pipelined time loop"),
+        "{}",
+        d[0].help
+    );
+}
+
+#[test]
+fn a_call_through_a_function_pointer_is_refused() {
+    let source = sweep_fn_with(&[
+        (
+            "    float w = 0.25f;\n",
+            "    float w = 0.25f;\n    void (*op)(float *, const float *, int, float) = smooth;\n",
+        ),
+        (
+            "        smooth(b, a, N, w);\n",
+            "        smooth(b, a, N, w);\n        op(a, b, N, w);\n",
+        ),
+    ]);
+    let d = expect_found(
+        "fn_pointer.c",
+        &source,
+        "a function is called through a pointer with the listed array `a`",
+        None,
+        "op(a, b, N, w)",
+        1,
+    );
+    assert!(d[0].help.contains("by its name"), "{}", d[0].help);
+}
+
+#[test]
+fn a_sweep_function_under_a_condition_is_refused() {
+    let source = sweep_fn_with(&[(
+        "        smooth(b, a, N, w);\n",
+        "        if (t % 2 == 0)\n            smooth(b, a, N, w);\n",
+    )]);
+    expect_found(
+        "conditional.c",
+        &source,
+        "`smooth`, whose loop nests are sweeps, is called inside another statement",
+        None,
+        "smooth(b, a, N, w);\n        float",
+        1,
+    );
+}
+
+#[test]
+fn a_sweep_function_that_takes_an_array_of_another_shape_is_refused() {
+    // The same function called from a second pipeline whose arrays are rows:
+    // each call is read on its own, and this one does not fit.
+    let source = sweep_fn_with(&[(
+        "    free(a);\n",
+        "    {\n        float (*r)[M] = calloc(N, sizeof *r), (*s)[M] = calloc(N, sizeof *s);\n\
+         #pragma tpace pipeline targetinout(r, s) size([0:N][0:M]) halo([1:1][1:1])\n\
+         \x20       for (t = 0; t < steps; t++)\n            smooth(&s[0][0], &r[0][0], N, w);\n        free(r);\n        free(s);\n    }\n    free(a);\n",
+    )]);
+    let d = expect_found(
+        "shape.c",
+        &source,
+        "`&s[0][0]` is passed to `smooth` as `dst`, which its sweeps use, but it is not a listed array",
+        None,
+        "&s[0][0]",
+        2,
+    );
+    assert!(
+        d[0].help.contains("pass the listed array itself"),
+        "{}",
+        d[0].help
+    );
+    // Passed whole, a pointer to rows does not fit a flat parameter.
+    let source = source.replace(
+        "smooth(&s[0][0], &r[0][0], N, w)",
+        "smooth((float *)s, (const float *)r, N, w)",
+    );
+    let d = expect_found(
+        "shape.c",
+        &source,
+        "`smooth` takes `s` as `float *dst`, but the pipeline's `s` is a pointer to rows (`T (*a)[Y]`)",
+        None,
+        "(float *)s",
+        2,
+    );
+    assert_eq!(d[0].label, "parameter does not match the listed array");
+}
+
+#[test]
+fn a_sweep_function_that_changes_its_parameter_is_refused() {
+    let source = sweep_fn_with(&[(
+        "    int i, j;\n#pragma tpace loop dim(2)",
+        "    int i, j;\n    rows--;\n#pragma tpace loop dim(2)",
+    )]);
+    let d = expect_found(
+        "changes.c",
+        &source,
+        "`smooth` changes its parameter `rows`",
+        None,
+        "rows--",
+        1,
+    );
+    assert!(d[0].help.contains("copy it into a local"), "{}", d[0].help);
+}
+
+#[test]
+fn a_sweep_function_passed_the_step_counter_is_refused() {
+    let source = sweep_fn_with(&[("smooth(b, a, N, w);", "smooth(b, a, N, w * (float)t);")]);
+    let d = expect_found(
+        "counter.c",
+        &source,
+        "`smooth` is passed the time loop's counter `t` for `w`",
+        Some("smooth(b, a, N, w * "),
+        "t);",
+        1,
+    );
+    assert_eq!(d[0].label, "changes at every step");
+}
+
+#[test]
+fn an_unlisted_array_passed_to_a_sweep_function_is_refused() {
+    let source = sweep_fn_with(&[
+        (
+            "    float *b = calloc(N * M, sizeof(float));\n",
+            "    float *b = calloc(N * M, sizeof(float));\n    float *c = calloc(N * M, sizeof(float));\n",
+        ),
+        ("smooth(b, a, N, w);", "smooth(b, c, N, w);"),
+    ]);
+    let d = expect_found(
+        "unlisted.c",
+        &source,
+        "`c` is passed to `smooth` as `src`, which its sweeps use, but it is not a listed array",
+        Some("smooth(b, "),
+        "c, N",
+        1,
+    );
+    assert!(d[0].help.contains("list `c`"), "{}", d[0].help);
+}
+
+#[test]
+fn other_statements_in_a_sweep_function_are_refused() {
+    let source = sweep_fn_with(&[
+        (
+            "#include <stdlib.h>\n",
+            "#include <stdio.h>\n#include <stdlib.h>\n",
+        ),
+        (
+            "    int i, j;\n#pragma tpace loop dim(2)",
+            "    int i, j;\n    printf(\"smoothing\\n\");\n#pragma tpace loop dim(2)",
+        ),
+    ]);
+    let d = expect_found(
+        "statement.c",
+        &source,
+        "`smooth`, whose loop nests are sweeps, holds another statement",
+        None,
+        "printf(",
+        1,
+    );
+    assert!(
+        d[0].help.contains("move this statement into the time loop"),
+        "{}",
+        d[0].help
+    );
+}
+
+#[test]
+fn a_local_of_a_sweep_function_read_by_its_sweep_is_refused() {
+    let source = sweep_fn_with(&[
+        (
+            "    int i, j;\n#pragma tpace loop dim(2)",
+            "    int i, j;\n    float half = w * 0.5f;\n#pragma tpace loop dim(2)",
+        ),
+        ("= w * (src[(i - 1)", "= half * (src[(i - 1)"),
+    ]);
+    let d = expect_found(
+        "local.c",
+        &source,
+        "`half` is a local of `smooth` that its sweep reads, declared outside the loop nest",
+        None,
+        "half * (src",
+        1,
+    );
+    assert!(d[0].help.contains("as a parameter"), "{}", d[0].help);
+}
+
+#[test]
+fn a_reduction_in_a_sweep_function_is_refused() {
+    let source = sweep_fn_with(&[
+        (
+            "static void smooth(float *dst, const float *src, int rows, float w)\n{\n    int i, j;\n",
+            "static void smooth(float *dst, const float *src, int rows, float w)\n{\n    int i, j;\n    float total = 0.0f;\n",
+        ),
+        (
+            "+ src[i * M + j];\n}",
+            "+ src[i * M + j];\n            total += src[i * M + j];\n        }\n    (void)total;\n}",
+        ),
+        (
+            "        for (j = 1; j < M - 1; j++)\n            dst",
+            "        for (j = 1; j < M - 1; j++) {\n            dst",
+        ),
+    ]);
+    let diags = driver::compile_source("reduction.c", &source).expect_err("refused");
+    // The statement after the nest is refused too; the reduction is named.
+    assert!(
+        diags
+            .iter()
+            .any(|d| d.message.contains("holds another statement")),
+        "{diags:#?}"
+    );
+    let source = source.replace("    (void)total;\n", "");
+    expect_found(
+        "reduction.c",
+        &source,
+        "a reduction into `total` in `smooth`, a function the time loop calls",
+        None,
+        "total += ",
+        1,
+    );
+}
+
+#[test]
+fn a_loop_directive_in_a_function_no_time_loop_calls_is_refused() {
+    let source = sweep_fn_with(&[(
+        "        smooth(b, a, N, w);\n",
+        "#pragma tpace loop dim(2)\n        for (int i = 1; i < N - 1; i++)\n#pragma tpace loop dim(1)\n            for (int j = 1; j < M - 1; j++)\n                b[i * M + j] = a[i * M + j];\n",
+    )]);
+    let d = expect_found(
+        "uncalled.c",
+        &source,
+        "`loop` directive outside the pipelined time loop",
+        None,
+        "#pragma tpace loop dim(2)",
+        1,
+    );
+    assert!(
+        d[0].help
+            .contains("a function of this file that the time loop calls"),
+        "{}",
+        d[0].help
+    );
+}
+
+#[test]
+fn a_stencil_calc_in_a_called_function_is_refused_in_words() {
+    let source = r#"#define NX 32
+#define NY 16
+static float A[NX][NY], B[NX][NY];
+static void step(void)
+{
+    int i, j;
+#pragma stencil calc
+    for (i = 1; i < NX - 1; i++)
+        for (j = 1; j < NY - 1; j++)
+            B[i][j] = A[i - 1][j] + A[i + 1][j];
+}
+int main(void)
+{
+    int t, i, j;
+#pragma stencil begin
+#pragma stencil step(t:10)
+#pragma stencil data source(float A[NX][NY]) destination(float B[NX][NY])
+#pragma stencil dimension(i, j)
+    for (t = 0; t < 10; t++) {
+        step();
+#pragma stencil copy
+        for (i = 1; i < NX - 1; i++)
+            for (j = 1; j < NY - 1; j++)
+                A[i][j] = B[i][j];
+    }
+#pragma stencil end
+    return 0;
+}
+"#;
+    let d = expect_found(
+        "stencil_fn.c",
+        source,
+        "`calc` outside a stencil region",
+        None,
+        "#pragma stencil calc",
+        1,
+    );
+    assert!(
+        d[0].help
+            .contains("reads sweeps in functions the time loop calls"),
+        "{}",
+        d[0].help
+    );
+}
+
+#[test]
+fn a_sweep_function_variable_named_like_the_time_counter_is_refused() {
+    let source = sweep_fn_with(&[
+        (
+            "static void smooth(float *dst, const float *src, int rows, float w)",
+            "static void smooth(float *dst, const float *src, int rows, float t)",
+        ),
+        (
+            "            dst[i * M + j] = w * (src",
+            "            dst[i * M + j] = t * (src",
+        ),
+    ]);
+    let d = expect_found(
+        "counter_name.c",
+        &source,
+        "`t` in `smooth` is its own variable, but the time loop counts with `t`",
+        None,
+        "t * (src",
+        1,
+    );
+    assert!(d[0].help.contains("rename"), "{}", d[0].help);
+}
+
+#[test]
+fn a_swap_in_another_form_is_refused_with_the_form_tpace_follows() {
+    let source = sweep_fn_with(&[(
+        "        a = b;\n        b = tmp;\n",
+        "        a = b, b = tmp;\n",
+    )]);
+    let diags = driver::compile_source("comma.c", &source).expect_err("refused");
+    let swap = diags
+        .iter()
+        .find(|d| d.label == "a pointer assigned between sweeps")
+        .unwrap_or_else(|| panic!("{diags:#?}"));
+    assert!(
+        swap.help
+            .contains("by plain assignments through a temporary of their type"),
+        "{}",
+        swap.help
+    );
 }

@@ -65,16 +65,46 @@ pub fn facts(program: &Program, p: &Pipeline) -> Facts {
         }
     }
     let after = liveness(program, p);
+    // With pointers rotated, each array's storage takes every role of its cycle in turn.
+    let cycle = |a: usize| -> Vec<usize> {
+        match &p.rotation {
+            Some(r) => {
+                let mut c = vec![a];
+                let mut at = r.takes[a];
+                while at != a && c.len() <= p.arrays.len() {
+                    c.push(at);
+                    at = r.takes[at];
+                }
+                c
+            }
+            None => vec![a],
+        }
+    };
     let ranks = receivers(program, p);
     let arrays = (0..p.arrays.len())
         .zip(after)
-        .zip(ranks)
-        .map(|((a, after), receivers)| ArrayFacts {
-            read: sweeps.iter().any(|s| s.reads.contains(&a)),
-            written: sweeps.iter().any(|s| s.writes.contains(&a)),
-            pure_temporary: p.arrays[a].intent == Intent::InOut && is_pure_temporary(p, a),
-            after,
-            receivers,
+        .map(|(a, after)| {
+            let mine = cycle(a);
+            // The storage ends named by any pointer of its cycle (by the step
+            // count): every rank receives it if one of those names needs it there.
+            let receivers = mine
+                .iter()
+                .map(|b| &ranks[*b])
+                .find(|r| !r.root())
+                .unwrap_or(&ranks[a])
+                .clone();
+            let any = |f: &dyn Fn(&SweepFacts, usize) -> bool| {
+                mine.iter().any(|b| sweeps.iter().any(|s| f(s, *b)))
+            };
+            ArrayFacts {
+                read: any(&|s, b| s.reads.contains(&b)),
+                written: any(&|s, b| s.writes.contains(&b)),
+                pure_temporary: mine.len() == 1
+                    && p.arrays[a].intent == Intent::InOut
+                    && is_pure_temporary(p, a),
+                after,
+                receivers,
+            }
         })
         .collect();
     let elem_bytes = |a: usize| p.arrays[a].elem.bytes() as u32;

@@ -104,6 +104,7 @@ pub fn liveness(program: &Program, pipeline: &Pipeline) -> Vec<After> {
     let file = File {
         src: &blanked,
         tree: &tree,
+        sweep_calls: sweep_calls(program),
     };
     pipeline
         .arrays
@@ -112,6 +113,16 @@ pub fn liveness(program: &Program, pipeline: &Pipeline) -> Vec<After> {
             Ok(dead) => dead,
             Err(why) => After::Read(why),
         })
+        .collect()
+}
+
+/// The time loops' calls of sweep functions (see `File::sweep_calls`).
+fn sweep_calls(program: &Program) -> Vec<crate::ir::Span> {
+    program
+        .pipelines
+        .iter()
+        .flat_map(|p| &p.body)
+        .filter_map(|s| s.call.as_ref().map(|c| c.span.clone()))
         .collect()
 }
 
@@ -156,6 +167,7 @@ pub fn receivers(program: &Program, pipeline: &Pipeline) -> Vec<Receivers> {
     let file = File {
         src: &blanked,
         tree: &tree,
+        sweep_calls: sweep_calls(program),
     };
     pipeline
         .arrays
@@ -181,6 +193,10 @@ pub fn receivers(program: &Program, pipeline: &Pipeline) -> Vec<Receivers> {
 struct File<'t> {
     src: &'t str,
     tree: &'t Tree,
+    /// The time loops' calls of sweep functions: the pipelines run those nests,
+    /// and the functions keep no pointer they are passed (the front end
+    /// accepts only declarations and loop nests in them).
+    sweep_calls: Vec<crate::ir::Span>,
 }
 
 /// Where an array's storage lives.
@@ -471,6 +487,13 @@ impl<'t> File<'t> {
 
     /// How the mention `id` uses the name (`depth` subscripts reach an element).
     fn classify(&self, id: Node, depth: usize) -> Mention {
+        if self
+            .sweep_calls
+            .iter()
+            .any(|c| c.contains(&id.start_byte()))
+        {
+            return Mention::Element;
+        }
         let mut node = id;
         while let Some(parent) = node.parent() {
             if parent.kind() == "sizeof_expression" {

@@ -254,8 +254,12 @@ fn pipeline_summary(unit: crate::plan::Unit<'_>) -> String {
                 p.arrays[d].display_name()
             )
         });
+        let called = p.body[s].call.as_ref().map_or(String::new(), |c| {
+            let (line, _) = crate::diag::line_col(&unit.program.source, c.span.start);
+            format!(", in `{}` (called at line {line})", c.function)
+        });
         out.push_str(&format!(
-            "  sweep {}: {} flops/point{copy}\n",
+            "  sweep {}: {} flops/point{copy}{called}\n",
             s + 1,
             p.body[s].flops
         ));
@@ -294,6 +298,26 @@ fn pipeline_summary(unit: crate::plan::Unit<'_>) -> String {
             p.host.len()
         ));
     }
+    if let Some(r) = &p.rotation {
+        let moves: Vec<String> = r
+            .takes
+            .iter()
+            .enumerate()
+            .filter(|(a, b)| a != *b)
+            .map(|(a, b)| {
+                format!(
+                    "{} takes {}'s",
+                    p.arrays[a].display_name(),
+                    p.arrays[*b].display_name()
+                )
+            })
+            .collect();
+        out.push_str(&format!(
+            "  pointers exchanged at the end of each step ({}; the same again after {} steps): the kernels follow them, the storage stays\n",
+            moves.join(", "),
+            r.period()
+        ));
+    }
     match &unit.plan.fusion {
         Some(fu) => out.push_str(&format!(
             "  fused kernels (CUDA): sweep {} advances {} steps per kernel by default (TPACE_FUSE 1 to {}, as far as the machine's shared memory holds {} bytes a block per step)\n",
@@ -302,6 +326,9 @@ fn pipeline_summary(unit: crate::plan::Unit<'_>) -> String {
             fu.max_steps,
             fu.shared_bytes(1)
         )),
+        None if p.rotation.is_some() => out.push_str(
+            "  fused kernels: none (not where pointers are exchanged between steps)\n",
+        ),
         None => out.push_str(
             "  fused kernels: none (they need steps of one star-shaped sweep that reads only the array its copy refreshes, run as a swap, in 2 or 3 dimensions, without reductions, per-step values or subscripts through index variables)\n",
         ),

@@ -122,17 +122,21 @@ impl Poly {
         Some((coef, rest))
     }
 
-    /// `self` with every occurrence of the name `name` replaced by `value`.
-    pub fn substitute(&self, name: &str, value: &Poly) -> Option<Poly> {
+    /// The polynomial with each name that `values` maps replaced by its
+    /// polynomial; `None` on overflow or when the result grows too big.
+    pub fn substitute(&self, values: &BTreeMap<String, Poly>) -> Option<Poly> {
+        self.map_names(&|name| values.get(name).cloned())
+    }
+
+    /// The polynomial with each name for which `value` gives a polynomial
+    /// replaced by it; `None` on overflow or when the result grows too big.
+    pub fn map_names(&self, value: &dyn Fn(&str) -> Option<Poly>) -> Option<Poly> {
         let mut out = Poly::default();
         for (m, c) in &self.terms {
             let mut term = Poly::constant(*c);
-            for v in m {
-                term = if v == name {
-                    term.mul(value)?
-                } else {
-                    term.mul(&Poly::var(v))?
-                };
+            for name in m {
+                let factor = value(name).unwrap_or_else(|| Poly::var(name));
+                term = term.mul(&factor)?;
             }
             out = out.add(&term)?;
         }
@@ -314,8 +318,38 @@ mod tests {
             .and_then(|p| p.sub(&Poly::constant(1)))
             .and_then(|p| p.sub(&Poly::var("y")))
             .unwrap();
-        assert_eq!(p.substitute("c", &x1), Some(want));
-        assert_eq!(p.substitute("z", &x1), Some(p.clone()));
+        let c_is: BTreeMap<String, Poly> = [("c".to_string(), x1.clone())].into();
+        assert_eq!(p.substitute(&c_is), Some(want));
+        let z_is: BTreeMap<String, Poly> = [("z".to_string(), x1)].into();
+        assert_eq!(p.substitute(&z_is), Some(p.clone()));
+    }
+
+    #[test]
+    fn substitution_replaces_names_by_polynomials() {
+        // nx * ny * k + nx * j + i with nx := X, ny := Y + 2
+        let p = Poly::var("nx")
+            .mul(&Poly::var("ny"))
+            .and_then(|p| p.mul(&Poly::var("k")))
+            .and_then(|p| p.add(&Poly::var("nx").mul(&Poly::var("j"))?))
+            .and_then(|p| p.add(&Poly::var("i")))
+            .unwrap();
+        let values: BTreeMap<String, Poly> = [
+            ("nx".to_string(), Poly::var("X")),
+            (
+                "ny".to_string(),
+                Poly::var("Y").add(&Poly::constant(2)).unwrap(),
+            ),
+        ]
+        .into();
+        let got = p.substitute(&values).unwrap();
+        let want = Poly::var("X")
+            .mul(&Poly::var("Y"))
+            .and_then(|q| q.mul(&Poly::var("k")))
+            .and_then(|q| q.add(&Poly::var("X").mul(&Poly::var("k"))?.scale(2)?))
+            .and_then(|q| q.add(&Poly::var("X").mul(&Poly::var("j"))?))
+            .and_then(|q| q.add(&Poly::var("i")))
+            .unwrap();
+        assert_eq!(got, want);
     }
 
     #[test]

@@ -188,7 +188,8 @@ fn after(p: &Pipeline) -> String {
     }
     let mut stmts = Vec::new();
     let mut names: Vec<&str> = Vec::new();
-    for (s, sweep) in p.body.iter().enumerate() {
+    // A sweep function's loop indices and temporaries are its own.
+    for (s, sweep) in p.body.iter().enumerate().filter(|(_, s)| s.call.is_none()) {
         let mut ran: Vec<String> = Vec::new();
         for l in sweep.loops.iter().filter(|l| l.declared_type.is_none()) {
             let (lo, hi) = (
@@ -219,7 +220,7 @@ fn after(p: &Pipeline) -> String {
         let _ = writeln!(w, "    }}\n   {voids}");
     }
     let mut temps: Vec<&str> = Vec::new();
-    for sweep in &p.body {
+    for sweep in p.body.iter().filter(|s| s.call.is_none()) {
         for sc in &sweep.scalars {
             if sc.role == ScalarRole::PerPoint && !temps.contains(&sc.name.as_str()) {
                 temps.push(&sc.name);

@@ -120,15 +120,16 @@ impl Groups {
 mod tests {
     use super::*;
 
+    /// jacobi2d.c with `lines` above it, and of its declarations only those
+    /// (as the front end reads them: lowering takes them from the IR).
     fn program(lines: &[&str]) -> Program {
-        let mut p = crate::plan::compile_source("t.c", include_str!("../../examples/jacobi2d.c"))
+        let prefix = format!("{}\n", lines.join("\n"));
+        let source = format!("{prefix}{}", include_str!("../../examples/jacobi2d.c"));
+        let mut p = crate::plan::compile_source("t.c", &source)
             .expect("jacobi2d compiles")
             .program;
-        p.declarations = lines
-            .iter()
-            .enumerate()
-            .map(|(at, t)| crate::front::headers::declaration(at, t, None))
-            .collect();
+        p.declarations.retain(|d| d.at < prefix.len());
+        assert_eq!(p.declarations.len(), lines.len(), "{:?}", p.declarations);
         p
     }
 
@@ -138,11 +139,17 @@ mod tests {
 
     #[test]
     fn groups_open_continue_and_close() {
-        let d = |t: &str| crate::front::headers::declaration(0, t, None);
-        assert_eq!(nesting(&d("# if defined(A)")), Some(1));
-        assert_eq!(nesting(&d("#elif B")), Some(0));
-        assert_eq!(nesting(&d("#endif /* A */")), Some(-1));
-        assert_eq!(nesting(&d("#define A 1")), None);
+        let p = program(&[
+            "# if defined(A)",
+            "#elif B",
+            "#endif /* A */",
+            "#define A 1",
+        ]);
+        let d = &p.declarations;
+        assert_eq!(nesting(&d[0]), Some(1));
+        assert_eq!(nesting(&d[1]), Some(0));
+        assert_eq!(nesting(&d[2]), Some(-1));
+        assert_eq!(nesting(&d[3]), None);
     }
 
     #[test]

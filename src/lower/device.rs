@@ -2,7 +2,6 @@
 //! they read: they run on the device too (the declarations a device file
 //! takes are in [`super::declarations`]).
 
-use crate::front::time_loop::calls;
 use crate::ir::{Program, Span};
 
 /// A function of the file that sweeps call: it runs on the device too.
@@ -28,35 +27,24 @@ pub struct Functions {
     pub per_pipeline: Vec<Vec<usize>>,
 }
 
-/// The functions of the file that the sweeps of `program` call.
+/// The functions of the file that the sweeps of `program` call (as the front
+/// end found them).
 pub fn functions(program: &Program) -> Functions {
-    let bodies =
-        |p: &crate::ir::Pipeline| -> Vec<Span> { p.body.iter().map(|s| s.body.clone()).collect() };
-    let all: Vec<Span> = program.pipelines.iter().flat_map(bodies).collect();
-    let found = calls::device_functions(&program.source, &all);
-    let functions: Vec<Function> = found
-        .functions
-        .into_iter()
-        .map(|(name, first, definition)| Function {
-            name,
-            first,
-            definition,
-        })
-        .collect();
-    let per_pipeline = program
-        .pipelines
-        .iter()
-        .map(|p| {
-            let mine = calls::device_functions(&program.source, &bodies(p));
-            mine.functions
-                .iter()
-                .filter_map(|(n, _, _)| functions.iter().position(|f| &f.name == n))
-                .collect()
-        })
-        .collect();
     Functions {
-        functions,
-        constants: found.constants,
-        per_pipeline,
+        functions: program
+            .device_functions
+            .iter()
+            .map(|f| Function {
+                name: f.name.clone(),
+                first: f.first.clone(),
+                definition: f.definition.clone(),
+            })
+            .collect(),
+        constants: program.device_constants.clone(),
+        per_pipeline: program
+            .pipelines
+            .iter()
+            .map(|p| p.device_functions.clone())
+            .collect(),
     }
 }

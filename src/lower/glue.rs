@@ -113,6 +113,23 @@ fn run(
             let _ = writeln!(w, "    (void){};", called.functions[*f].name);
         }
     }
+    // The functions whose loop nests are the sweeps: kernels run those nests now.
+    let mut sweep_functions: Vec<&str> = Vec::new();
+    for call in p.body.iter().filter_map(|s| s.call.as_ref()) {
+        if !sweep_functions.contains(&call.function.as_str()) {
+            sweep_functions.push(&call.function);
+        }
+    }
+    if !sweep_functions.is_empty() {
+        let _ = writeln!(
+            w,
+            "    /* The loop nests of the functions the time loop calls run as the kernels; named here\n     \
+             * so that the host compiler sees the program use them. */"
+        );
+        for f in sweep_functions {
+            let _ = writeln!(w, "    (void){f};");
+        }
+    }
     let n = p.arrays.len();
     let _ = writeln!(
         w,
@@ -253,6 +270,26 @@ fn run(
             bytes.join(", ")
         );
     }
+    if let Some(r) = &p.rotation {
+        let names: Vec<String> = r
+            .takes
+            .iter()
+            .enumerate()
+            .filter(|(a, b)| a != *b)
+            .map(|(a, b)| format!("{} takes {}'s", p.arrays[a].name, p.arrays[*b].name))
+            .collect();
+        let list: Vec<String> = r.takes.iter().map(|b| b.to_string()).collect();
+        let _ = writeln!(
+            w,
+            "    /* The loop exchanges pointers at the end of every step ({}): the storage stays,\n     \
+             * each step's kernels get the buffers of the storage each pointer names then. */\n    \
+             static const int rotate[{}] = {{{}}};\n    \
+             shape.rotate = rotate;",
+            comment_safe(&names.join(", ")),
+            list.len(),
+            list.join(", ")
+        );
+    }
     let mut c = 0;
     for a in &p.arrays {
         for check in &a.checks {
@@ -337,6 +374,11 @@ fn run(
             r.elem.c_name()
         );
     }
+    // With pointers rotated, each name's final values are in the storage it names now.
+    let storage = |i: usize| match &p.rotation {
+        Some(_) => format!("tp_in->tp_host[tpace_rotated(shape.rotate, {i}, tp_in->tp_steps)]"),
+        None => format!("tp_in->tp_host[{i}]"),
+    };
     for (i, a) in p.arrays.iter().enumerate() {
         if plan.unread[i].is_some() {
             let _ = writeln!(
@@ -348,8 +390,9 @@ fn run(
         } else {
             let _ = writeln!(
                 w,
-                "    tpace_dump({}, tp_in->tp_host[{i}], sizeof({}), {rank}, tp_in->tp_dim_lo, tp_in->tp_dim_n);",
+                "    tpace_dump({}, {}, sizeof({}), {rank}, tp_in->tp_dim_lo, tp_in->tp_dim_n);",
                 c_string(&a.display_name()),
+                storage(i),
                 a.elem.c_name()
             );
         }

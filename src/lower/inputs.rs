@@ -20,12 +20,13 @@ pub fn passed(sweep: &Sweep) -> impl Iterator<Item = &Scalar> {
     })
 }
 
-/// Every scalar some sweep's kernel reads, once each, in order of first use.
+/// Every scalar some sweep's kernel reads, once per name and value, in order of
+/// first use.
 pub fn scalars(p: &Pipeline) -> Vec<&Scalar> {
     let mut out: Vec<&Scalar> = Vec::new();
     for sweep in &p.body {
         for s in passed(sweep) {
-            if !out.iter().any(|o| o.name == s.name) {
+            if !out.iter().any(|o| o.name == s.name && o.value == s.value) {
                 out.push(s);
             }
         }
@@ -70,8 +71,14 @@ pub fn definition(unit: Unit<'_>, names: &Names) -> String {
     );
     for s in scalars(p) {
         let ty = s.ty.as_deref().unwrap_or("long");
-        let name = names::scalar_field(&s.name);
-        let why = if name == s.name {
+        let name = names::scalar_field(p, s);
+        let why = if s.value != s.name {
+            format!(
+                "`{}`, a sweep function's parameter: the call passes `{}`",
+                s.name,
+                s.value.replace("*/", "* /")
+            )
+        } else if name == s.name {
             "read by the sweeps".to_string()
         } else {
             format!("`{}`, read by the sweeps (a C++ keyword)", s.name)
@@ -149,7 +156,14 @@ pub fn assignments(unit: Unit<'_>, pad: &str) -> String {
     }
     for (s, sweep) in p.body.iter().enumerate() {
         let (line, _) = crate::diag::line_col(&unit.program.source, sweep.span.start);
-        let _ = writeln!(w, "{pad}/* sweep {} (line {line}) */", s + 1);
+        let called = sweep.call.as_ref().map_or(String::new(), |c| {
+            let (at, _) = crate::diag::line_col(&unit.program.source, c.span.start);
+            format!(
+                ", in `{}` called at line {at}: its bounds with the call's values",
+                c.function
+            )
+        });
+        let _ = writeln!(w, "{pad}/* sweep {} (line {line}{called}) */", s + 1);
         for pos in 0..rank {
             let l = sweep.loop_for(pos).expect("one loop per dimension");
             let _ = writeln!(
@@ -166,12 +180,7 @@ pub fn assignments(unit: Unit<'_>, pad: &str) -> String {
         }
     }
     for s in scalars(p) {
-        let _ = writeln!(
-            w,
-            "{pad}tp_in.{} = {};",
-            names::scalar_field(&s.name),
-            s.name
-        );
+        let _ = writeln!(w, "{pad}tp_in.{} = {};", names::scalar_field(p, s), s.value);
     }
     w
 }

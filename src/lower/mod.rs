@@ -265,6 +265,21 @@ fn host_program(compiled: &Compiled, pipelines: &[LoweredPipeline<'_>], mpi: boo
             ),
         ));
     }
+    // The directive lines of the sweep functions become comments: kernels run those nests.
+    for f in &program.sweep_functions {
+        for line in &f.directives {
+            let directive = src[line.clone()]
+                .trim_start_matches('#')
+                .replace("*/", "* /");
+            edits.push((
+                line.clone(),
+                format!(
+                    "/* {directive} (a sweep of the pipelined time loop that calls `{}`) */",
+                    f.name
+                ),
+            ));
+        }
+    }
     for lp in pipelines {
         let p = lp.unit.pipeline;
         // The directive lines become comments: they say what the block below was.

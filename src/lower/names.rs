@@ -1,7 +1,7 @@
 //! The C names of what tpace adds for one pipeline. Every one starts with
 //! `tpace_` or `tp_`, so that none is a name the user's program or macros take.
 
-use crate::ir::{Pipeline, StepValue, Sweep};
+use crate::ir::{Pipeline, Scalar, StepValue, Sweep};
 use crate::text::{identifiers, is_cxx_only_keyword};
 
 /// Names for pipeline number `index` (0-based) of a file.
@@ -96,10 +96,26 @@ pub fn step_values(s: usize, sweep: &Sweep) -> impl Iterator<Item = (&StepValue,
         .map(move |v| (v, step_value_field(s, v)))
 }
 
-/// The inputs field that carries the sweeps' scalar `name`: the name itself, or
-/// `tp_kw_NAME` where it is a C++ keyword, since the struct is also C++.
-pub fn scalar_field(name: &str) -> String {
-    cxx_name(name)
+/// The inputs field that carries scalar `sc` of a sweep of `p`: its name (or
+/// `tp_kw_NAME` where it is a C++ keyword, since the struct is also C++) where its
+/// value is the variable of that name; for a sweep function's parameter that the
+/// call binds to another expression, `tp_argN_NAME`, numbered over the pipeline's
+/// distinct (name, value) pairs of that kind.
+pub fn scalar_field(p: &Pipeline, sc: &Scalar) -> String {
+    if sc.value == sc.name {
+        return cxx_name(&sc.name);
+    }
+    let mut bound: Vec<(&str, &str)> = Vec::new();
+    for o in p.body.iter().flat_map(|s| &s.scalars) {
+        if o.value != o.name && !bound.contains(&(o.name.as_str(), o.value.as_str())) {
+            bound.push((&o.name, &o.value));
+        }
+    }
+    let n = bound
+        .iter()
+        .position(|b| *b == (sc.name.as_str(), sc.value.as_str()))
+        .map_or(0, |i| i + 1);
+    format!("tp_arg{n}_{}", sc.name)
 }
 
 /// A variable's name where C++ compiles it: `tp_kw_NAME` for a C++ keyword

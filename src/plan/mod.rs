@@ -218,7 +218,8 @@ pub fn plan(program: &Program, p: &Pipeline, facts: &Facts) -> Plan {
         minus: acc.minus.max(constant_need.minus),
         plus: acc.plus.max(constant_need.plus),
     };
-    let swap = find_swap(p, facts);
+    // With pointers rotated, no copy runs as a swap: the rotation is the swap.
+    let swap = find_swap(p, facts).filter(|_| p.rotation.is_none());
     let transfers: Vec<Transfer> = p
         .arrays
         .iter()
@@ -233,7 +234,18 @@ pub fn plan(program: &Program, p: &Pipeline, facts: &Facts) -> Plan {
         })
         .collect();
     let skew = skew(p, swap);
-    let unread = unread(program, facts, &transfers);
+    let mut unread = unread(program, facts, &transfers);
+    // A rotated array's final values are in whichever storage its pointer names
+    // after the loop: every one comes back.
+    if let Some(r) = &p.rotation {
+        for (a, u) in unread.iter_mut().enumerate() {
+            if r.moves(a) {
+                *u = None;
+            }
+        }
+    }
+    // Those that come back (rotated arrays too) go to the ranks the analysis
+    // names (for a rotated array, those of every pointer of its cycle).
     let receivers = facts
         .arrays
         .iter()

@@ -140,11 +140,39 @@ pub fn skew(p: &Pipeline, swap: Option<Swap>) -> Skew {
         across[sw.writer][sw.tmp].writes = false;
         across[sw.writer][sw.dst].writes = true;
     }
+    // With pointers rotated, what step i + d calls array b is the storage step i
+    // called takes^d(b): constraints reach as many steps ahead as the rotation's
+    // period (beyond it they repeat, weaker by the skews in between).
+    let period = p.rotation.as_ref().map_or(1, |r| r.period());
     let mut per_step = 0i64;
-    for earlier in 0..sweeps {
-        for later in 0..sweeps {
-            if let Some(need) = lag(&across[earlier], &across[later]) {
-                per_step = per_step.max(tau[earlier] + need - tau[later]);
+    for d in 1..=period {
+        let ahead: Vec<Vec<Use>> = across
+            .iter()
+            .map(|row| {
+                let mut moved: Vec<Use> = (0..row.len())
+                    .map(|_| Use {
+                        reads: None,
+                        writes: false,
+                    })
+                    .collect();
+                for (b, u) in row.iter().enumerate() {
+                    let a = p.rotation.as_ref().map_or(b, |r| r.after(d, b));
+                    moved[a] = Use {
+                        reads: u.reads,
+                        writes: u.writes,
+                    };
+                }
+                moved
+            })
+            .collect();
+        let steps = d as i64;
+        for earlier in 0..sweeps {
+            for later in 0..sweeps {
+                if let Some(need) = lag(&across[earlier], &ahead[later]) {
+                    let gap = tau[earlier] + need - tau[later];
+                    // d steps of skew must cover the gap: the smallest skew that does.
+                    per_step = per_step.max((gap + steps - 1).div_euclid(steps));
+                }
             }
         }
     }
@@ -229,6 +257,58 @@ mod tests {
         assert_eq!(s.sweep, [0, 0]);
         assert_eq!(s.per_step, 2);
         assert_eq!((s.below(), s.above()), (0, 2));
+    }
+
+    /// A 2-D program whose time loop runs `body` and then `rotate` (pointer
+    /// exchanges of a, b, c, pointers to rows).
+    fn rotated(body: &str, rotate: &str) -> Pipeline {
+        let source = format!(
+            "#define X 40\n#define Y 8\n\
+             int main(void) {{\n  int n, x, y;\n  float (*a)[Y] = 0, (*b)[Y] = 0, (*c)[Y] = 0;\n\
+             #pragma tpace pipeline targetinout(a, b, c) size([0:X][0:Y]) halo([2:2][1:1])\n\
+             for (n = 0; n < 5; n++) {{\n{body}\n{rotate}\n}}\n  return 0;\n}}\n"
+        );
+        compile_source("t.c", &source)
+            .unwrap_or_else(|d| panic!("{d:?}"))
+            .program
+            .pipelines
+            .remove(0)
+    }
+
+    #[test]
+    fn a_pointer_swap_carries_the_reach_to_the_next_step() {
+        // b = f(a) then a and b swap: the next step reads, as a, what this one wrote
+        // as b, one plane above: the windows move one plane a step.
+        let p = rotated(
+            &sweep("b", "a[x-1][y] + a[x+1][y]"),
+            "{ float (*t)[Y] = a; a = b; b = t; }",
+        );
+        assert_eq!(
+            p.rotation.as_ref().map(|r| r.takes.clone()),
+            Some(vec![1, 0, 2])
+        );
+        let s = skew(&p, None);
+        assert_eq!((s.sweep.clone(), s.per_step), (vec![0], 1));
+        // Without the swap nothing flows from step to step.
+        let p = rotated(&sweep("b", "a[x-1][y] + a[x+1][y]"), "");
+        assert_eq!(skew(&p, None).per_step, 0);
+    }
+
+    #[test]
+    fn a_three_level_rotation_looks_two_steps_ahead() {
+        let rotate = "float (*t)[Y] = a; a = b; b = c; c = t;";
+        // The wave equation, c = f(b, a): the next step reads c as b one plane above.
+        let p = rotated(&sweep("c", "b[x-1][y] + b[x+1][y] - a[x][y]"), rotate);
+        assert_eq!(p.rotation.as_ref().map(|r| r.period()), Some(3));
+        assert_eq!(skew(&p, None).per_step, 1);
+        // a's storage is the next step's c: a read two planes below must be done
+        // before that step writes there, two planes a step.
+        let p = rotated(&sweep("c", "b[x][y] + a[x-2][y]"), rotate);
+        assert_eq!(skew(&p, None).per_step, 2);
+        // b's storage is written two steps later (as c): a read two planes below
+        // needs one plane a step; nothing else constrains this sweep.
+        let p = rotated(&sweep("c", "b[x-2][y]"), rotate);
+        assert_eq!(skew(&p, None).per_step, 1);
     }
 
     #[test]

@@ -1879,13 +1879,17 @@ static inline long tpace_max_tau(const tpace_sweep *sweeps, int nsweeps)
 
 /* Each array's device buffer for steps [i, i + len) of chunk ch's block: its chunk
  * buffer; for a swapped array the one of its two that holds step i; for the swap's
- * folded temporary the other one, which the step's sweep writes. */
+ * folded temporary the other one, which the step's sweep writes. Where the program
+ * exchanges pointers at the end of each step, the buffers are those of the storage
+ * each pointer names at that step (the device buffers stay with the storage: every
+ * upload and download is the host array's own). */
 static inline void tpace_step_buffers(const tpace_rt *r, const tpace_chunk *ch, int i, int len, void **buf)
 {
     for (int a = 0; a < r->narrays; a++) {
-        const tpace_array *arr = &r->arrays[a];
+        const int at = tpace_rotated(r->plan.s.rotate, a, ch->t + i);
+        const tpace_array *arr = &r->arrays[at];
         if (arr->swap)
-            buf[a] = tpace_swap_buffer(r, ch, a, i);
+            buf[a] = tpace_swap_buffer(r, ch, at, i);
         else if (arr->transfer == TPACE_FOLDED)
             buf[a] = tpace_swap_buffer(r, ch, arr->fold_of, i + len);
         else

@@ -98,6 +98,8 @@ typedef struct tpace_shape {
     const struct tpace_model *model; /* the performance model for this pipeline and machine (model part) */
     const struct tpace_machine *machines; /* the bundled profiles the program may plan with instead, */
     int nmachines;                        /* chosen by the device's name (tpace_pick_model) */
+    const int *rotate;   /* pointers exchanged at the end of every step (NULL: none): per array, the array
+                          * whose storage its pointer names after one step (tpace_rotated) */
     /* Several devices: the plan every device runs, chosen for all of them at once
      * (tpace_plan_devices in the scale-out part), and the budget it was chosen for. */
     int force;           /* 1: the executor takes this plan and asks no one else */
@@ -134,6 +136,21 @@ typedef struct tpace_array {
                                    * (and only rank 0's output is kept), so rank 0 alone receives its final
                                    * values; 0: every rank does (the code after the pipeline may read it) */
 } tpace_array;
+
+/* The array whose storage array a's pointer names after `steps` steps of a pipeline whose
+ * pointers rotate (`rotate`, see tpace_shape; NULL: a itself). */
+TPACE_MAYBE_UNUSED static inline int tpace_rotated(const int *rotate, int a, long steps)
+{
+    if (rotate == NULL || steps <= 0)
+        return a;
+    long cycle = 1;
+    for (int at = rotate[a]; at != a; at = rotate[at])
+        cycle++;
+    int at = a;
+    for (long s = steps % cycle; s > 0; s--)
+        at = rotate[at];
+    return at;
+}
 
 /* Whether an array has device buffers (a folded temporary and an unused array have none). */
 TPACE_MAYBE_UNUSED static inline int tpace_on_device(const tpace_array *a)

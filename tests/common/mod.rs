@@ -38,8 +38,9 @@ pub const STEP_COUNTS: [u64; 3] = [1, 7, 13];
 /// tests/fixtures/ordinary/*.c (C as users write it: braceless nests, C-only
 /// host code, several pipelines a file, arrays in structs, macros and headers;
 /// some need preprocessor flags, see [`fixture_flags`]), tests/fixtures/stencil/*.c
-/// (the #pragma stencil dialect) and tests/fixtures/liveness/*.c (temporaries
-/// the program reads afterwards or not).
+/// (the #pragma stencil dialect), tests/fixtures/liveness/*.c (temporaries
+/// the program reads afterwards or not) and tests/fixtures/sweeps/*.c (sweeps in
+/// called functions, pointers swapped and rotated at the end of a step).
 pub fn programs() -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
@@ -51,6 +52,7 @@ pub fn programs() -> Vec<PathBuf> {
         "tests/fixtures/stencil",
         "tests/fixtures/ordinary",
         "tests/fixtures/liveness",
+        "tests/fixtures/sweeps",
     ] {
         let entries =
             std::fs::read_dir(root.join(dir)).unwrap_or_else(|e| panic!("cannot list {dir}: {e}"));
@@ -366,6 +368,19 @@ pub fn check_program_with(
     env: &[(String, String)],
     subset: Subset<'_>,
 ) -> usize {
+    check_program_steps(tc, path, target, flavour, env, subset, &STEP_COUNTS)
+}
+
+/// [`check_program_with`] at the step counts `step_counts` (and zero).
+pub fn check_program_steps(
+    tc: &Toolchain,
+    path: &Path,
+    target: Target,
+    flavour: Flavour,
+    env: &[(String, String)],
+    subset: Subset<'_>,
+    step_counts: &[u64],
+) -> usize {
     let name = path.file_name().unwrap().to_string_lossy().into_owned();
     let mut tc = tc.clone();
     tc.defines.extend((subset.defines)(&name));
@@ -400,7 +415,7 @@ pub fn check_program_with(
     let ref_dump = dir.path().join("reference.dump");
     let got_dump = dir.path().join("translated.dump");
     let mut runs = 0;
-    for steps in STEP_COUNTS {
+    for &steps in step_counts {
         let seq = run_ok(&reference.binary, steps, &Params::default(), &ref_dump);
         assert!(
             !seq.dump.is_empty(),

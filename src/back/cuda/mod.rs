@@ -214,7 +214,7 @@ fn launcher_inputs(lp: &LoweredPipeline<'_>, s: usize) -> Vec<(String, String, S
             (
                 sc.ty.clone().unwrap_or_else(|| "long".into()),
                 sc.name.clone(),
-                format!("tp_in->{}", names::scalar_field(&sc.name)),
+                format!("tp_in->{}", names::scalar_field(unit.pipeline, sc)),
             )
         })
         .collect();

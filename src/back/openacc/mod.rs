@@ -149,7 +149,7 @@ fn launcher(lp: &LoweredPipeline<'_>, s: usize) -> String {
             "    const {} {} = tp_in->{};",
             sc.ty.as_deref().unwrap_or("long"),
             sc.name,
-            names::scalar_field(&sc.name)
+            names::scalar_field(unit.pipeline, sc)
         );
     }
     // Per-step values: read on the host once per step, each gang gets a copy.

@@ -25,7 +25,7 @@ pub fn by_value(lp: &LoweredPipeline<'_>, s: usize) -> Vec<(ScalarType, String, 
             (
                 scalar_type(sc.ty.as_deref().unwrap_or("long")),
                 sc.name.clone(),
-                format!("tp_in->{}", names::scalar_field(&sc.name)),
+                format!("tp_in->{}", names::scalar_field(unit.pipeline, sc)),
             )
         })
         .collect();

@@ -149,6 +149,19 @@ fn group<'a, 't>(source: &str, lines: &'a [Line<'t>]) -> DiagResult<Vec<Vec<&'a 
                 "put `#pragma stencil begin` before the region's `step`, `data` and `dimension` lines",
             )),
             (_, Some(region)) => region.push(l),
+            (StencilDirective::Calc | StencilDirective::Copy, None) => {
+                errors.push(Diagnostic::new(
+                    l.span(),
+                    format!("`{}` outside a stencil region", l.name()),
+                    "not between `begin` and `end`",
+                    "stencil directives belong between `#pragma stencil begin` and `#pragma stencil \
+                     end`: the stencil dialect reads the `calc` and `copy` nests of the region's own \
+                     time loop, not of a function it calls; write the nest in the time loop, or \
+                     describe the loop in the tpace dialect (`#pragma tpace pipeline ...` on the time \
+                     loop, `#pragma tpace loop dim(d)` on each loop of the function's nest), which \
+                     reads sweeps in functions the time loop calls",
+                ))
+            }
             (_, None) => errors.push(Diagnostic::new(
                 l.span(),
                 format!("`{}` outside a stencil region", l.name()),

@@ -77,6 +77,12 @@ struct FileScope<'t> {
     constants: BTreeMap<String, Node<'t>>,
 }
 
+/// The function definitions of the file, by name (looked for inside `#if`
+/// blocks too).
+pub fn file_functions<'t>(tree: &'t Tree, source: &str) -> BTreeMap<String, Node<'t>> {
+    file_scope(tree, source).functions
+}
+
 fn file_scope<'t>(tree: &'t Tree, source: &str) -> FileScope<'t> {
     let mut scope = FileScope {
         functions: BTreeMap::new(),
@@ -231,24 +237,14 @@ pub fn check(bodies: &[Span], tree: &Tree, source: &str) -> DiagResult<()> {
     }
 }
 
-/// What a separate device file needs of the functions sweeps call (`bodies`
-/// are the sweeps' bodies): the functions, in source order, each with the span
-/// of its first declaration (where an OpenACC `routine` directive must go) and
-/// of its definition; and the file-scope constant scalars they read.
-pub struct DeviceFunctions {
-    /// Per function: its name, the span of its first declaration, of its definition.
-    pub functions: Vec<(String, Span, Span)>,
-    /// Declarations of the constant scalars the functions read, in source order.
-    pub constants: Vec<Span>,
-}
-
-/// The functions of the file the sweeps call, directly or not (`source` the
-/// whole file as given, `bodies` the sweeps' bodies).
-pub fn device_functions(source: &str, bodies: &[Span]) -> DeviceFunctions {
-    let lines = crate::front::pragmas::scan(source);
-    let blanked = crate::front::pragmas::blank(source, &lines);
-    let tree = crate::front::cst::parse_c(&blanked);
-    let tree = &tree;
+/// The functions of the file the sweeps call, directly or not (`bodies` are
+/// the sweeps' bodies), in source order, and the declarations of the
+/// file-scope constant scalars they read, in source order.
+pub fn device_functions(
+    tree: &Tree,
+    source: &str,
+    bodies: &[Span],
+) -> (Vec<crate::ir::DeviceFunction>, Vec<Span>) {
     let scope = file_scope(tree, source);
     let root = tree.root_node();
     let nodes: Vec<Node> = bodies
@@ -274,15 +270,13 @@ pub fn device_functions(source: &str, bodies: &[Span]) -> DeviceFunctions {
         }
     }
     constants.sort_by_key(|s| s.start);
-    DeviceFunctions {
-        functions: names
-            .into_iter()
-            .map(|n| {
-                let first = span(scope.first[&n]);
-                let def = span(scope.functions[&n]);
-                (n, first, def)
-            })
-            .collect(),
-        constants,
-    }
+    let functions = names
+        .into_iter()
+        .map(|n| crate::ir::DeviceFunction {
+            first: span(scope.first[&n]),
+            definition: span(scope.functions[&n]),
+            name: n,
+        })
+        .collect();
+    (functions, constants)
 }

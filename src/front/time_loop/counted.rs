@@ -316,16 +316,26 @@ pub fn check_reads_after_advance(time: &TimeLoop, body: &[Sweep], source: &str) 
     let Some(advance) = &time.advance else {
         return Ok(());
     };
+    // A sweep of a called function stands where the call does, and reads what the
+    // call passes (its own names are no counter: the function may not use it).
+    let place = |s: &Sweep| s.call.as_ref().map_or(s.span.clone(), |c| c.span.clone());
     let errors: Vec<Diagnostic> = body
         .iter()
-        .filter(|s| s.span.start > advance.start && mentions(&source[s.span.clone()], &time.var))
+        .filter(|s| {
+            let at = place(s);
+            at.start > advance.start && mentions(&source[at], &time.var)
+        })
         .map(|s| {
             let var = &time.var;
             Diagnostic::new(
-                s.loops
-                    .iter()
-                    .find(|l| !l.fixed)
-                    .map_or(s.span.clone(), |l| l.header.clone()),
+                match &s.call {
+                    Some(c) => c.span.clone(),
+                    None => s
+                        .loops
+                        .iter()
+                        .find(|l| !l.fixed)
+                        .map_or(s.span.clone(), |l| l.header.clone()),
+                },
                 format!("this sweep reads the time loop's counter `{var}` after the loop advances it"),
                 format!(
                     "`{}` stands before it",

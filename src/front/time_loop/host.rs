@@ -22,15 +22,18 @@ pub fn check(
     macros: &crate::front::macros::MacroTable,
 ) -> DiagResult<()> {
     let root = tree.root_node();
+    // What a sweep reads where the loop stands: a variable, or (a sweep function's
+    // parameter) the argument the call passes.
     let read_by_sweep = |name: &str| {
         body.iter().any(|s| {
             s.scalars
                 .iter()
-                .any(|sc| sc.name == name && sc.role == ScalarRole::Read)
+                .any(|sc| sc.role == ScalarRole::Read && crate::text::mentions(&sc.value, name))
         })
     };
+    // A sweep function's loop indices and temporaries are its own, not the caller's.
     let per_point = |name: &str| {
-        body.iter().any(|s| {
+        body.iter().filter(|s| s.call.is_none()).any(|s| {
             s.scalars
                 .iter()
                 .any(|sc| sc.name == name && sc.role == ScalarRole::PerPoint)
@@ -91,10 +94,12 @@ pub fn check(
                             .is_none_or(|o| text(o, source) == "=")
                 });
                 let help = if swapped {
-                    "tpace does not follow pointers swapped between steps: write the step's second \
-                     half as a sweep instead, a copy (`u[i][j] = un[i][j]`, which runs as a buffer \
-                     swap) or the stencil again from the other array into the first (two sweeps a \
-                     step, as PolyBench writes Jacobi)"
+                    "tpace follows listed pointers exchanged at the end of a step, after its last \
+                     sweep, by plain assignments through a temporary of their type (`float *t = a; \
+                     a = b; b = t;`, one declaration or assignment a statement); write the exchange \
+                     that way, or the step's second half as a sweep: a copy (`u[i][j] = un[i][j]`, \
+                     which runs as a buffer swap) or the stencil again from the other array into \
+                     the first (two sweeps a step, as PolyBench writes Jacobi)"
                 } else {
                     "while the pipeline runs, the arrays are on the device chunk by chunk and hold \
                      no single time step on the host; use the array in a sweep, or before or after \
@@ -147,7 +152,7 @@ pub fn check(
 }
 
 /// Whether identifier `id` is assigned, incremented, declared or has its address taken.
-fn written(id: Node, source: &str) -> bool {
+pub fn written(id: Node, source: &str) -> bool {
     let Some(p) = id.parent() else {
         return false;
     };

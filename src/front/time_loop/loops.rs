@@ -349,6 +349,7 @@ pub fn sweep(
         flops,
         scalars: Vec::new(),
         step_values: found.step_values,
+        call: None,
     };
     Ok((sweep, found.flat))
 }
@@ -372,7 +373,8 @@ pub fn loop_index_declarations(
             kept.push(h.clone());
             continue;
         };
-        let later = |s: &Sweep| s.span.start > h.span.start;
+        // A sweep function's nests have indices of their own: only the loop's own nests.
+        let later = |s: &Sweep| s.call.is_none() && s.span.start > h.span.start;
         let indexes = |name: &String| {
             sweeps
                 .iter()

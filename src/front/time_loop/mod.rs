@@ -15,8 +15,10 @@ mod index_vars;
 mod loops;
 mod macro_reads;
 mod reductions;
+mod rotation;
 mod scalars;
 mod subscripts;
+mod sweep_calls;
 mod tables;
 
 use crate::diag::{DiagResult, Diagnostic};
@@ -25,9 +27,11 @@ use crate::front::directives::{Directive, Found, PipelineClauses};
 use crate::front::preprocess::Env;
 use crate::front::types::Types;
 use crate::ir::{
-    Array, Extent, Grid, Halo, HostStatement, MAX_HALO, Pipeline, Program, Span, Sweep, TimeLoop,
+    Array, Extent, Grid, Halo, HostStatement, MAX_HALO, Pipeline, Program, Span, Sweep,
+    SweepFunction, TimeLoop,
 };
 use crate::text::count;
+use std::collections::BTreeMap;
 use tree_sitter::Node;
 
 /// Lower the directives `found` of a C file (in file order) and the C they
@@ -68,7 +72,15 @@ pub fn lower(
     if !errors.is_empty() {
         return Err(errors);
     }
+    let sweep_fns = sweep_calls::sweep_functions(found, &time_loops, tree, source);
     errors.extend(misplaced_directives(found, &pipelines, &time_loops));
+    errors.extend(sweep_calls::misplaced_loops(
+        found,
+        &time_loops,
+        &sweep_fns,
+        tree,
+        source,
+    ));
     let init = init_line(source, found, &pipelines, &time_loops, &mut errors);
     if !errors.is_empty() {
         return Err(errors);
@@ -78,7 +90,15 @@ pub fn lower(
         let Directive::Pipeline(clauses) = &f.directive else {
             unreachable!("filtered to pipelines above")
         };
-        match lower_pipeline(path, source, tree, found, f, clauses, *time_loop, &types) {
+        let scope = Scope {
+            path,
+            source,
+            tree,
+            found,
+            types: &types,
+            sweep_fns: &sweep_fns,
+        };
+        match lower_pipeline(&scope, f, clauses, *time_loop) {
             Ok(p) => lowered.push(p),
             Err(d) => errors.extend(d),
         }
@@ -86,12 +106,27 @@ pub fn lower(
     if !errors.is_empty() {
         return Err(errors);
     }
+    // The functions the sweeps call run on the device too: each pipeline's, and all.
+    let bodies = |p: &Pipeline| -> Vec<Span> { p.body.iter().map(|s| s.body.clone()).collect() };
+    let all: Vec<Span> = lowered.iter().flat_map(bodies).collect();
+    let (device_functions, device_constants) = calls::device_functions(tree, source, &all);
+    for p in &mut lowered {
+        let (mine, _) = calls::device_functions(tree, source, &bodies(p));
+        p.device_functions = mine
+            .iter()
+            .filter_map(|m| device_functions.iter().position(|f| f.name == m.name))
+            .collect();
+    }
+    let sweep_functions = called_sweep_functions(&lowered, &sweep_fns, found);
     Ok(Program {
         path: path.to_string(),
         source: source.to_string(),
         init,
         pipelines: lowered,
         declarations: Vec::new(),
+        device_functions,
+        device_constants,
+        sweep_functions,
         main: None,
         user_macros: scalars::macro_names(tree, source)
             .into_iter()
@@ -120,8 +155,9 @@ pub fn is_time_loop(node: Node) -> bool {
 }
 
 /// Directives in places where they would be ignored or ambiguous: a pipeline
-/// inside another's time loop, a `loop` outside every time loop or not above a
-/// `for` loop.
+/// inside another's time loop, a `loop` not above a `for` loop (one outside
+/// every time loop and every sweep function is refused by
+/// [`sweep_calls::misplaced_loops`]).
 fn misplaced_directives(
     found: &[Found],
     pipelines: &[&Found],
@@ -144,14 +180,8 @@ fn misplaced_directives(
         if !matches!(f.directive, Directive::Loop { .. }) {
             continue;
         }
-        if !in_time_loop(f.line.span.start) {
-            errors.push(Diagnostic::new(
-                f.span(),
-                "`loop` directive outside the pipelined time loop",
-                "not inside the time loop",
-                "`#pragma tpace loop dim(d)` belongs on the spatial loops inside the time loop",
-            ));
-        } else if f.stmt.is_none_or(|s| s.kind() != "for_statement") {
+        // Outside every time loop: in a sweep function, or refused (sweep_calls).
+        if f.stmt.is_none_or(|s| s.kind() != "for_statement") {
             errors.push(not_above_a_loop(f.span()));
         }
     }
@@ -224,18 +254,65 @@ fn init_line(
     Some(first.span())
 }
 
-/// Lower one pipelined time loop.
-#[allow(clippy::too_many_arguments)]
-fn lower_pipeline(
-    path: &str,
-    source: &str,
-    tree: &tree_sitter::Tree,
+/// What every pipeline of a file is lowered in.
+struct Scope<'a, 't> {
+    path: &'a str,
+    source: &'a str,
+    tree: &'t tree_sitter::Tree,
+    found: &'a [Found<'t>],
+    types: &'a Types<'a>,
+    /// The functions of the file that hold sweeps, by name.
+    sweep_fns: &'a BTreeMap<String, Node<'t>>,
+}
+
+/// The sweep functions the pipelines call, each once, with their directive lines.
+fn called_sweep_functions(
+    pipelines: &[Pipeline],
+    sweep_fns: &BTreeMap<String, Node>,
     found: &[Found],
+) -> Vec<SweepFunction> {
+    let mut out: Vec<SweepFunction> = Vec::new();
+    for call in pipelines
+        .iter()
+        .flat_map(|p| &p.body)
+        .filter_map(|s| s.call.as_ref())
+    {
+        let Some(def) = sweep_fns.get(&call.function) else {
+            continue;
+        };
+        if out.iter().any(|f| f.name == call.function) {
+            continue;
+        }
+        let definition = span(*def);
+        let directives = found
+            .iter()
+            .filter(|f| definition.contains(&f.line.span.start))
+            .map(|f| f.span())
+            .collect();
+        out.push(SweepFunction {
+            name: call.function.clone(),
+            definition,
+            directives,
+        });
+    }
+    out.sort_by_key(|f| f.definition.start);
+    out
+}
+
+/// Lower one pipelined time loop.
+fn lower_pipeline<'t>(
+    scope: &Scope<'_, 't>,
     pipeline: &Found,
     clauses: &PipelineClauses,
-    time_loop: Node,
-    types: &Types,
+    time_loop: Node<'t>,
 ) -> DiagResult<Pipeline> {
+    let (path, source, tree, found, types) = (
+        scope.path,
+        scope.source,
+        scope.tree,
+        scope.found,
+        scope.types,
+    );
     let (grid, halo) = grid_and_halo(clauses, pipeline.span())?;
     // `targetin` arrays the sweeps read only as per-step values (FDTD's `_fict_[t]`)
     // are no grid arrays: the host reads them at each step, as if they were not listed.
@@ -270,6 +347,7 @@ fn lower_pipeline(
         )]);
     }
     time.steps_hint = clauses.steps_hint.clone();
+    let no_bindings = context::Bindings::default();
     let ctx = context::Context {
         grid: &grid,
         arrays: &arrays,
@@ -278,30 +356,65 @@ fn lower_pipeline(
         tree,
         at: time_loop,
         types,
+        bindings: &no_bindings,
     };
     if let Err(mut jumps) = loops::forbid_jumps(time_loop, source) {
         // A jump under a test of a reduction is a convergence test: say so.
-        if let Ok((mut body, _, _)) = lower_body(time_loop, &ctx, found) {
+        if let Ok(Lowered {
+            mut sweeps, bound, ..
+        }) = lower_body(time_loop, &ctx, found, scope.sweep_fns)
+        {
+            let body = &mut sweeps;
             resolve_variables(
-                &mut time, &mut body, &arrays, time_loop, tree, source, types,
+                &mut time, body, &bound, &arrays, time_loop, tree, source, types,
             );
-            let reductions = reductions::find(&mut body, tree, source);
+            let reductions = reductions::find(body, tree, source);
             for d in &mut jumps {
                 host::convergence_test(d, &reductions, time_loop, tree, source);
             }
         }
         return Err(jumps);
     }
-    let (mut body, host, flats) = lower_body(time_loop, &ctx, found)?;
+    let Lowered {
+        sweeps: mut body,
+        host,
+        flats,
+        bound,
+    } = lower_body(time_loop, &ctx, found, scope.sweep_fns)?;
     counted::check_reads_after_advance(&time, &body, source)?;
+    let arrays = with_parameter_checks(arrays, &bound);
     let arrays = resolve_flat(arrays, &mut body, &flats, &grid, types)?;
     let arrays = drop_unused_components(arrays, &mut body);
     resolve_variables(
-        &mut time, &mut body, &arrays, time_loop, tree, source, types,
+        &mut time, &mut body, &bound, &arrays, time_loop, tree, source, types,
     );
+    let mut errors = Vec::new();
+    for (sweep, b) in body.iter_mut().zip(&bound) {
+        if let Some(b) = b
+            && let Err(d) = sweep_calls::check_scalars(sweep, b, time_loop, tree, source)
+        {
+            errors.extend(d);
+        }
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
     let reductions = reductions::find(&mut body, tree, source);
+    reductions_in_calls(&reductions, &body)?;
+    // Pointers exchanged at the end of the step: a rotation, not host code to refuse.
+    let (rotation, exchanges) =
+        match rotation::find(&host, body.len(), &arrays, time_loop, tree, source, types)? {
+            Some((r, used)) => (Some(r), used),
+            None => (None, Vec::new()),
+        };
+    let others: Vec<HostStatement> = host
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !exchanges.contains(i))
+        .map(|(_, h)| h.clone())
+        .collect();
     host::check(
-        &host,
+        &others,
         &body,
         &reductions,
         &arrays,
@@ -333,6 +446,8 @@ fn lower_pipeline(
         host,
         reductions,
         asynchronous: clauses.asynchronous,
+        device_functions: Vec::new(),
+        rotation,
     })
 }
 
@@ -416,32 +531,45 @@ fn drop_unused_components(arrays: Vec<Array>, body: &mut [Sweep]) -> Vec<Array> 
         .collect()
 }
 
-/// Types of the counters declared before the loops, and each sweep's free variables.
+/// Types of the counters declared before the loops, and each sweep's free
+/// variables; a sweep of a sweep function (`bound`, per sweep) is read where it
+/// stands, with the arrays under the function's names.
+#[allow(clippy::too_many_arguments)]
 fn resolve_variables(
     time: &mut TimeLoop,
     body: &mut [Sweep],
+    bound: &[Option<sweep_calls::Bound>],
     arrays: &[Array],
     time_loop: Node,
     tree: &tree_sitter::Tree,
     source: &str,
     types: &Types,
 ) {
-    let type_of = |var: &str, declared: &Option<String>| {
+    let type_of = |var: &str, declared: &Option<String>, at: Node| {
         declared
             .as_deref()
             .map(|t| types.scalar_text(t))
-            .or_else(|| decls::scalar_type(var, time_loop, tree, source, types))
+            .or_else(|| decls::scalar_type(var, at, tree, source, types))
             .unwrap_or_else(|| "long".into())
     };
-    time.var_type = type_of(&time.var, &time.declared_type);
+    time.var_type = type_of(&time.var, &time.declared_type, time_loop);
     let root = tree.root_node();
-    for sweep in body {
+    for (i, sweep) in body.iter_mut().enumerate() {
+        let call = bound.get(i).and_then(Option::as_ref);
+        let at = match call {
+            Some(_) => root
+                .descendant_for_byte_range(sweep.span.start, sweep.span.end)
+                .unwrap_or(time_loop),
+            None => time_loop,
+        };
         for l in &mut sweep.loops {
-            l.var_type = type_of(&l.var, &l.declared_type);
+            l.var_type = type_of(&l.var, &l.declared_type, at);
         }
-        let mut bound: std::collections::BTreeSet<String> =
+        let mut names: std::collections::BTreeSet<String> =
             sweep.loops.iter().map(|l| l.var.clone()).collect();
-        bound.insert(time.var.clone());
+        if call.is_none() {
+            names.insert(time.var.clone());
+        }
         let Some(node) = root.descendant_for_byte_range(sweep.body.start, sweep.body.end) else {
             continue;
         };
@@ -459,11 +587,54 @@ fn resolve_variables(
             )
             .collect();
         let not_free = scalars::NotFree {
-            bound: &bound,
+            bound: &names,
             replaced: &replaced,
         };
-        sweep.scalars =
-            scalars::free_scalars(node, &not_free, arrays, time_loop, tree, source, types);
+        let named = call.map_or(arrays, |b| &b.arrays[..]);
+        sweep.scalars = scalars::free_scalars(node, &not_free, named, at, tree, source, types);
+    }
+}
+
+/// The listed arrays with the checks the sweep functions' parameters add.
+fn with_parameter_checks(
+    mut arrays: Vec<Array>,
+    bound: &[Option<sweep_calls::Bound>],
+) -> Vec<Array> {
+    for (a, check) in bound.iter().flatten().flat_map(|b| &b.checks) {
+        if !arrays[*a].checks.iter().any(|c| c.holds == check.holds) {
+            arrays[*a].checks.push(check.clone());
+        }
+    }
+    arrays
+}
+
+/// Reductions in sweep functions are refused: their accumulators are the
+/// function's, which the host replay of the time loop can not reach.
+fn reductions_in_calls(reductions: &[crate::ir::Reduction], body: &[Sweep]) -> DiagResult<()> {
+    let errors: Vec<Diagnostic> = reductions
+        .iter()
+        .filter_map(|r| {
+            let call = body[r.sweep].call.as_ref()?;
+            Some(Diagnostic::new(
+                r.span.clone(),
+                format!(
+                    "a reduction into `{}` in `{}`, a function the time loop calls",
+                    r.var, call.function
+                ),
+                "reduction in a sweep function",
+                format!(
+                    "tpace brings a reduction's result back into the time loop's own variable: \
+                     write this sweep in the time loop, or keep `{}`'s other sweeps there and \
+                     accumulate into a variable of the time loop's function",
+                    call.function
+                ),
+            ))
+        })
+        .collect();
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors)
     }
 }
 
@@ -629,17 +800,31 @@ fn halo_of_reads(body: &[Sweep], arrays: &[Array], rank: usize) -> DiagResult<Ve
     }
 }
 
-/// The sweeps and host statements of the time loop, and what the sweeps' flat accesses say.
-type Body = (Vec<Sweep>, Vec<HostStatement>, Vec<flat::FlatAccess>);
+/// The sweeps and host statements of the time loop, what the sweeps' flat
+/// accesses say, and per sweep, the call of a sweep function it comes from.
+struct Lowered<'t> {
+    sweeps: Vec<Sweep>,
+    host: Vec<HostStatement>,
+    flats: Vec<flat::FlatAccess>,
+    bound: Vec<Option<sweep_calls::Bound<'t>>>,
+}
 
-fn lower_body(time_loop: Node, ctx: &context::Context, found: &[Found]) -> DiagResult<Body> {
+fn lower_body<'t>(
+    time_loop: Node<'t>,
+    ctx: &context::Context<'_, 't>,
+    found: &[Found<'t>],
+    sweep_fns: &BTreeMap<String, Node<'t>>,
+) -> DiagResult<Lowered<'t>> {
     let source = ctx.source;
     let body = time_loop
         .child_by_field_name("body")
         .expect("a parsed loop has a body");
-    let mut sweeps = Vec::new();
-    let mut host = Vec::new();
-    let mut flats = Vec::new();
+    let mut out = Lowered {
+        sweeps: Vec::new(),
+        host: Vec::new(),
+        flats: Vec::new(),
+        bound: Vec::new(),
+    };
     let mut errors = Vec::new();
     let loop_dim = found_loops(found);
     for item in body_items(body) {
@@ -655,22 +840,47 @@ fn lower_body(time_loop: Node, ctx: &context::Context, found: &[Found]) -> DiagR
             "for_statement" => match loop_dim(item) {
                 Some((dim, pragma)) => match loops::sweep(item, dim, pragma, ctx, &loop_dim) {
                     Ok((s, f)) => {
-                        sweeps.push(s);
-                        flats.extend(f);
+                        out.sweeps.push(s);
+                        out.bound.push(None);
+                        out.flats.extend(f);
                     }
                     Err(d) => errors.extend(d),
                 },
                 None => errors.push(loops::missing_dim(item, source)),
             },
-            // Any other statement runs on the host, in the replay of the time loop.
-            _ => host.push(HostStatement {
-                span: span(item),
-                before: sweeps.len(),
-            }),
+            _ => match sweep_call(item, sweep_fns, source) {
+                // A call of a function of the file whose loop nests are sweeps.
+                Some((call, def)) => {
+                    match sweep_calls::lower_call(item, call, def, ctx, &loop_dim, sweep_fns) {
+                        Ok((sweeps, flats, bound)) => {
+                            for s in sweeps {
+                                out.sweeps.push(s);
+                                out.bound.push(Some(bound.clone()));
+                            }
+                            out.flats.extend(flats);
+                        }
+                        Err(d) => errors.extend(d),
+                    }
+                }
+                // Any other statement runs on the host, in the replay of the time loop.
+                None => {
+                    let hidden = sweep_calls::hidden_sweep_calls(item, sweep_fns, ctx.tree, source);
+                    if hidden.is_empty() {
+                        errors.extend(sweep_calls::opaque_calls(
+                            item, ctx.arrays, ctx.tree, source,
+                        ));
+                    }
+                    errors.extend(hidden);
+                    out.host.push(HostStatement {
+                        span: span(item),
+                        before: out.sweeps.len(),
+                    });
+                }
+            },
         }
     }
-    let host = loops::loop_index_declarations(host, &mut sweeps, ctx);
-    if errors.is_empty() && sweeps.is_empty() {
+    out.host = loops::loop_index_declarations(std::mem::take(&mut out.host), &mut out.sweeps, ctx);
+    if errors.is_empty() && out.sweeps.is_empty() {
         errors.push(Diagnostic::new(
             loops::first_line(time_loop, source),
             "the time loop holds no sweep",
@@ -679,10 +889,27 @@ fn lower_body(time_loop: Node, ctx: &context::Context, found: &[Found]) -> DiagR
         ));
     }
     if errors.is_empty() {
-        Ok((sweeps, host, flats))
+        Ok(out)
     } else {
         Err(errors)
     }
+}
+
+/// A statement `f(...);` of the time loop that calls a sweep function: the call
+/// and the function's definition.
+fn sweep_call<'t>(
+    stmt: Node<'t>,
+    sweep_fns: &BTreeMap<String, Node<'t>>,
+    source: &str,
+) -> Option<(Node<'t>, Node<'t>)> {
+    if stmt.kind() != "expression_statement" {
+        return None;
+    }
+    let call = stmt
+        .named_child(0)
+        .filter(|c| c.kind() == "call_expression")?;
+    let def = sweep_fns.get(sweep_calls::called_name(call, source)?)?;
+    Some((call, *def))
 }
 
 /// The `loop dim(d)` directive attached to a `for` statement: its dimension and line.

@@ -142,6 +142,7 @@ pub fn free_scalars(
         };
         out.push(Scalar {
             ty: scalar_type(&name, at, tree, source, types),
+            value: name.clone(),
             name,
             span: span(first),
             role,

@@ -739,7 +739,10 @@ fn component_of<'a, 't>(
             help,
         ));
     }
-    let Some(c) = Poly::from_node(indices[0], source).and_then(|p| p.as_constant()) else {
+    let Some(c) = Poly::from_node(indices[0], source)
+        .and_then(|p| ctx.bind(p))
+        .and_then(|p| p.as_constant())
+    else {
         return Err(Diagnostic::new(
             span(indices[0]),
             format!("component subscript of `{name}` is not an integer constant"),
@@ -912,7 +915,12 @@ fn per_dim_offsets(
                 values
                     .and_then(|vs| {
                         vs.iter()
-                            .map(|p| p.sub(&Poly::var(var)).and_then(|p| p.as_constant()))
+                            .map(|p| {
+                                // In a sweep function, in the caller's names.
+                                ctx.bind(p.clone())
+                                    .and_then(|p| p.sub(&Poly::var(var)))
+                                    .and_then(|p| p.as_constant())
+                            })
                             .collect::<Option<Vec<i64>>>()
                     })
                     .ok_or_else(|| not_affine(node, array, expected.clone(), c))?,
@@ -1048,6 +1056,13 @@ fn flat_offsets(
         Values::Unknown(v) => return Err(unfollowed(node, array, Some(&v))),
         Values::TooMany => return Err(unfollowed(node, array, None)),
     };
+    // In a sweep function, in the caller's names: the strides are checked in its
+    // scope (the kept text stays in the function's names, which its kernel has).
+    let values: Vec<Poly> = values
+        .into_iter()
+        .map(|p| ctx.bind(p))
+        .collect::<Option<_>>()
+        .ok_or_else(not_affine)?;
     let vars: Vec<&str> = (0..rank).map(var).collect();
     let mut reach = Vec::new();
     let mut first = None;
