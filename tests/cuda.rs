@@ -262,7 +262,35 @@ fn check_fused_breaks(
     intact_text: &str,
     breaks: &[Break],
 ) {
-    let tc = Toolchain::detect();
+    check_fused_breaks_with(
+        &[],
+        example,
+        steps,
+        fuse,
+        configs,
+        seeds,
+        env,
+        intact_text,
+        breaks,
+    );
+}
+
+/// [`check_fused_breaks`], the programs built with the macro definitions `defines`
+/// (`NAME=VALUE`): a runtime setting the breaks need.
+#[allow(clippy::too_many_arguments)]
+fn check_fused_breaks_with(
+    defines: &[&str],
+    example: &str,
+    steps: u64,
+    fuse: &str,
+    configs: &[Params],
+    seeds: u64,
+    env: &[(String, String)],
+    intact_text: &str,
+    breaks: &[Break],
+) {
+    let mut tc = Toolchain::detect();
+    tc.defines.extend(defines.iter().map(|d| d.to_string()));
     let dir = tempfile::tempdir().expect("scratch folder");
     let seq = example_reference(example, &tc, dir.path(), steps);
     let intact = build_ok(
@@ -462,7 +490,10 @@ fn the_emulation_catches_broken_marching_kernels() {
     let one_step = [("TPACE_FUSE".to_string(), "1".to_string())];
     let configs = [params("mmtb", 6, 9, 3), params("incore", 7, 1, 1)];
     let moves = "tp_q0[tp_r] = tp_q0[tp_r + 1];";
-    check_fused_breaks(
+    // One float array loads no plane ahead by default (measured fastest on the H100):
+    // two ahead, so that the breaks of the planes loaded ahead have something to break.
+    check_fused_breaks_with(
+        &["TPACE_MARCH_AHEAD_PLANES=2"],
         "heat3d.c",
         7,
         "1",
