@@ -437,6 +437,9 @@ template <int OP, typename T> static inline void tpace_block_reduce(T v, T ident
 #ifndef TPACE_MARCH_ALIGN
 #define TPACE_MARCH_ALIGN 32
 #endif
+/* The column a marching kernel's first thread starts at, for a box from `from` in rows from `lo`
+ * (the kernel and its launcher's grid both start there). */
+#define TPACE_MARCH_START(from, lo) ((from) - ((from) - (lo)) % TPACE_MARCH_ALIGN)
 /* 3-D one-step kernels march along the outermost axis; each array's own column may load
  * TPACE_MARCH_AHEAD planes ahead of the one computed, and the march loop may be unrolled
  * TPACE_MARCH_UNROLL times, both by the 32-bit words of the columns loaded ahead (one a

@@ -166,7 +166,7 @@ pub fn kernel(lp: &LoweredPipeline<'_>, s: usize) -> String {
          \x20   for (long tp_i1 = tp_from1 + (long)blockIdx.y * blockDim.y + threadIdx.y; tp_i1 < tp_to1; tp_i1 += (long)gridDim.y * blockDim.y) {{\n\
          \x20       /* Threads start at a column TPACE_MARCH_ALIGN elements into the buffer's rows (a warp's\n\
          \x20        * loads and stores then cover whole cache lines); those before the box idle. */\n\
-         \x20       const long tp_i2 = tp_from2 - (tp_from2 - tp_lo2) % TPACE_MARCH_ALIGN + (long)blockIdx.x * blockDim.x + threadIdx.x;\n\
+         \x20       const long tp_i2 = TPACE_MARCH_START(tp_from2, tp_lo2) + (long)blockIdx.x * blockDim.x + threadIdx.x;\n\
          \x20       if (tp_i2 < tp_from2 || tp_i2 >= tp_to2 || tp_x0 >= tp_end0)\n\
          \x20           continue;\n\
          \x20       /* The column's pointers at plane tp_x0, one plane further each step. */\n\

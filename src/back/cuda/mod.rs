@@ -539,7 +539,7 @@ fn launcher(lp: &LoweredPipeline<'_>, s: usize) -> String {
     let shape_lo = if marches(lp, s) {
         w.push_str(
             "    /* The kernel's threads start TPACE_MARCH_ALIGN elements into the buffer's rows: the grid covers the box from there. */\n    \
-             const long tp_shape_lo[3] = {tp_l->tp_lo[0], tp_l->tp_lo[1], tp_l->tp_lo[2] - (tp_l->tp_lo[2] - tp_l->tp_dim_lo[2]) % TPACE_MARCH_ALIGN};\n",
+             const long tp_shape_lo[3] = {tp_l->tp_lo[0], tp_l->tp_lo[1], TPACE_MARCH_START(tp_l->tp_lo[2], tp_l->tp_dim_lo[2])};\n",
         );
         "tp_shape_lo"
     } else {
