@@ -474,7 +474,8 @@ if [[ $parts == *mpi* ]]; then
     # run over several GPUs its phases line (setup, blocks, results, teardown; which arrays go
     # to which ranks) and, for the 1-process runs, its trace under $OUT/traces. Then the 84.6 GB
     # Jacobi-2D on 2 GPUs against 1, where the host has the memory. MPI_GRIDS, MPI_HUGE (off:
-    # none), MPI_STEPS, MPI_CHECK=0 (no small checks) shorten it (bench/dry-run.sh does).
+    # none), MPI_STEPS, MPI_CHECK=0 (no small checks), MPI_ONLY_ROWS=0 (no `MPI only` rows)
+    # shorten it (bench/dry-run.sh does).
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
     ngpu=$(nvidia-smi -L | grep -c GPU)
     ngpu=${MPI_GPUS:-$ngpu}
@@ -526,7 +527,7 @@ if [[ $parts == *mpi* ]]; then
         local label=$1 ranks=$2 gpus=$3
         shift 3
         local line log="$out/mpi-$tag-${label// /-}.stderr" trace=()
-        [[ $ranks == 1 && $gpus -gt 1 ]] && trace=(TPACE_TRACE="$res/traces/mpi-$tag-${label//[^A-Za-z0-9._-]/-}.tsv")
+        [[ $ranks == 1 ]] && trace=(TPACE_TRACE="$res/traces/mpi-$tag-${label//[^A-Za-z0-9._-]/-}.tsv")
         line=$(env TPACE_GPUS=$gpus "${trace[@]}" "$@" mpirun --oversubscribe -np "$ranks" "$bin" "$steps" 2>&1 >/dev/null |
             tee "$log" | grep '^tpace: ' | grep -v ': trace: \|: phases over ' | tail -1)
         if [[ $line != *": schedule="* ]]; then
@@ -567,7 +568,7 @@ if [[ $parts == *mpi* ]]; then
                 mrun "${budget:-no budget} 1 process $ngpu GPUs" 1 "$ngpu" $b
                 mrun "${budget:-no budget} $ngpu ranks" "$ngpu" 1 $b
                 # The results to rank 0 by MPI alone, no node-local copies (at 8G only).
-                [[ -n $budget ]] && mrun "${budget} $ngpu ranks MPI only" "$ngpu" 1 $b TPACE_CMA=0
+                [[ -n $budget && ${MPI_ONLY_ROWS:-1} == 1 ]] && mrun "${budget} $ngpu ranks MPI only" "$ngpu" 1 $b TPACE_CMA=0
             fi
         done
     done

@@ -16,6 +16,8 @@
 # With AB_REV=<git revision>, Jacobi-2D and heat-3D are also translated by tpace as
 # it was at that revision, into bench/gen/ab-NAME/ (with AB_REV in bench/gen/ab-rev),
 # for gpu.sh's part `ab`: the two translations timed in one run.
+# PREPARE_ONLY="NAME ...": only those examples and fixtures (a call that runs a few parts),
+# with the --mpi translations.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release -q
@@ -25,6 +27,8 @@ cp target/release/tpace bench/gen/tpace
 for f in examples/*.c tests/fixtures/{layouts,reductions,styles,ordinary,stencil,liveness,sweeps}/*.c; do
     [[ -f $f ]] || continue
     name=$(basename "$f" .c)
+    # PREPARE_ONLY="jacobi2d heat3d": only those programs (and the --mpi translations below).
+    [[ -z ${PREPARE_ONLY:-} || " $PREPARE_ONLY " == *" $name "* ]] || continue
     # The stencil dialect's heat and Himeno fixtures share the examples' names.
     [[ $f == tests/fixtures/stencil/* ]] && name=stencil-$name
     mkdir -p "bench/gen/$name"

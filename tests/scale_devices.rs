@@ -352,6 +352,118 @@ fn ghost_planes_go_device_to_device_where_devices_reach_each_other() {
             "TPACE_PEER={peer}: ghost planes of the wrong block went unnoticed"
         );
     }
+    // The first block's ghost planes not uploaded into the device copies it reads.
+    let (_, broken) = builds(
+        &tc,
+        dir.path(),
+        "heat3d_peer",
+        source,
+        Target::Cuda,
+        false,
+        Some((
+            "            tpace_ghost_upload_first(s, g, side);",
+            "            (void)tpace_ghost_upload_first;",
+        )),
+    );
+    let got = run(
+        &tc,
+        &broken.binary,
+        steps,
+        None,
+        &p,
+        &[("TPACE_EMU_DEVICES", "3")],
+        &dir.path().join("b.dump"),
+    );
+    assert!(
+        first_difference(&seq.dump, &got.dump).is_some(),
+        "the first block's ghost planes missing on the device went unnoticed"
+    );
+}
+
+/// The number after `host cores a process: ` in a phases line.
+fn host_cores(got_stderr: &str) -> u64 {
+    let line = got_stderr
+        .lines()
+        .rfind(|l| l.contains(": phases over "))
+        .unwrap_or_else(|| panic!("no phases line: {got_stderr}"));
+    let at = line
+        .find("host cores a process: ")
+        .unwrap_or_else(|| panic!("no host cores in {line}"));
+    line[at + "host cores a process: ".len()..]
+        .split(|c: char| !c.is_ascii_digit())
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no core count in {line}"))
+}
+
+/// mpirun binds each rank to one core where it starts two or fewer (Open MPI's
+/// default), and a rank needs more (a host thread per device, copies of ghost planes
+/// and results on several threads): a rank bound to fewer cores than its share of the
+/// node's takes its share and says so; TPACE_BIND=keep keeps mpirun's binding; any
+/// other value is refused in words. The answer is the sequential one every time.
+#[test]
+fn a_rank_bound_to_one_core_takes_its_share_of_the_node() {
+    let Some(tc) = mpi_toolchain() else { return };
+    let dir = tempfile::tempdir().expect("scratch folder");
+    let source = include_str!("../examples/jacobi2d.c");
+    let (reference, translated) = builds(
+        &tc,
+        dir.path(),
+        "jacobi_bind",
+        source,
+        Target::Openacc,
+        true,
+        None,
+    );
+    let steps = 9;
+    let seq = run_ok(
+        &reference.binary,
+        steps,
+        &Params::default(),
+        &dir.path().join("r.dump"),
+    );
+    let allowed = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
+    let dump = dir.path().join("t.dump");
+    let mpirun = |bind: &str| {
+        Command::new(&tc.mpirun)
+            .args(["--oversubscribe", "--bind-to", "core", "-np", "1"])
+            .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+            .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+            .env("TPACE_GPUS", "2")
+            .env("TPACE_BIND", bind)
+            .env("TPACE_DUMP", &dump)
+            .arg(&translated.binary)
+            .arg(steps.to_string())
+            .output()
+            .expect("mpirun")
+    };
+    for bind in ["", "share", "keep"] {
+        let out = mpirun(bind);
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "TPACE_BIND={bind}: {stderr}");
+        let got = driver::dump::read(&dump).expect("the run's dump");
+        assert_eq!(first_difference(&seq.dump, &got), None, "TPACE_BIND={bind}");
+        let cores = host_cores(&stderr);
+        if bind == "keep" || allowed < 2 {
+            assert_eq!(cores, 1, "TPACE_BIND={bind}: {stderr}");
+            assert!(!stderr.contains("mpirun had bound it"), "{stderr}");
+        } else {
+            assert!(cores >= 2, "TPACE_BIND={bind}: {stderr}");
+            assert!(
+                stderr.contains(&format!(
+                    "host cores a process: {cores}, its share of the node's (mpirun had bound it to 1;"
+                )),
+                "{stderr}"
+            );
+        }
+    }
+    let out = mpirun("all");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("TPACE_BIND is `share`") && stderr.contains("or `keep`"),
+        "{stderr}"
+    );
 }
 
 /// The toolchain with Open MPI's wrappers; `None` (with a note) where there is no

@@ -42,6 +42,14 @@ extern ssize_t process_vm_writev(pid_t pid, const struct iovec *local, unsigned 
 #define TPACE_CMA_ABLE 1
 #endif
 #endif
+#ifdef __linux__
+#include <sys/syscall.h>
+#include <unistd.h>
+/* glibc declares sched_getaffinity under _GNU_SOURCE only; the system call itself, as
+ * <unistd.h> declares it where it does. */
+extern long syscall(long number, ...);
+#define TPACE_AFFINITY_ABLE 1
+#endif
 
 /* The processes and devices of the run. */
 typedef struct tpace_world {
@@ -51,8 +59,82 @@ typedef struct tpace_world {
     int exiting;               /* a failure is ending the program: no MPI_Finalize at exit */
     int threads_ok;            /* MPI lets other threads run beside the one that calls it */
     int with_root;             /* rank 0 runs on this process's node */
+    int cores;                 /* host cores this process may run on (0: not yet counted) */
+    int cores_given;           /* where tpace widened them: the cores mpirun had bound it to (else 0) */
 } tpace_world;
-static tpace_world tpace_the_world = {0, 1, 0, 1, NULL, 0, 1, 1};
+static tpace_world tpace_the_world = {0, 1, 0, 1, NULL, 0, 1, 1, 0, 0};
+
+/* ---- Host cores ---- */
+
+#define TPACE_AFFINITY_WORDS 64 /* a mask of 4096 cores */
+
+/* The cores this process may run on, into `mask` (one bit each); their count, 0 where the
+ * system does not say. */
+static int tpace_affinity_get(unsigned long *mask)
+{
+    memset(mask, 0, TPACE_AFFINITY_WORDS * sizeof *mask);
+#ifdef TPACE_AFFINITY_ABLE
+    if (syscall(SYS_sched_getaffinity, 0, TPACE_AFFINITY_WORDS * sizeof *mask, mask) <= 0)
+        return 0;
+    int n = 0;
+    for (int i = 0; i < TPACE_AFFINITY_WORDS; i++)
+        for (unsigned long word = mask[i]; word != 0; word &= word - 1)
+            n++;
+    return n;
+#else
+    return 0;
+#endif
+}
+
+/* Host cores this process may run on (its affinity mask; else the system's online cores). */
+static int tpace_host_cores(void)
+{
+    tpace_world *w = &tpace_the_world;
+    if (w->cores == 0) {
+        unsigned long mask[TPACE_AFFINITY_WORDS];
+        w->cores = tpace_affinity_get(mask);
+        if (w->cores == 0)
+            w->cores = (int)TPACE_MAX(sysconf(_SC_NPROCESSORS_ONLN), 1L);
+    }
+    return w->cores;
+}
+
+/* mpirun binds each rank to one core where it starts two or fewer (Open MPI's default),
+ * and a rank needs more: a host thread per device, the copies of ghost planes and
+ * results. Where the rank may run on fewer cores than its share of the node's (the
+ * online cores over the node's ranks), it takes its share, a contiguous range by its
+ * rank on the node, before any thread starts. TPACE_BIND=keep keeps mpirun's binding. */
+TPACE_MAYBE_UNUSED static void tpace_cores_widen(tpace_world *w)
+{
+#ifdef TPACE_AFFINITY_ABLE
+    const char *bind = tpace_getenv("TPACE_BIND");
+    if (bind != NULL && *bind != '\0' && strcmp(bind, "share") != 0) {
+        if (strcmp(bind, "keep") != 0)
+            tpace_stop("settings", "TPACE_BIND is `share` (the default: a rank bound to fewer cores than its share of "
+                                   "the node's takes its share) or `keep` (mpirun's binding as it is)");
+        return;
+    }
+    unsigned long mask[TPACE_AFFINITY_WORDS];
+    const int had = tpace_affinity_get(mask);
+    const long online = sysconf(_SC_NPROCESSORS_ONLN);
+    const long share = online / TPACE_MAX(w->node_ranks, 1);
+    const long first = (long)w->node_rank * share;
+    if (had == 0 || had >= share || first + share > TPACE_AFFINITY_WORDS * 64L)
+        return;
+    unsigned long wide[TPACE_AFFINITY_WORDS];
+    memset(wide, 0, sizeof wide);
+    for (long c = first; c < first + share; c++)
+        wide[c / 64] |= 1UL << (c % 64);
+    /* Refused (a cpuset without those cores): the binding stays, and the report says so. */
+    if (syscall(SYS_sched_setaffinity, 0, sizeof wide, wide) != 0)
+        return;
+    w->cores = tpace_affinity_get(mask);
+    if (w->cores > had)
+        w->cores_given = had;
+#else
+    (void)w;
+#endif
+}
 
 /* Say what failed and end the program: under MPI, every rank, naming this one. */
 TPACE_HOOK void tpace_stop(const char *where, const char *what)
@@ -112,6 +194,7 @@ static void tpace_mpi_start(int *argc, char ***argv)
     int root_here = w->rank == 0;
     TPACE_MPI_CALL(MPI_Allreduce(&root_here, &w->with_root, 1, MPI_INT, MPI_MAX, node));
     TPACE_MPI_CALL(MPI_Comm_free(&node));
+    tpace_cores_widen(w);
     if (w->rank != 0) {
         /* The program's output once: rank 0's. Failures still reach this rank's stderr. */
         int fd = dup(2);
@@ -308,6 +391,7 @@ typedef struct tpace_scale {
     MPI_Request head_req;
     int head_posted;
 #endif
+    double blocks_from, blocks_to; /* host clock: when the blocks began and ended (the trace says where) */
 } tpace_scale;
 
 /* Whether array a's planes change from block to block (its ghost planes are exchanged). */
@@ -326,6 +410,64 @@ static void tpace_thread_check(int err, const char *call)
     tpace_stop("host threads", msg);
 }
 #define TPACE_PTHREAD(call) tpace_thread_check((call), #call)
+
+/* ---- Wide host copies: ghost planes and results of gigabytes, on several cores ---- */
+
+/* A copy below this size is one memcpy (threads cost more than they save);
+ * TPACE_WIDE_COPY_MIN=BYTES another size (tests: 0, every copy on several threads). */
+#define TPACE_WIDE_COPY_MIN (64L << 20)
+#define TPACE_WIDE_COPY_THREADS 8
+
+/* One thread's part of a wide copy. */
+typedef struct tpace_copy_part {
+    char *dst;
+    const char *src;
+    size_t bytes;
+} tpace_copy_part;
+
+static void *tpace_copy_part_main(void *arg)
+{
+    const tpace_copy_part *part = (const tpace_copy_part *)arg;
+    memcpy(part->dst, part->src, part->bytes);
+    return NULL;
+}
+
+/* memcpy on up to `threads` host threads: one core copies about 6 to 10 GB/s, and a block's
+ * ghost planes or a rank's results are gigabytes (this thread copies a part too). */
+static void tpace_copy_wide(void *dst, const void *src, size_t bytes, int threads)
+{
+    threads = TPACE_MIN(TPACE_MAX(threads, 1), TPACE_WIDE_COPY_THREADS);
+    if (bytes < (size_t)tpace_env_long("TPACE_WIDE_COPY_MIN", TPACE_WIDE_COPY_MIN, 0, 1L << 50) || threads == 1 ||
+        bytes < (size_t)threads) {
+        memcpy(dst, src, bytes);
+        return;
+    }
+    pthread_t thread[TPACE_WIDE_COPY_THREADS];
+    tpace_copy_part part[TPACE_WIDE_COPY_THREADS];
+    const size_t each = (bytes + (size_t)threads - 1) / (size_t)threads;
+    for (int i = 0; i < threads; i++) {
+        const size_t at = TPACE_MIN((size_t)i * each, bytes);
+        part[i].dst = (char *)dst + at;
+        part[i].src = (const char *)src + at;
+        part[i].bytes = TPACE_MIN(each, bytes - at);
+    }
+    int started = 0;
+    for (int i = 1; i < threads; i++, started++)
+        if (pthread_create(&thread[i], NULL, tpace_copy_part_main, &part[i]) != 0)
+            break; /* no thread to be had: this one copies the rest */
+    tpace_copy_part_main(&part[0]);
+    for (int i = started + 1; i < threads; i++)
+        tpace_copy_part_main(&part[i]);
+    for (int i = 1; i <= started; i++)
+        TPACE_PTHREAD(pthread_join(thread[i], NULL));
+}
+
+/* Threads each device's host thread may copy with: the process's cores shared among its
+ * devices, two at least (a copy waits on memory more than on its core). */
+static int tpace_copy_threads(const tpace_scale *s)
+{
+    return TPACE_MAX(tpace_host_cores() / TPACE_MAX(s->local, 1), 2);
+}
 
 /* Executor r's ghost region on one side, [lo, hi). */
 static void tpace_ghost_region(const tpace_rt *r, int side, long *lo, long *hi)
@@ -355,7 +497,8 @@ static void tpace_edge_pack(const tpace_scale *s, long from, long to, char *buf)
         if (!tpace_exchanged(arr))
             continue;
         const size_t bytes = (size_t)(to - from) * s->plane * arr->elem;
-        memcpy(buf + at, (const char *)arr->host + (size_t)(from - s->lo) * s->plane * arr->elem, bytes);
+        tpace_copy_wide(buf + at, (const char *)arr->host + (size_t)(from - s->lo) * s->plane * arr->elem, bytes,
+                        tpace_host_cores());
         at += bytes;
     }
 }
@@ -386,8 +529,9 @@ static void tpace_ghost_from_rank(tpace_rt *r, int side)
             continue;
         const size_t plane = s->plane * arr->elem;
         if (lo < hi && r->ghost[side][a] != NULL) {
-            memcpy(r->ghost[side][a] + (size_t)(lo - first) * plane,
-                   s->out[side] + at + (size_t)(lo - s->in_lo[side]) * plane, (size_t)(hi - lo) * plane);
+            tpace_copy_wide(r->ghost[side][a] + (size_t)(lo - first) * plane,
+                            s->out[side] + at + (size_t)(lo - s->in_lo[side]) * plane, (size_t)(hi - lo) * plane,
+                            tpace_copy_threads(s));
             s->dev[r - s->rt].host_ghost_bytes += (size_t)(hi - lo) * plane;
         }
         at += (size_t)(s->in_hi[side] - s->in_lo[side]) * plane;
@@ -411,8 +555,11 @@ static void tpace_ghost_copy(tpace_rt *r, int side, long from, long to)
         const size_t plane = p->s.plane * arr->elem;
         if (r->ghost[side][a] == NULL || (s->t > 0 && (!tpace_exchanged(arr) || d->local_side[side])))
             continue;
-        memcpy(r->ghost[side][a] + (size_t)(from - first) * plane,
-               (const char *)arr->host + (size_t)(from - p->s.lo) * plane, (size_t)(to - from) * plane);
+        if (r->ghost_dev[side] != NULL && r->ghost_dev[side][a] != NULL) /* the first block's, on the device */
+            continue;
+        tpace_copy_wide(r->ghost[side][a] + (size_t)(from - first) * plane,
+                        (const char *)arr->host + (size_t)(from - p->s.lo) * plane, (size_t)(to - from) * plane,
+                        tpace_copy_threads(s));
         s->dev[r - s->rt].host_ghost_bytes += (size_t)(to - from) * plane;
     }
 }
@@ -1048,8 +1195,7 @@ static void tpace_results_setup(tpace_scale *s)
     m->on = 1;
     m->threads = (int)tpace_env_long("TPACE_CMA_THREADS", 0, 1, 64);
     if (m->threads == 0) { /* the cores this rank has to itself, beyond its devices' threads and this one */
-        const long cores = sysconf(_SC_NPROCESSORS_ONLN);
-        const long mine = cores / TPACE_MAX(w->node_ranks, 1) - s->local - 1;
+        const long mine = tpace_host_cores() - s->local - 1;
         m->threads = (int)TPACE_MAX(TPACE_MIN(mine, 8L), 1L);
     }
     TPACE_MPI_CALL(MPI_Irecv(NULL, 0, MPI_BYTE, 0, TPACE_TAG_GO, MPI_COMM_WORLD, &m->go_req));
@@ -1507,6 +1653,30 @@ static void tpace_device_peer(tpace_scale *s, int g)
         }
 }
 
+/* The first block's ghost planes on a side whose neighbour device copies them device to
+ * device later: straight from the host arrays into the device copies block 0 reads (set
+ * 0; the neighbours fill set 1 during it), waited for here, before any device writes its
+ * slab back (the phase ends on every device first). One upload at the bus's rate instead
+ * of a host copy of gigabytes (k planes a side) and an upload of that copy later. */
+static void tpace_ghost_upload_first(tpace_scale *s, int g, int side)
+{
+    tpace_rt *r = &s->rt[g];
+    tpace_device *d = &s->dev[g];
+    long lo, hi;
+    tpace_ghost_region(r, side, &lo, &hi);
+    tpace_dev_activate(r); /* devices issued in turn from one thread: this one's */
+    for (int a = 0; a < r->narrays && lo < hi; a++) {
+        const tpace_array *arr = &r->arrays[a];
+        if (d->ghost_dev[side][0][a] == NULL)
+            continue;
+        const size_t plane = s->plane * arr->elem, bytes = (size_t)(hi - lo) * plane;
+        tpace_dev_upload(r, d->ghost_dev[side][0][a], (const char *)arr->host + (size_t)(lo - r->plan.s.lo) * plane,
+                         bytes, 0);
+        d->host_ghost_bytes += bytes;
+    }
+    tpace_dev_sync(r);
+}
+
 /* Executor g at the start of block t: its ghost planes as they stand (device to device
  * from the neighbours' copies of the block before, or host copies). */
 static void tpace_device_ghosts(tpace_scale *s, int g)
@@ -1516,7 +1686,9 @@ static void tpace_device_ghosts(tpace_scale *s, int g)
     const int ranks = tpace_the_world.ranks;
     const int parity = (int)((s->t / s->k) % 2);
     for (int side = 0; side < 2; side++) {
-        r->ghost_dev[side] = s->t > 0 && d->peer[side] ? d->ghost_dev[side][parity] : NULL;
+        r->ghost_dev[side] = d->peer[side] ? d->ghost_dev[side][parity] : NULL;
+        if (s->t == 0 && d->peer[side])
+            tpace_ghost_upload_first(s, g, side);
         /* The host copies this block reads: those its neighbours filled during the last one. */
         for (int a = 0; a < s->narrays && s->t > 0 && d->local_side[side]; a++)
             if (d->ghost_host[side][1][a])
@@ -1830,6 +2002,11 @@ static void tpace_trace_devices(tpace_scale *s)
     }
     if (fclose(f) != 0)
         tpace_stop(s->shape->where, "cannot write the TPACE_TRACE file");
+    /* Where the blocks lie on the file's clock: the time before the first operation and
+     * after the last is the host's (ghost planes, threads, results). */
+    if (tpace_the_world.rank == 0)
+        fprintf(stderr, "tpace: %s: trace: the blocks ran from %.3f ms to %.3f ms of %s's clock\n", s->shape->where,
+                (s->blocks_from - origin) * 1e3, (s->blocks_to - origin) * 1e3, path);
 }
 
 /* The pipeline on several devices (see the top of this part). */
@@ -1985,6 +2162,8 @@ static void tpace_run_devices(const tpace_shape *shape, tpace_array *arrays, int
 #endif
     }
     const double blocks_end = tpace_now();
+    s.blocks_from = start;
+    s.blocks_to = blocks_end;
     /* The results: what went early to rank 0 all there, every device's last copies and
      * reductions, then the other arrays to the ranks that read them. */
     double early_wait = 0.0;
@@ -2054,9 +2233,20 @@ static void tpace_run_devices(const tpace_shape *shape, tpace_array *arrays, int
                  sent_during, sent_after, copied, copy_threads, arrived_during, early_wait);
     else
         early_text[0] = '\0';
+    /* The host cores a rank ran on, and where tpace widened mpirun's binding. */
+    char cores_text[200];
+    const int cores = (int)tpace_max_over_ranks((double)tpace_host_cores());
+    const int given = (int)tpace_max_over_ranks((double)w->cores_given);
+    if (given > 0)
+        snprintf(cores_text, sizeof cores_text,
+                 "; host cores a process: %d, its share of the node's (mpirun had bound it to %d; TPACE_BIND=keep "
+                 "keeps that)",
+                 cores, given);
+    else
+        snprintf(cores_text, sizeof cores_text, "; host cores a process: %d", cores);
     fprintf(stderr,
             "tpace: %s: phases over %d device(s) and %d rank(s): setup %.6f s (page-locking, device buffers; not in "
-            "seconds=), blocks %.6f s (%s; of which waiting for neighbour ranks' planes %.6f s; ghost planes %s "
+            "seconds=), blocks %.6f s (%s%s; of which waiting for neighbour ranks' planes %.6f s; ghost planes %s "
             "device to device, %s through host memory), results %.6f s (last copies and reductions, then to rank 0 "
             "alone: %s; to every rank: %s; %zu bytes between ranks%s), teardown %.6f s (unpinning the arrays, freeing "
             "device buffers; not in seconds=)\n",
@@ -2065,7 +2255,7 @@ static void tpace_run_devices(const tpace_shape *shape, tpace_array *arrays, int
             : s.crew.threads            ? "one device in this process, on a host thread of its own"
             : local > 1                 ? "devices issued in turn from one thread"
                                         : "one device in this process",
-            waited, tpace_bytes_text((double)peer_bytes, gb[0], sizeof gb[0]),
+            cores_text, waited, tpace_bytes_text((double)peer_bytes, gb[0], sizeof gb[0]),
             tpace_bytes_text((double)host_ghost_bytes, gb[1], sizeof gb[1]), whole.seconds - blocks,
             w->ranks > 1 ? tpace_names_of(&s, 1, root_names, sizeof root_names) : "none (one rank)",
             w->ranks > 1 ? tpace_names_of(&s, 0, every_names, sizeof every_names) : "none (one rank)",
