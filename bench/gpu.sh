@@ -474,8 +474,9 @@ if [[ $parts == *mpi* ]]; then
     # run over several GPUs its phases line (setup, blocks, results, teardown; which arrays go
     # to which ranks) and, for the 1-process runs, its trace under $OUT/traces. Then the 84.6 GB
     # Jacobi-2D on 2 GPUs against 1, where the host has the memory. MPI_GRIDS, MPI_HUGE (off:
-    # none), MPI_STEPS, MPI_CHECK=0 (no small checks), MPI_ONLY_ROWS=0 (no `MPI only` rows)
-    # shorten it (bench/dry-run.sh does).
+    # none), MPI_STEPS, MPI_CHECK=0 (no small checks), MPI_ONLY_ROWS=0 (no `MPI only` rows),
+    # MPI_HUGE_RANKS=0 (the 84.6 GB grid in one process only), MPI_BUDGETS="8G" (not also
+    # `none`) shorten it (bench/dry-run.sh does).
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
     ngpu=$(nvidia-smi -L | grep -c GPU)
     ngpu=${MPI_GPUS:-$ngpu}
@@ -527,7 +528,8 @@ if [[ $parts == *mpi* ]]; then
         local label=$1 ranks=$2 gpus=$3
         shift 3
         local line log="$out/mpi-$tag-${label// /-}.stderr" trace=()
-        [[ $ranks == 1 ]] && trace=(TPACE_TRACE="$res/traces/mpi-$tag-${label//[^A-Za-z0-9._-]/-}.tsv")
+        # Every run traced (ranks past 0 write FILE.rankN beside it).
+        trace=(TPACE_TRACE="$res/traces/mpi-$tag-${label//[^A-Za-z0-9._-]/-}.tsv")
         line=$(env TPACE_GPUS=$gpus "${trace[@]}" "$@" mpirun --oversubscribe -np "$ranks" "$bin" "$steps" 2>&1 >/dev/null |
             tee "$log" | grep '^tpace: ' | grep -v ': trace: \|: phases over ' | tail -1)
         if [[ $line != *": schedule="* ]]; then
@@ -560,7 +562,8 @@ if [[ $parts == *mpi* ]]; then
         bin=$work/mpi-$name-$tag.big
         [[ -x $bin ]] || { echo "$name $tag --mpi: nvcc failed: $(head -3 "$out/mpi-$name-$tag.nvcc.txt")" | tee -a "$table"; continue; }
         echo "-- $name $tag ($(gb "$name" "$defs") GB), $steps steps, 1 GPU / 1 process x $ngpu GPUs / $ngpu ranks x 1 GPU --" | tee -a "$table"
-        for budget in 8G ""; do
+        for budget in ${MPI_BUDGETS-8G none}; do
+            [[ $budget == none ]] && budget=""
             b=${budget:+TPACE_DEVICE_MEM=$budget}
             base=""
             mrun "${budget:-no budget} 1 GPU" 1 1 $b
@@ -587,7 +590,9 @@ if [[ $parts == *mpi* ]]; then
             base=""
             mrun "no budget 1 GPU" 1 1
             mrun "no budget 1 process 2 GPUs" 1 2
-            if awk -v n="$need" -v a="$avail" 'BEGIN { exit !(a > 2.2 * n) }'; then
+            if [[ ${MPI_HUGE_RANKS:-1} == 0 ]]; then
+                echo "$name $tag: 2 ranks not run (MPI_HUGE_RANKS=0)" | tee -a "$table"
+            elif awk -v n="$need" -v a="$avail" 'BEGIN { exit !(a > 2.2 * n) }'; then
                 mrun "no budget 2 ranks" 2 1
             else
                 echo "$name $tag: 2 ranks skipped: they hold the grid twice ($need GB each), the host has $avail GB available" | tee -a "$table"

@@ -1164,3 +1164,100 @@ int main(int argc, char **argv)
     return 0;
 }
 "#;
+
+/// Ghost planes between two ranks of one node are copied straight out of the
+/// neighbour's memory by the rank that reads them (on several threads; MPI carries
+/// only where they are and that they were taken), by MPI where TPACE_CMA=0 or the
+/// system refuses (TPACE_CMA=2 plays that): bit for bit either way, over 3 ranks
+/// (uneven slabs), several blocks (k = 2, 9 steps) and 2 devices a rank. A copy that
+/// takes half the planes gives a wrong answer.
+#[test]
+fn ghost_planes_between_ranks_of_one_node_come_out_of_the_neighbours_memory() {
+    let Some(tc) = mpi_toolchain() else { return };
+    let dir = tempfile::tempdir().expect("scratch folder");
+    let source = include_str!("../examples/heat3d.c");
+    let (reference, translated) = builds(
+        &tc,
+        dir.path(),
+        "heat3d_pull",
+        source,
+        Target::Openacc,
+        true,
+        None,
+    );
+    let steps = 9;
+    let seq = run_ok(
+        &reference.binary,
+        steps,
+        &Params::default(),
+        &dir.path().join("r.dump"),
+    );
+    let allowed = node_local_copies_allowed();
+    for (ranks, gpus) in [(3, 1), (2, 2)] {
+        for cma in ["1", "0", "2"] {
+            let p = Params {
+                gpus: Some(gpus),
+                ..params("mmtb", 2, 5, 2)
+            };
+            let env = [("TPACE_CMA", cma), ("TPACE_WIDE_COPY_MIN", "0")];
+            let got = run(
+                &tc,
+                &translated.binary,
+                steps,
+                Some(ranks),
+                &p,
+                &env,
+                &dir.path().join("t.dump"),
+            );
+            let what = format!("{ranks} ranks x {gpus} TPACE_CMA={cma}");
+            assert_eq!(first_difference(&seq.dump, &got.dump), None, "{what}");
+            let line = phases(&got);
+            let pulled = between(
+                line,
+                "between ranks ",
+                " copied out of the neighbour's memory",
+            );
+            let by_mpi = between(line, "neighbour's memory, ", " by MPI");
+            if cma == "1" && allowed {
+                assert!(pulled != "0 B" && by_mpi == "0 B", "{what}: {line}");
+            } else {
+                assert!(pulled == "0 B" && by_mpi != "0 B", "{what}: {line}");
+            }
+        }
+    }
+    if !allowed {
+        eprintln!(
+            "this system refuses one process reading another's memory: the broken copy is not tried"
+        );
+        return;
+    }
+    let (_, broken) = builds(
+        &tc,
+        dir.path(),
+        "heat3d_pull",
+        source,
+        Target::Openacc,
+        true,
+        Some((
+            "(const void *)(size_t)where[1], in_bytes,",
+            "(const void *)(size_t)where[1], in_bytes / 2,",
+        )),
+    );
+    let p = Params {
+        gpus: Some(1),
+        ..params("mmtb", 2, 5, 2)
+    };
+    let got = run(
+        &tc,
+        &broken.binary,
+        steps,
+        Some(3),
+        &p,
+        &[],
+        &dir.path().join("b.dump"),
+    );
+    assert!(
+        first_difference(&seq.dump, &got.dump).is_some(),
+        "half a neighbour's ghost planes copied went unnoticed"
+    );
+}

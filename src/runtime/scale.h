@@ -39,6 +39,8 @@
 /* glibc declares it under _GNU_SOURCE only (since 2.15); the same declaration here. */
 extern ssize_t process_vm_writev(pid_t pid, const struct iovec *local, unsigned long nlocal,
                                  const struct iovec *remote, unsigned long nremote, unsigned long flags);
+extern ssize_t process_vm_readv(pid_t pid, const struct iovec *local, unsigned long nlocal,
+                                const struct iovec *remote, unsigned long nremote, unsigned long flags);
 #define TPACE_CMA_ABLE 1
 #endif
 #endif
@@ -61,8 +63,9 @@ typedef struct tpace_world {
     int with_root;             /* rank 0 runs on this process's node */
     int cores;                 /* host cores this process may run on (0: not yet counted) */
     int cores_given;           /* where tpace widened them: the cores mpirun had bound it to (else 0) */
+    int node;                  /* its node: the lowest rank on it */
 } tpace_world;
-static tpace_world tpace_the_world = {0, 1, 0, 1, NULL, 0, 1, 1, 0, 0};
+static tpace_world tpace_the_world = {0, 1, 0, 1, NULL, 0, 1, 1, 0, 0, 0};
 
 /* ---- Host cores ---- */
 
@@ -193,6 +196,7 @@ static void tpace_mpi_start(int *argc, char ***argv)
     TPACE_MPI_CALL(MPI_Comm_size(node, &w->node_ranks));
     int root_here = w->rank == 0;
     TPACE_MPI_CALL(MPI_Allreduce(&root_here, &w->with_root, 1, MPI_INT, MPI_MAX, node));
+    TPACE_MPI_CALL(MPI_Allreduce(&w->rank, &w->node, 1, MPI_INT, MPI_MIN, node));
     TPACE_MPI_CALL(MPI_Comm_free(&node));
     tpace_cores_widen(w);
     if (w->rank != 0) {
@@ -378,6 +382,14 @@ typedef struct tpace_scale {
 #ifdef TPACE_MPI
     MPI_Request recv[2], send[2];
     int pending[2];        /* a neighbour rank's ghost planes still on their way */
+    /* Ghost planes between ranks of one node: the receiver copies them straight out of the
+     * sender's memory (process_vm_readv, several threads) once the sender says where: */
+    int pull[2];           /* [side]: this rank takes the neighbour's planes so */
+    int pulled[2];         /* [side]: the neighbour takes this rank's planes so */
+    long long where_out[2][3], where_in[2][3]; /* [side]: {pid, address, bytes} said and heard */
+    MPI_Request said[2], ack[2];
+    size_t out_cap[2];     /* bytes s->out[side] holds (kept from block to block) */
+    size_t ghost_pulled, ghost_by_mpi; /* bytes of neighbours' planes taken each way */
     char *out[2];          /* [side]: the neighbour's planes [in_lo, in_hi) received, then this rank's edge planes */
     long in_lo[2], in_hi[2];
     MPI_Request *req;      /* the results' messages, sent or (rank 0) received */
@@ -387,6 +399,7 @@ typedef struct tpace_scale {
     size_t *expect_of, *got_of; /* rank 0: per rank, bytes it sends early, and announced so far */
     size_t announced, arrived_bytes, arrived_during; /* ... all announced so far, received, received while its blocks ran */
     tpace_cma cma;
+    int cma_mode;          /* TPACE_CMA as rank 0 read it: 1 where the system lets it, 0 never, 2 (tests) refused */
     long long head_in[3];  /* rank 0: the announcement being received */
     MPI_Request head_req;
     int head_posted;
@@ -416,32 +429,57 @@ static void tpace_thread_check(int err, const char *call)
 /* A copy below this size is one memcpy (threads cost more than they save);
  * TPACE_WIDE_COPY_MIN=BYTES another size (tests: 0, every copy on several threads). */
 #define TPACE_WIDE_COPY_MIN (64L << 20)
-#define TPACE_WIDE_COPY_THREADS 8
+/* Measured on a 2-GPU H100 node's 32 cores (2026-11-26, bench/cma/cma_rate.c): memcpy 6.3,
+ * 10.9, 20.7, 31.7, 38.0 GB/s on 1, 2, 4, 8, 16 threads; process_vm_writev alike. */
+#define TPACE_WIDE_COPY_THREADS 16
 
 /* One thread's part of a wide copy. */
 typedef struct tpace_copy_part {
     char *dst;
     const char *src;
     size_t bytes;
+    int pid; /* 0: src in this process; else src in process pid (process_vm_readv) */
+    int err; /* 0, or the errno that refused it */
 } tpace_copy_part;
 
 static void *tpace_copy_part_main(void *arg)
 {
-    const tpace_copy_part *part = (const tpace_copy_part *)arg;
-    memcpy(part->dst, part->src, part->bytes);
+    tpace_copy_part *part = (tpace_copy_part *)arg;
+    if (part->pid == 0) {
+        memcpy(part->dst, part->src, part->bytes);
+        return NULL;
+    }
+#ifdef TPACE_CMA_ABLE
+    char *dst = part->dst;
+    const char *src = part->src;
+    for (size_t left = part->bytes; left > 0;) {
+        struct iovec to = {dst, left}, from = {(void *)src, left};
+        const ssize_t got = process_vm_readv((pid_t)part->pid, &to, 1, &from, 1, 0);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0) {
+            part->err = got < 0 ? errno : EIO;
+            return NULL;
+        }
+        dst += got;
+        src += got;
+        left -= (size_t)got;
+    }
+#else
+    part->err = ENOSYS;
+#endif
     return NULL;
 }
 
-/* memcpy on up to `threads` host threads: one core copies about 6 to 10 GB/s, and a block's
- * ghost planes or a rank's results are gigabytes (this thread copies a part too). */
-static void tpace_copy_wide(void *dst, const void *src, size_t bytes, int threads)
+/* Copy `bytes` from `src` (in process `pid`; 0: this one) to `dst` on up to `threads` host
+ * threads: one core copies about 6 GB/s, and a block's ghost planes or a rank's results are
+ * gigabytes (this thread copies a part too). 0, or the errno that refused a part. */
+static int tpace_copy_from(int pid, void *dst, const void *src, size_t bytes, int threads)
 {
     threads = TPACE_MIN(TPACE_MAX(threads, 1), TPACE_WIDE_COPY_THREADS);
-    if (bytes < (size_t)tpace_env_long("TPACE_WIDE_COPY_MIN", TPACE_WIDE_COPY_MIN, 0, 1L << 50) || threads == 1 ||
-        bytes < (size_t)threads) {
-        memcpy(dst, src, bytes);
-        return;
-    }
+    if (bytes < (size_t)tpace_env_long("TPACE_WIDE_COPY_MIN", TPACE_WIDE_COPY_MIN, 0, 1L << 50) ||
+        bytes < (size_t)threads)
+        threads = 1;
     pthread_t thread[TPACE_WIDE_COPY_THREADS];
     tpace_copy_part part[TPACE_WIDE_COPY_THREADS];
     const size_t each = (bytes + (size_t)threads - 1) / (size_t)threads;
@@ -450,6 +488,8 @@ static void tpace_copy_wide(void *dst, const void *src, size_t bytes, int thread
         part[i].dst = (char *)dst + at;
         part[i].src = (const char *)src + at;
         part[i].bytes = TPACE_MIN(each, bytes - at);
+        part[i].pid = pid;
+        part[i].err = 0;
     }
     int started = 0;
     for (int i = 1; i < threads; i++, started++)
@@ -460,6 +500,16 @@ static void tpace_copy_wide(void *dst, const void *src, size_t bytes, int thread
         tpace_copy_part_main(&part[i]);
     for (int i = 1; i <= started; i++)
         TPACE_PTHREAD(pthread_join(thread[i], NULL));
+    for (int i = 0; i < threads; i++)
+        if (part[i].err)
+            return part[i].err;
+    return 0;
+}
+
+/* memcpy on up to `threads` host threads (tpace_copy_from). */
+static void tpace_copy_wide(void *dst, const void *src, size_t bytes, int threads)
+{
+    (void)tpace_copy_from(0, dst, src, bytes, threads);
 }
 
 /* Threads each device's host thread may copy with: the process's cores shared among its
@@ -503,12 +553,71 @@ static void tpace_edge_pack(const tpace_scale *s, long from, long to, char *buf)
     }
 }
 
+/* What a neighbour rank reads to check that this one may read its memory. */
+static long long tpace_exchange_token = 0;
+
+/* Before the blocks (after tpace_results_setup): which neighbour ranks' ghost planes this
+ * rank copies straight out of their memory (same node, the system lets it: a probe read
+ * proves it; TPACE_CMA=0: none), and which neighbours do so from this one. */
+static void tpace_exchange_setup(tpace_scale *s)
+{
+    const tpace_world *w = &tpace_the_world;
+    s->pull[0] = s->pull[1] = s->pulled[0] = s->pulled[1] = 0;
+    if (s->cma_mode == 0)
+        return;
+#ifdef TPACE_CMA_ABLE
+    (void)prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0); /* Yama: the neighbours may; refused: the probe says */
+    tpace_exchange_token = ((long long)getpid() << 20) ^ (long long)(tpace_now() * 1e6) ^ 0x7470616365LL;
+    for (int side = 0; side < 2; side++) {
+        const int peer = side == 0 ? w->rank - 1 : w->rank + 1;
+        const int there = peer >= 0 && peer < w->ranks ? peer : MPI_PROC_NULL;
+        long long mine[4] = {w->node, (long long)getpid(), (long long)(size_t)&tpace_exchange_token,
+                             tpace_exchange_token},
+                  theirs[4] = {-1, 0, 0, 0};
+        TPACE_MPI_CALL(MPI_Sendrecv(mine, 4, MPI_LONG_LONG, there, 9, theirs, 4, MPI_LONG_LONG, there, 9,
+                                    MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        long long seen = 0;
+        int can = there != MPI_PROC_NULL && theirs[0] == w->node && s->cma_mode == 1 &&
+                  tpace_copy_from((int)theirs[1], &seen, (const void *)(size_t)theirs[2], sizeof seen, 1) == 0 &&
+                  seen == theirs[3];
+        int they = 0;
+        TPACE_MPI_CALL(MPI_Sendrecv(&can, 1, MPI_INT, there, 10, &they, 1, MPI_INT, there, 10, MPI_COMM_WORLD,
+                                    MPI_STATUS_IGNORE));
+        s->pull[side] = can;
+        s->pulled[side] = there != MPI_PROC_NULL && they;
+    }
+#endif
+}
+
 /* A neighbour rank's ghost planes on `side` have arrived, in s->out[side]: the executors
  * copy them from there (tpace_ghost_from_rank). They never pass through the host arrays,
  * whose planes of other ranks only the results write (tpace_results_pump). */
 static void tpace_exchange_receive(tpace_scale *s, int side)
 {
     TPACE_MPI_CALL(MPI_Wait(&s->recv[side], MPI_STATUS_IGNORE));
+    const size_t in_bytes = tpace_edge_bytes(s, s->in_lo[side], s->in_hi[side]);
+    if (s->pull[side]) {
+        /* Straight out of the neighbour's memory, on this rank's cores; then say so (the
+         * neighbour keeps its planes until then). */
+        const long long *where = s->where_in[side];
+        if ((size_t)where[2] != in_bytes)
+            tpace_stop("MPI", "a neighbour rank offered ghost planes of another size than this rank needs");
+        const int err = tpace_copy_from((int)where[0], s->out[side], (const void *)(size_t)where[1], in_bytes,
+                                        tpace_host_cores());
+        if (err != 0) {
+            char msg[300];
+            snprintf(msg, sizeof msg,
+                     "copying a neighbour rank's ghost planes out of its memory failed (%s); set TPACE_CMA=0 (by MPI "
+                     "instead)",
+                     strerror(err));
+            tpace_stop("MPI", msg);
+        }
+        const int peer = side == 0 ? tpace_the_world.rank - 1 : tpace_the_world.rank + 1;
+        TPACE_MPI_CALL(MPI_Isend(NULL, 0, MPI_BYTE, peer, 8, MPI_COMM_WORLD, &s->ack[side]));
+        s->ghost_pulled += in_bytes;
+    } else {
+        s->ghost_by_mpi += in_bytes;
+    }
     s->pending[side] = 0;
 }
 
@@ -672,14 +781,31 @@ static void tpace_exchange_post(tpace_scale *s, long reach_lo, long reach_hi)
         const size_t in_bytes = tpace_edge_bytes(s, recv_from, recv_to);
         if (out_bytes > (size_t)0x7fffffff || in_bytes > (size_t)0x7fffffff)
             tpace_stop("MPI", "a block's ghost planes exceed 2 GiB per message; lower TPACE_K");
-        free(s->out[side]);
-        s->out[side] = (char *)malloc(TPACE_MAX(TPACE_MAX(out_bytes, in_bytes), (size_t)1) * 2);
-        if (s->out[side] == NULL)
-            tpace_stop("MPI", "host memory ran out for the ghost planes");
+        /* Kept from block to block (its pages touched once): the planes received, then
+         * this rank's edge planes. */
+        const size_t need = TPACE_MAX(TPACE_MAX(out_bytes, in_bytes), (size_t)1) * 2;
+        if (s->out_cap[side] < need) {
+            free(s->out[side]);
+            s->out[side] = (char *)malloc(need);
+            s->out_cap[side] = need;
+            if (s->out[side] == NULL)
+                tpace_stop("MPI", "host memory ran out for the ghost planes");
+        }
         char *outgoing = s->out[side] + TPACE_MAX(in_bytes, (size_t)1);
         tpace_edge_pack(s, send_from, send_to, outgoing);
-        TPACE_MPI_CALL(MPI_Irecv(s->out[side], (int)in_bytes, MPI_BYTE, peer, 7, MPI_COMM_WORLD, &s->recv[side]));
-        TPACE_MPI_CALL(MPI_Isend(outgoing, (int)out_bytes, MPI_BYTE, peer, 7, MPI_COMM_WORLD, &s->send[side]));
+        if (s->pull[side]) /* where the neighbour's planes are: the receiver copies them itself */
+            TPACE_MPI_CALL(MPI_Irecv(s->where_in[side], 3, MPI_LONG_LONG, peer, 7, MPI_COMM_WORLD, &s->recv[side]));
+        else
+            TPACE_MPI_CALL(MPI_Irecv(s->out[side], (int)in_bytes, MPI_BYTE, peer, 7, MPI_COMM_WORLD, &s->recv[side]));
+        if (s->pulled[side]) { /* say where this rank's planes are; the neighbour says when it has them */
+            s->where_out[side][0] = (long long)getpid();
+            s->where_out[side][1] = (long long)(size_t)outgoing;
+            s->where_out[side][2] = (long long)out_bytes;
+            TPACE_MPI_CALL(MPI_Isend(s->where_out[side], 3, MPI_LONG_LONG, peer, 7, MPI_COMM_WORLD, &s->said[side]));
+            TPACE_MPI_CALL(MPI_Irecv(NULL, 0, MPI_BYTE, peer, 8, MPI_COMM_WORLD, &s->send[side]));
+        } else {
+            TPACE_MPI_CALL(MPI_Isend(outgoing, (int)out_bytes, MPI_BYTE, peer, 7, MPI_COMM_WORLD, &s->send[side]));
+        }
         s->pending[side] = 1;
     }
 }
@@ -693,9 +819,12 @@ static void tpace_exchange_end(tpace_scale *s)
         if (peer < 0 || peer >= w->ranks)
             continue;
         if (s->pending[side])
-            TPACE_MPI_CALL(MPI_Wait(&s->recv[side], MPI_STATUS_IGNORE));
-        s->pending[side] = 0;
+            tpace_exchange_receive(s, side);
         TPACE_MPI_CALL(MPI_Wait(&s->send[side], MPI_STATUS_IGNORE));
+        if (s->pulled[side])
+            TPACE_MPI_CALL(MPI_Wait(&s->said[side], MPI_STATUS_IGNORE));
+        if (s->pull[side])
+            TPACE_MPI_CALL(MPI_Wait(&s->ack[side], MPI_STATUS_IGNORE));
     }
 }
 
@@ -1156,6 +1285,7 @@ static void tpace_results_setup(tpace_scale *s)
     int settings[2] = {s->early, (int)tpace_env_long("TPACE_CMA", 1, 0, 2)};
     TPACE_MPI_CALL(MPI_Bcast(settings, 2, MPI_INT, 0, MPI_COMM_WORLD));
     s->early = settings[0];
+    s->cma_mode = settings[1];
     m->queue_end = &m->queue;
     m->of = (int *)calloc((size_t)w->ranks, sizeof *m->of);
     m->done_in = (int *)calloc((size_t)w->ranks, sizeof *m->done_in);
@@ -1196,7 +1326,7 @@ static void tpace_results_setup(tpace_scale *s)
     m->threads = (int)tpace_env_long("TPACE_CMA_THREADS", 0, 1, 64);
     if (m->threads == 0) { /* the cores this rank has to itself, beyond its devices' threads and this one */
         const long mine = tpace_host_cores() - s->local - 1;
-        m->threads = (int)TPACE_MAX(TPACE_MIN(mine, 8L), 1L);
+        m->threads = (int)TPACE_MAX(TPACE_MIN(mine, (long)TPACE_WIDE_COPY_THREADS), 1L);
     }
     TPACE_MPI_CALL(MPI_Irecv(NULL, 0, MPI_BYTE, 0, TPACE_TAG_GO, MPI_COMM_WORLD, &m->go_req));
     TPACE_PTHREAD(pthread_mutex_init(&m->lock, NULL));
@@ -2072,8 +2202,10 @@ static void tpace_run_devices(const tpace_shape *shape, tpace_array *arrays, int
     s.early = early_bytes > 0;
     s.delay_ms = tpace_env_long("TPACE_RESULTS_DELAY_MS", 0, 0, 600000);
 #ifdef TPACE_MPI
-    if (w->ranks > 1)
+    if (w->ranks > 1) {
         tpace_results_setup(&s);
+        tpace_exchange_setup(&s);
+    }
 #endif
     /* A neighbour rank must hold every ghost plane a block reads. */
     long thinnest = s.n;
@@ -2224,6 +2356,17 @@ static void tpace_run_devices(const tpace_shape *shape, tpace_array *arrays, int
     if (w->ranks > 1)
         copy_threads = (int)tpace_max_over_ranks((double)s.cma.threads);
 #endif
+    /* Ghost planes between ranks: copied out of the neighbours' memory, or by MPI. */
+    char ranks_text[160], gr[2][32];
+    ranks_text[0] = '\0';
+#ifdef TPACE_MPI
+    if (w->ranks > 1)
+        snprintf(ranks_text, sizeof ranks_text, "; between ranks %s copied out of the neighbour's memory, %s by MPI",
+                 tpace_bytes_text((double)tpace_sum_over_ranks(s.ghost_pulled), gr[0], sizeof gr[0]),
+                 tpace_bytes_text((double)tpace_sum_over_ranks(s.ghost_by_mpi), gr[1], sizeof gr[1]));
+#else
+    (void)gr;
+#endif
     char root_names[256], every_names[256], gb[2][32], early_text[512];
     if (s.early)
         snprintf(early_text, sizeof early_text,
@@ -2247,7 +2390,7 @@ static void tpace_run_devices(const tpace_shape *shape, tpace_array *arrays, int
     fprintf(stderr,
             "tpace: %s: phases over %d device(s) and %d rank(s): setup %.6f s (page-locking, device buffers; not in "
             "seconds=), blocks %.6f s (%s%s; of which waiting for neighbour ranks' planes %.6f s; ghost planes %s "
-            "device to device, %s through host memory), results %.6f s (last copies and reductions, then to rank 0 "
+            "device to device, %s through host memory%s), results %.6f s (last copies and reductions, then to rank 0 "
             "alone: %s; to every rank: %s; %zu bytes between ranks%s), teardown %.6f s (unpinning the arrays, freeing "
             "device buffers; not in seconds=)\n",
             shape->where, s.devices, w->ranks, setup, blocks,
@@ -2256,7 +2399,7 @@ static void tpace_run_devices(const tpace_shape *shape, tpace_array *arrays, int
             : local > 1                 ? "devices issued in turn from one thread"
                                         : "one device in this process",
             cores_text, waited, tpace_bytes_text((double)peer_bytes, gb[0], sizeof gb[0]),
-            tpace_bytes_text((double)host_ghost_bytes, gb[1], sizeof gb[1]), whole.seconds - blocks,
+            tpace_bytes_text((double)host_ghost_bytes, gb[1], sizeof gb[1]), ranks_text, whole.seconds - blocks,
             w->ranks > 1 ? tpace_names_of(&s, 1, root_names, sizeof root_names) : "none (one rank)",
             w->ranks > 1 ? tpace_names_of(&s, 0, every_names, sizeof every_names) : "none (one rank)",
             between_ranks, early_text, teardown);
