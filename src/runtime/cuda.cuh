@@ -429,17 +429,43 @@ template <int OP, typename T> static inline void tpace_block_reduce(T v, T ident
 #define TPACE_UNROLL
 #endif
 
+/* The column at or below `from` a multiple of `align` columns into rows from `lo` (`from`
+ * may be below `lo`): where 3-D kernels start their first thread or tile, so that a warp's
+ * loads and stores cover whole cache lines or sectors rather than straddling two (each
+ * kernel and its launcher's grid both start there). */
+#define TPACE_ALIGN_DOWN(from, lo, align) ((from) - (((from) - (lo)) % (align) + (align)) % (align))
 /* 3-D one-step kernels: a block's first thread starts at a column this many elements (a
- * multiple of) into the buffer's rows, so that a warp's loads and stores cover whole cache
- * lines rather than straddling two. Measured on an H100 (bench/RESULTS.md, 2026-11-26, part
- * march, heat-3D 1152x1536x1728 float, ncu, one launch): 26.8 ms starting at the box's
- * first column (1), 12.4 ms aligned, hand-written march 12.1 ms. */
+ * multiple of) into the buffer's rows. Measured on an H100 (bench/RESULTS.md, 2026-11-26,
+ * part march, heat-3D 1152x1536x1728 float, ncu, one launch): 26.8 ms starting at the
+ * box's first column (1), 12.4 ms aligned, hand-written march 12.1 ms. */
 #ifndef TPACE_MARCH_ALIGN
 #define TPACE_MARCH_ALIGN 32
 #endif
-/* The column a marching kernel's first thread starts at, for a box from `from` in rows from `lo`
- * (the kernel and its launcher's grid both start there). */
-#define TPACE_MARCH_START(from, lo) ((from) - ((from) - (lo)) % TPACE_MARCH_ALIGN)
+/* The column a marching kernel's first thread starts at, for a box from `from` in rows from `lo`. */
+#define TPACE_MARCH_START(from, lo) TPACE_ALIGN_DOWN(from, lo, TPACE_MARCH_ALIGN)
+/* 3-D fused tiles along axis 2 (threads holding `cols` neighbouring columns each, 16 bytes;
+ * `width` columns a tile; reads reaching `reach` columns over the steps of a launch): a
+ * block's own columns start TPACE_TILE_LEAD columns into its tile (the reach, rounded up to
+ * whole threads), the next block's TPACE_TILE_STRIDE columns further (what is left of the
+ * tile past the reach on both sides, rounded down to whole threads), and the first tile at
+ * TPACE_TILE_START for a box from `from` in rows from `lo`: a multiple of two threads'
+ * columns (32 bytes, a sector) into the rows. Every tile then starts on whole threads'
+ * columns, so a thread's columns start on 16 bytes where the rows do (one access moves
+ * them: tpace_cols_load) and are all its block's own or none; a warp's row of a tile starts
+ * on a sector where the stride is whole sectors (heat-3D in float: 24 columns, 96 bytes).
+ * src/plan/fusion.rs (Fusion::kept_columns) counts the same columns. TPACE_TILE_UNALIGNED
+ * (to measure what this saves): the tiles as before, TPACE_TILE_START the reach before the
+ * box, the stride the tile less twice the reach. */
+#ifdef TPACE_TILE_UNALIGNED
+#define TPACE_TILE_UNIT(cols) 1
+#define TPACE_TILE_FIRST(cols) 1
+#else
+#define TPACE_TILE_UNIT(cols) (cols)
+#define TPACE_TILE_FIRST(cols) (2 * (cols))
+#endif
+#define TPACE_TILE_LEAD(reach, cols) (((reach) + TPACE_TILE_UNIT(cols) - 1) / TPACE_TILE_UNIT(cols) * TPACE_TILE_UNIT(cols))
+#define TPACE_TILE_STRIDE(width, reach, cols) (((width) - TPACE_TILE_LEAD(reach, cols) - (reach)) / TPACE_TILE_UNIT(cols) * TPACE_TILE_UNIT(cols))
+#define TPACE_TILE_START(from, lo, reach, cols) TPACE_ALIGN_DOWN((from) - TPACE_TILE_LEAD(reach, cols), lo, TPACE_TILE_FIRST(cols))
 /* 3-D one-step kernels march along the outermost axis; each array's own column may load
  * TPACE_MARCH_AHEAD planes ahead of the one computed, and the march loop may be unrolled
  * TPACE_MARCH_UNROLL times, both by the 32-bit words of the columns loaded ahead (one a
@@ -462,6 +488,55 @@ template <int OP, typename T> static inline void tpace_block_reduce(T v, T ident
 /* 3-D fused kernels load each input row this many rows ahead of the row they compute
  * (a row's loads then wait behind the rows computed meanwhile, not in front of them). */
 #define TPACE_FUSED_AHEAD 2
+
+/* A fused tile's thread holds N neighbouring columns of a row: 16 bytes of them, which one
+ * 16-byte access moves where they start on 16 bytes (tpace_cols_wide), instead of N accesses
+ * (a warp's four loads of a row of four floats each touched every cache line of the row).
+ * tpace_cols_load: to[c] = from[c] where bit c of `mask` is set, else 0; tpace_cols_store:
+ * to[c] = from[c] where bit c of `mask` is set. One access where `wide` and every bit is set. */
+#ifndef TPACE_TILE_WIDE /* 0: every column its own access (to measure what one access saves) */
+#define TPACE_TILE_WIDE 1
+#endif
+template <typename T> __device__ static inline bool tpace_cols_wide(const T *at, long row)
+{
+    return TPACE_TILE_WIDE && (size_t)at % 16 == 0 && (size_t)row * sizeof(T) % 16 == 0;
+}
+template <int N, typename T>
+__device__ static inline void tpace_cols_load(T (&to)[N], const T *from, unsigned mask, bool wide)
+{
+    static_assert(sizeof(T) * N == 16, "a thread's columns are 16 bytes");
+    if (wide && mask == (1u << N) - 1) {
+#ifdef __CUDA_ARCH__
+        const int4 w = *(const int4 *)from;
+        memcpy(to, &w, sizeof w);
+#else
+        memcpy(to, from, sizeof to);
+#endif
+    } else {
+        TPACE_UNROLL
+        for (int c = 0; c < N; c++)
+            to[c] = (mask >> c) & 1u ? from[c] : (T)0;
+    }
+}
+template <int N, typename T>
+__device__ static inline void tpace_cols_store(T *to, const T (&from)[N], unsigned mask, bool wide)
+{
+    static_assert(sizeof(T) * N == 16, "a thread's columns are 16 bytes");
+    if (wide && mask == (1u << N) - 1) {
+#ifdef __CUDA_ARCH__
+        int4 w;
+        memcpy(&w, from, sizeof w);
+        __stwb((int4 *)to, w); /* a plain int4 store came out as four */
+#else
+        memcpy(to, from, sizeof from);
+#endif
+    } else {
+        TPACE_UNROLL
+        for (int c = 0; c < N; c++)
+            if ((mask >> c) & 1u)
+                to[c] = from[c];
+    }
+}
 
 /* Fused kernels: TPACE_KEEP(x) (a long) and TPACE_KEEP32(x) (an int or unsigned)
  * hide x from nvcc's optimiser behind an empty asm, so that x, computed once before

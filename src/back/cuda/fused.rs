@@ -405,12 +405,14 @@ pub(super) fn keep_point(cols: bool, pad: &str) -> String {
     // `to[row + column offset] = tp_val` for the block's own columns, at `pad`.
     let store = |to: &str, row: &str, pad: &str| {
         if cols {
-            format!(
-                "{pad}TPACE_UNROLL\n\
-                 {pad}for (int tp_c = 0; tp_c < TP_C2; tp_c++)\n\
-                 {pad}    if ((tp_cols_mine >> tp_c) & 1u)\n\
-                 {pad}        {to}_col[{row} + tp_c] = tp_val[tp_c];\n"
-            )
+            // The output's rows in one access a thread where its columns start on 16
+            // bytes; the strips' (a few rows a chunk) column by column.
+            let wide = if to == "tp_out" {
+                "tp_wide_out"
+            } else {
+                "false"
+            };
+            format!("{pad}tpace_cols_store({to}_col + {row}, tp_val, tp_cols_mine, {wide});\n")
         } else {
             format!("{pad}if (tp_mine)\n{pad}    {to}[{row} + tp_col] = tp_val;\n")
         }
@@ -487,13 +489,27 @@ pub fn launcher(lp: &LoweredPipeline<'_>, f: &Fusion) -> String {
     }
     // Blocks across each inner axis: its extent over the columns a block keeps.
     for pos in &inner {
+        let (b, h) = (f.tile()[pos - 1], f.inner_reach[pos - 1]);
         let _ = writeln!(
             w,
-            "    const long tp_box_lo{pos} = tp_l->tp_lo[{pos}], tp_box_hi{pos} = tp_l->tp_hi[{pos}];\n    \
-             const long tp_tiles{pos} = (TPACE_MAX(tp_box_hi{pos} - tp_box_lo{pos}, 1L) + {b} - 2L * tp_len * {h} - 1) / ({b} - 2L * tp_len * {h});",
-            b = f.tile()[pos - 1],
-            h = f.inner_reach[pos - 1],
+            "    const long tp_box_lo{pos} = tp_l->tp_lo[{pos}], tp_box_hi{pos} = tp_l->tp_hi[{pos}];"
         );
+        if rank == 3 && pos == &2 {
+            // Along the contiguous axis the tiles start at an aligned column, on whole
+            // threads' columns (the kernel's tp_first2).
+            let c = f.per_thread[1];
+            let _ = writeln!(
+                w,
+                "    /* Along axis 2 the first tile starts at an aligned column: the tiles cover the box from its first own column. */\n    \
+                 const long tp_own2 = TPACE_TILE_START(tp_box_lo2, tp_l->tp_dim_lo[2], tp_len * {h}L, {c}L) + TPACE_TILE_LEAD(tp_len * {h}L, {c}L);\n    \
+                 const long tp_tiles2 = (TPACE_MAX(tp_box_hi2 - tp_own2, 1L) + TPACE_TILE_STRIDE({b}L, tp_len * {h}L, {c}L) - 1) / TPACE_TILE_STRIDE({b}L, tp_len * {h}L, {c}L);"
+            );
+        } else {
+            let _ = writeln!(
+                w,
+                "    const long tp_tiles{pos} = (TPACE_MAX(tp_box_hi{pos} - tp_box_lo{pos}, 1L) + {b} - 2L * tp_len * {h} - 1) / ({b} - 2L * tp_len * {h});",
+            );
+        }
     }
     let _ = writeln!(
         w,
