@@ -93,16 +93,14 @@ impl Fusion {
     }
 
     /// Columns along inner axis `a` (0 for grid position 1) one block keeps when it
-    /// fuses `steps` steps: the tile less the reach on both sides, its own columns
-    /// starting on a thread's first column and ending on a thread's last, so that a
-    /// tile starts on whole threads' columns from an aligned one (the CUDA runtime's
-    /// TPACE_TILE_LEAD and TPACE_TILE_STRIDE count the same). Zero or less where
-    /// the reach leaves none.
+    /// fuses `steps` steps: the tile less the reach on both sides, rounded down to
+    /// whole threads' columns, so that every tile starts on whole threads' columns
+    /// from an aligned one (the CUDA runtime's TPACE_TILE_STRIDE counts the same).
+    /// Zero or less where the reach leaves none.
     pub fn kept_columns(&self, a: usize, steps: u32) -> i64 {
         let (width, cols) = (i64::from(self.tile()[a]), i64::from(self.per_thread[a]));
         let reach = i64::from(steps) * self.inner_reach[a];
-        let lead = (reach + cols - 1) / cols * cols;
-        (width - lead - reach).div_euclid(cols) * cols
+        (width - 2 * reach).div_euclid(cols) * cols
     }
 
     /// Bytes of shared memory one block needs when it fuses `steps` steps: per
@@ -344,17 +342,16 @@ mod tests {
         assert!((j.overhead(4) - 256.0 / 248.0).abs() < 1e-12);
         let h =
             fusion_of("heat3d.c", include_str!("../../examples/heat3d.c")).expect("heat3d fuses");
-        // Along axis 2 a block's own columns start and end on whole threads' columns
-        // (four each): two steps keep 24 of its 32, not 28 (the reach of 2 rounded up to
-        // 4 on the left, 26 rounded down to 24), four steps 24.
+        // Along axis 2 a block keeps whole threads' columns (four each): 28 of its 32
+        // at two steps, 24 at three (not 26) and at four.
         assert_eq!(
             (h.default_steps, h.tile(), h.keep(2)),
-            (2, vec![32, 32], 28 * 24)
+            (2, vec![32, 32], 28 * 28)
         );
         assert_eq!(h.threads(), 256);
         assert_eq!((h.max_steps, h.keep(4)), (super::TILE_MAX_STEPS, 24 * 24));
         assert_eq!((h.kept_columns(1, 3), h.kept_columns(0, 3)), (24, 26));
-        assert!((h.overhead(2) - 1024.0 / 672.0).abs() < 1e-12);
+        assert!((h.overhead(2) - 1024.0 / 784.0).abs() < 1e-12);
         // One dimension (no tile to share), reductions, several sweeps per step.
         for (name, src) in [
             ("heat1d.c", include_str!("../../examples/heat1d.c")),

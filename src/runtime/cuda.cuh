@@ -445,17 +445,19 @@ template <int OP, typename T> static inline void tpace_block_reduce(T v, T ident
 #define TPACE_MARCH_START(from, lo) TPACE_ALIGN_DOWN(from, lo, TPACE_MARCH_ALIGN)
 /* 3-D fused tiles along axis 2 (threads holding `cols` neighbouring columns each, 16 bytes;
  * `width` columns a tile; reads reaching `reach` columns over the steps of a launch): a
- * block's own columns start TPACE_TILE_LEAD columns into its tile (the reach, rounded up to
- * whole threads), the next block's TPACE_TILE_STRIDE columns further (what is left of the
- * tile past the reach on both sides, rounded down to whole threads), and the first tile at
- * TPACE_TILE_START for a box from `from` in rows from `lo`: a multiple of two threads'
- * columns (32 bytes, a sector) into the rows. Every tile then starts on whole threads'
- * columns, so a thread's columns start on 16 bytes where the rows do (one access moves
- * them: tpace_cols_load) and are all its block's own or none; a warp's row of a tile starts
- * on a sector where the stride is whole sectors (heat-3D in float: 24 columns, 96 bytes).
- * src/plan/fusion.rs (Fusion::kept_columns) counts the same columns. TPACE_TILE_UNALIGNED
- * (to measure what this saves): the tiles as before, TPACE_TILE_START the reach before the
- * box, the stride the tile less twice the reach. */
+ * block's own columns start `reach` columns into its tile, the next block's
+ * TPACE_TILE_STRIDE columns further (what is left of the tile past the reach on both
+ * sides, rounded down to whole threads' columns), and the first tile at TPACE_TILE_START
+ * for a box from `from` in rows from `lo`: a multiple of two threads' columns (32 bytes, a
+ * sector) into the rows. Every tile then starts on whole threads' columns, so a thread's
+ * columns start on 16 bytes where the rows do (one access moves them: tpace_cols_load), and
+ * a warp's row of a tile starts on a sector where the stride is whole sectors (heat-3D in
+ * float: 28 columns at two steps, 24 at three and four). Not rounding the reach up keeps
+ * as many columns as before at two and four steps; the threads at a block's sides whose
+ * columns are partly its own store those column by column. src/plan/fusion.rs
+ * (Fusion::kept_columns) counts the same columns. TPACE_TILE_UNALIGNED (to measure what
+ * aligning saves): the tiles as before, the first the reach before the box, the stride
+ * the tile less twice the reach. */
 #ifdef TPACE_TILE_UNALIGNED
 #define TPACE_TILE_UNIT(cols) 1
 #define TPACE_TILE_FIRST(cols) 1
@@ -463,9 +465,8 @@ template <int OP, typename T> static inline void tpace_block_reduce(T v, T ident
 #define TPACE_TILE_UNIT(cols) (cols)
 #define TPACE_TILE_FIRST(cols) (2 * (cols))
 #endif
-#define TPACE_TILE_LEAD(reach, cols) (((reach) + TPACE_TILE_UNIT(cols) - 1) / TPACE_TILE_UNIT(cols) * TPACE_TILE_UNIT(cols))
-#define TPACE_TILE_STRIDE(width, reach, cols) (((width) - TPACE_TILE_LEAD(reach, cols) - (reach)) / TPACE_TILE_UNIT(cols) * TPACE_TILE_UNIT(cols))
-#define TPACE_TILE_START(from, lo, reach, cols) TPACE_ALIGN_DOWN((from) - TPACE_TILE_LEAD(reach, cols), lo, TPACE_TILE_FIRST(cols))
+#define TPACE_TILE_STRIDE(width, reach, cols) (((width) - 2 * (reach)) / TPACE_TILE_UNIT(cols) * TPACE_TILE_UNIT(cols))
+#define TPACE_TILE_START(from, lo, reach, cols) TPACE_ALIGN_DOWN((from) - (reach), lo, TPACE_TILE_FIRST(cols))
 /* 3-D one-step kernels march along the outermost axis; each array's own column may load
  * TPACE_MARCH_AHEAD planes ahead of the one computed, and the march loop may be unrolled
  * TPACE_MARCH_UNROLL times, both by the 32-bit words of the columns loaded ahead (one a
@@ -490,43 +491,58 @@ template <int OP, typename T> static inline void tpace_block_reduce(T v, T ident
 #define TPACE_FUSED_AHEAD 2
 
 /* A fused tile's thread holds N neighbouring columns of a row: 16 bytes of them, which one
- * 16-byte access moves where they start on 16 bytes (tpace_cols_wide), instead of N accesses
- * (a warp's four loads of a row of four floats each touched every cache line of the row).
- * tpace_cols_load: to[c] = from[c] where bit c of `mask` is set, else 0; tpace_cols_store:
- * to[c] = from[c] where bit c of `mask` is set. One access where `wide` and every bit is set. */
+ * 16-byte access moves where they start on 16 bytes, instead of N accesses (a warp's four
+ * loads of a row of four floats each touched every cache line of the row).
+ * tpace_cols_wide: whether they do for every thread of a block (the same answer for all, so
+ * the choice below does not split a warp): the buffers and their rows of `n` elements start
+ * on 16 bytes and the block's tile `first` columns into the rows, whole threads' columns
+ * (`cols`); each thread's columns are then all on the grid or none. */
 #ifndef TPACE_TILE_WIDE /* 0: every column its own access (to measure what one access saves) */
 #define TPACE_TILE_WIDE 1
 #endif
-template <typename T> __device__ static inline bool tpace_cols_wide(const T *at, long row)
+template <typename T>
+__device__ static inline bool tpace_cols_wide(const T *in, const T *out, long n, long first, int cols)
 {
-    return TPACE_TILE_WIDE && (size_t)at % 16 == 0 && (size_t)row * sizeof(T) % 16 == 0;
+    return TPACE_TILE_WIDE && ((size_t)in | (size_t)out) % 16 == 0 && (size_t)n * sizeof(T) % 16 == 0 && first % cols == 0;
 }
+/* to[c] = from[c] where bit c of `mask` is set, else 0; where `wide` (tpace_cols_wide: then
+ * `mask` has every bit or none) in one access. */
 template <int N, typename T>
 __device__ static inline void tpace_cols_load(T (&to)[N], const T *from, unsigned mask, bool wide)
 {
     static_assert(sizeof(T) * N == 16, "a thread's columns are 16 bytes");
-    if (wide && mask == (1u << N) - 1) {
+    if (wide) {
+        if (mask != 0) {
 #ifdef __CUDA_ARCH__
-        const int4 w = *(const int4 *)from;
-        memcpy(to, &w, sizeof w);
+            const int4 w = *(const int4 *)from;
+            memcpy(to, &w, sizeof w);
 #else
-        memcpy(to, from, sizeof to);
+            memcpy(to, from, sizeof to);
 #endif
+        } else {
+            TPACE_UNROLL
+            for (int c = 0; c < N; c++)
+                to[c] = (T)0;
+        }
     } else {
         TPACE_UNROLL
         for (int c = 0; c < N; c++)
             to[c] = (mask >> c) & 1u ? from[c] : (T)0;
     }
 }
+/* to[c] = from[c] where bit c of `mask` is set; where `wide` and every bit is set, in one access. */
 template <int N, typename T>
 __device__ static inline void tpace_cols_store(T *to, const T (&from)[N], unsigned mask, bool wide)
 {
     static_assert(sizeof(T) * N == 16, "a thread's columns are 16 bytes");
     if (wide && mask == (1u << N) - 1) {
 #ifdef __CUDA_ARCH__
-        int4 w;
-        memcpy(&w, from, sizeof w);
-        __stwb((int4 *)to, w); /* a plain int4 store came out as four */
+        /* In PTX: nvcc split a store through an int4 pointer into four (and __stwb's is a
+         * strong one, STG.E.128.STRONG.SM). Nothing in the kernel reads the output back: no
+         * memory clobber. */
+        unsigned w[4];
+        memcpy(w, from, sizeof w);
+        asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" : : "l"(to), "r"(w[0]), "r"(w[1]), "r"(w[2]), "r"(w[3]));
 #else
         memcpy(to, from, sizeof from);
 #endif

@@ -407,11 +407,7 @@ pub(super) fn keep_point(cols: bool, pad: &str) -> String {
         if cols {
             // The output's rows in one access a thread where its columns start on 16
             // bytes; the strips' (a few rows a chunk) column by column.
-            let wide = if to == "tp_out" {
-                "tp_wide_out"
-            } else {
-                "false"
-            };
+            let wide = if to == "tp_out" { "tp_wide" } else { "false" };
             format!("{pad}tpace_cols_store({to}_col + {row}, tp_val, tp_cols_mine, {wide});\n")
         } else {
             format!("{pad}if (tp_mine)\n{pad}    {to}[{row} + tp_col] = tp_val;\n")
@@ -501,7 +497,7 @@ pub fn launcher(lp: &LoweredPipeline<'_>, f: &Fusion) -> String {
             let _ = writeln!(
                 w,
                 "    /* Along axis 2 the first tile starts at an aligned column: the tiles cover the box from its first own column. */\n    \
-                 const long tp_own2 = TPACE_TILE_START(tp_box_lo2, tp_l->tp_dim_lo[2], tp_len * {h}L, {c}L) + TPACE_TILE_LEAD(tp_len * {h}L, {c}L);\n    \
+                 const long tp_own2 = TPACE_TILE_START(tp_box_lo2, tp_l->tp_dim_lo[2], tp_len * {h}L, {c}L) + tp_len * {h}L;\n    \
                  const long tp_tiles2 = (TPACE_MAX(tp_box_hi2 - tp_own2, 1L) + TPACE_TILE_STRIDE({b}L, tp_len * {h}L, {c}L) - 1) / TPACE_TILE_STRIDE({b}L, tp_len * {h}L, {c}L);"
             );
         } else {
