@@ -152,6 +152,13 @@ if [[ $BENCH_PARTS == *march* ]]; then
     [[ $(grep -cE '^(heat3d|heat3d_double|himeno) ahead:unroll:align .* [0-9]+\.[0-9]+  ' "$res/table.txt") == 18 ]] || want=1
     [[ $(grep -cE 'one step, ahead:unroll:align .* over march: [0-9.]+ \(' "$res/table.txt") == 18 ]] || want=1
 fi
+if [[ $BENCH_PARTS == *tiles3d* ]]; then
+    # march's row; 3 layouts x (3 fused step counts at least + the 8G plan + double): 15 rows;
+    # 3 ratios per heat-3D case (4 at least) and the double one; 2 ncu reports.
+    [[ $(grep -cE '^(heat3d|heat3d_double) tiles (unaligned|scalar|aligned) .* [0-9]+\.[0-9]+  ' "$res/table.txt") -ge 15 ]] || want=1
+    [[ $(grep -cE '^    heat-3D .*(over unaligned|over column by column|over march): [0-9.]+ \(' "$res/table.txt") -ge 13 ]] || want=1
+    [[ $(grep -A1 'tiles [a-z]* (full report: $OUT/ncu-tiles' "$res/table.txt" | grep -c 'Duration') == 2 ]] || want=1
+fi
 if [[ $BENCH_PARTS == *plans* ]]; then
     # The model's plan and the plans given: 3 + 3 + 3 + 4 rows.
     [[ $(grep -cE '^(jacobi2d|heat3d) [XYNZ=0-9 ]+ (model|mmtb) .*[0-9]\.[0-9]' "$res/table.txt") == 13 ]] || want=1
