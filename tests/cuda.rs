@@ -487,7 +487,8 @@ fn the_emulation_catches_broken_tiled_fused_kernels() {
 /// mmtb chunks that do not divide the grid, float and double, halos of 1 and 3. Each intact program matches the sequential one; a one-access
 /// load or store of the wrong columns is caught (so the one-access path runs: it would
 /// not if the tiles were not aligned), and so are a launcher that drops the last tile,
-/// a kernel whose tiles start a tile behind the launcher's, and own columns one short.
+/// a kernel whose tiles start a tile behind the launcher's, own columns one short, and,
+/// with `TPACE_TILE_FAST=1`, a tile taken for one inside the sweep's box that is not.
 #[test]
 fn the_emulation_catches_broken_aligned_tiles() {
     let fuse = |t: &str| [("TPACE_FUSE".to_string(), t.to_string())];
@@ -550,6 +551,25 @@ fn the_emulation_catches_broken_aligned_tiles() {
             ),
         ],
     );
+    // The steady rows of tiles inside the sweep's box without the per-column box selects
+    // (TPACE_TILE_FAST=1): a tile that reaches past the box's first column taken for one
+    // inside is caught (so the copy runs).
+    let inside = "tp_tile2 >= tp_box_lo2 &&";
+    check_fused_breaks_with(
+        &["TPACE_TILE_FAST=1"],
+        "heat3d.c",
+        7,
+        "2",
+        &configs(96),
+        2,
+        &fuse("2"),
+        inside,
+        &[(
+            "tile_past_the_box_taken_for_inside",
+            inside,
+            "tp_tile2 + TP_W2 / 2 >= tp_box_lo2 &&",
+        )],
+    );
     // Column by column everywhere (TPACE_TILE_WIDE=0), and the tiles laid out as before
     // they were aligned (TPACE_TILE_UNALIGNED, what bench/gpu.sh part tiles3d measures
     // against).
@@ -567,7 +587,8 @@ fn the_emulation_catches_broken_aligned_tiles() {
         );
     }
     // double (two columns a thread) on rows of 40, and the radius-3 star in float on
-    // rows of 44 (its own columns a block: 16 at two steps, 8 at four).
+    // rows of 44 (its own columns a block: 20 at two steps, 8 at four), its steady rows
+    // of tiles inside the box without the per-column box selects (TPACE_TILE_FAST=1).
     check_fused_breaks_with(
         &["NZ=40"],
         "tests/fixtures/layouts/heat3d_double.c",
@@ -580,7 +601,7 @@ fn the_emulation_catches_broken_aligned_tiles() {
         &[wide_load, wide_store, own_short],
     );
     check_fused_breaks_with(
-        &["NZ=44"],
+        &["NZ=44", "TPACE_TILE_FAST=1"],
         "tests/fixtures/layouts/heat3d_star19.c",
         7,
         "4",

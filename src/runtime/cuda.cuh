@@ -486,6 +486,15 @@ template <int OP, typename T> static inline void tpace_block_reduce(T v, T ident
 #define TPACE_MARCH_UNROLL(words) 1
 #endif
 
+/* 3-D fused kernels: 1 runs the steady rows of a block whose whole tile is in the sweep's box
+ * in a copy of the row loop without the per-column box selects (ptxas 13.5, sm_90, heat-3D
+ * float: 675 SASS instructions for three rows of four steps against 731; at two steps 430
+ * against 458, but 12 bytes spilled under the three blocks' 85 registers; the 19-point star
+ * spills 64 bytes at four steps). Off until measured (bench/gpu.sh part tiles3d builds it). */
+#ifndef TPACE_TILE_FAST
+#define TPACE_TILE_FAST 0
+#endif
+
 /* 3-D fused kernels load each input row this many rows ahead of the row they compute
  * (a row's loads then wait behind the rows computed meanwhile, not in front of them). */
 #define TPACE_FUSED_AHEAD 2

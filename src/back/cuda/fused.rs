@@ -204,27 +204,38 @@ fn row_kernel_body(w: &mut String, unit: Unit<'_>, f: &Fusion) {
 /// row (`tp_steady`) is in the buffers and, at every step, in the sweep's box,
 /// clear of both strips and, at the last step, kept: its tests are known, and
 /// the steady run (most of a block's rows) skips them. The run loop is
-/// unrolled, so the steady run is its own copy of the row; with
-/// `unroll_steady`, the steady run's loop is unrolled too (`TPACE_UNROLL_RING`).
+/// unrolled, so the steady run is its own copy of the row; with `tile` (a 3-D
+/// tile), the steady run's loop is unrolled too (`TPACE_UNROLL_RING`) and has a
+/// second copy for blocks whose whole tile is in the sweep's box (`tp_inside`,
+/// the same for every thread of a block), in which `body`'s flag `tp_fast` is
+/// true: its points need no per-column box selects.
 /// `prologue` (at 4 spaces of indent) runs before the first row, with `tp_x`
 /// and `tp_row` at it.
-pub(super) fn row_runs(body: &str, prologue: &str, unroll_steady: bool) -> String {
-    let loops = if unroll_steady {
+pub(super) fn row_runs(body: &str, prologue: &str, tile: bool) -> String {
+    let loops = if tile {
         // The steady rows unrolled by the rings' length: each ring turns by renaming its
         // registers instead of moving them (the other runs are short: not unrolled).
         let body = indented(body, "        ");
+        let run = |fast: bool, unroll: &str| {
+            format!(
+                "            const bool tp_fast = {fast};\n\
+                 \x20           {unroll}\n\
+                 \x20           for (; tp_x < tp_run_end; tp_x++, tp_par ^= 1, tp_row += tp_plane) {{\n\
+                 {body}\
+                 \x20           }}\n"
+            )
+        };
         format!(
-            "        if (tp_steady) {{\n\
-             \x20           TPACE_UNROLL_RING\n\
-             \x20           for (; tp_x < tp_run_end; tp_x++, tp_par ^= 1, tp_row += tp_plane) {{\n\
-             {body}\
-             \x20           }}\n\
+            "        if (tp_steady && tp_inside) {{\n\
+             {inside}\
+             \x20       }} else if (tp_steady) {{\n\
+             {steady}\
              \x20       }} else {{\n\
-             \x20           TPACE_NO_UNROLL\n\
-             \x20           for (; tp_x < tp_run_end; tp_x++, tp_par ^= 1, tp_row += tp_plane) {{\n\
-             {body}\
-             \x20           }}\n\
-             \x20       }}\n"
+             {other}\
+             \x20       }}\n",
+            inside = run(true, "TPACE_UNROLL_RING"),
+            steady = run(false, "TPACE_UNROLL_RING"),
+            other = run(false, "TPACE_NO_UNROLL"),
         )
     } else {
         let body = indented(body, "    ");

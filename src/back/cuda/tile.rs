@@ -110,9 +110,13 @@ pub(super) fn tile_kernel_body(w: &mut String, unit: Unit<'_>, f: &Fusion) {
          \x20   /* The buffers from this thread's column 0 of row 0: its columns follow, a row is tp_plane further. */\n\
          \x20   const {elem} *const tp_in_col = tp_in + tp_col;\n\
          \x20   {elem} *const tp_out_col = tp_out + tp_col;\n\
+         \x20   /* Whether the block's whole tile is in the sweep's box (the same for every thread of the block): its\n\
+         \x20    * steady rows then run a copy without the per-column box selects (where TPACE_TILE_FAST is 1). */\n\
+         \x20   const long tp_tile1 = tp_box_lo1 + (long)blockIdx.y * (TP_B1 - 2 * TP_T * TP_H1) - TP_T * TP_H1, tp_tile2 = tp_first2 - tp_t2 * TP_C2;\n\
+         \x20   const bool tp_inside = TPACE_TILE_FAST && tp_tile1 >= tp_box_lo1 && tp_tile1 + TP_B1 <= tp_box_hi1 && tp_tile2 >= tp_box_lo2 && tp_tile2 + TP_W2 <= tp_box_hi2;\n\
          \x20   /* Whether every thread's columns start on 16 bytes in every row (one access moves them; the same for\n\
          \x20    * the whole block). */\n\
-         \x20   const bool tp_wide = tpace_cols_wide(tp_in, tp_out, tp_n2, tp_first2 - tp_t2 * TP_C2 - tp_lo2, TP_C2);\n\
+         \x20   const bool tp_wide = tpace_cols_wide(tp_in, tp_out, tp_n2, tp_tile2 - tp_lo2, TP_C2);\n\
          \x20   TPACE_KEEP32(tp_cols_grid); TPACE_KEEP32(tp_cols_box); TPACE_KEEP32(tp_cols_mine); /* in registers for the row loop */",
         b1 = f.block[0],
         h1 = f.inner_reach[0],
@@ -225,7 +229,7 @@ pub(super) fn tile_kernel_body(w: &mut String, unit: Unit<'_>, f: &Fusion) {
         w,
         "{inner_pad}{body}\n\
          \x20                   }}\n\
-         \x20                   tp_val[tp_c] = (tp_cols_box >> tp_c) & 1u ? tp_new : tp_w2[TP_H2 + tp_c];\n\
+         \x20                   tp_val[tp_c] = tp_fast || ((tp_cols_box >> tp_c) & 1u) ? tp_new : tp_w2[TP_H2 + tp_c];\n\
          \x20               }}\n\
          \x20           }} else {{\n\
          \x20               /* A row outside the sweep's box keeps its values. */\n\
