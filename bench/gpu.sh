@@ -1464,14 +1464,18 @@ fi
 if [[ $parts == *tiles3d* ]]; then
     # Issue 28: the fused 3-D tiles aligned (along axis 2 every tile starts on whole threads'
     # columns, the first on a sector; a thread's four floats or two doubles in one 16-byte
-    # access) against the same translation built with the tiles laid out as before
-    # (-DTPACE_TILE_UNALIGNED=1 -DTPACE_TILE_WIDE=0: the reach before the box, column by
-    # column), aligned but column by column (-DTPACE_TILE_WIDE=0) and aligned with the
-    # inside tiles' steady rows without box selects (-DTPACE_TILE_FAST=1), on heat-3D's grid
-    # (1152 x 1536 x 1728 float, 128 steps) in-core at every fused step count, under an 8G
-    # budget with the model's plan, and heat-3D in double in-core at the model's pick;
-    # bench/peer's march alongside (about 5 minutes). Then ncu (TILES_NCU=0 skips it) of one
-    # launch of the deepest fused kernel, aligned and not, on a 512^3 grid.
+    # access) against the same translation built otherwise, in one call: TILES_VARIANTS, of
+    #   unaligned  the tiles laid out as before (-DTPACE_TILE_UNALIGNED=1 -DTPACE_TILE_WIDE=0:
+    #              the reach before the box, column by column);
+    #   scalar     aligned, column by column (-DTPACE_TILE_WIDE=0);
+    #   aligned    as translated;
+    #   fast       aligned, the steady rows of tiles inside the box without the per-column box
+    #              selects (-DTPACE_TILE_FAST=1);
+    # (default "unaligned aligned fast"), on heat-3D's grid (1152 x 1536 x 1728 float, 128
+    # steps) in-core at TILES_FUSE steps a kernel (default 2 and the most), under an 8G budget
+    # with the model's plan, and heat-3D in double in-core at the model's pick; bench/peer's
+    # march alongside (about 6 minutes). Then ncu (TILES_NCU=0 skips it) of one launch of the
+    # deepest fused kernel, unaligned and aligned, on a 512^3 grid.
     echo "== issue 28: fused 3-D tiles aligned, against unaligned and against march ==" | tee -a "$table"
     if [[ ${K3D_SIZES:-} == tiny ]]; then
         hg="48 40 32" dg="20 16 12" ng="20 20 20" mem=160K
@@ -1483,14 +1487,21 @@ if [[ $parts == *tiles3d* ]]; then
     read -r nx ny nz <<<"$ng"
     st=${K3D_STEPS:-128}
     most=$("$tpace" check examples/heat3d.c 2>&1 | sed -n 's/.*TPACE_FUSE 1 to \([0-9]*\).*/\1/p' | head -1)
-    tvariants="unaligned:-DTPACE_TILE_UNALIGNED=1,-DTPACE_TILE_WIDE=0 scalar:-DTPACE_TILE_WIDE=0 aligned: fast:-DTPACE_TILE_FAST=1"
+    tvariants=${TILES_VARIANTS:-unaligned aligned fast}
+    tfuse=${TILES_FUSE:-2 ${most:-4}}
+    tile_defs() { # VARIANT: its -D flags
+        case $1 in
+        unaligned) echo "-DTPACE_TILE_UNALIGNED=1 -DTPACE_TILE_WIDE=0" ;;
+        scalar) echo "-DTPACE_TILE_WIDE=0" ;;
+        fast) echo "-DTPACE_TILE_FAST=1" ;;
+        esac
+    }
     nvcc -O3 -arch=sm_90 bench/peer/heat3d_peer.cu -o "$work/peer" 2>"$out/peer.nvcc.txt" &
-    for v in $tvariants; do
-        IFS=: read -r tag defs <<<"$v"
-        defs=${defs//,/ }
+    for tag in $tvariants; do
+        defs=$(tile_defs "$tag")
         nvcc $nvflags $defs -DNX=$hx -DNY=$hy -DNZ=$hz $(cuda_sources bench/gen/heat3d) -o "$work/heat.t$tag" 2>"$out/heat.t$tag.nvcc.txt" &
         nvcc $nvflags $defs -DNX=$dx -DNY=$dy -DNZ=$dz $(cuda_sources bench/gen/heat3d_double) -o "$work/dheat.t$tag" 2>"$out/dheat.t$tag.nvcc.txt" &
-        [[ ${TILES_NCU:-1} == 1 && $tag != scalar && $tag != fast ]] &&
+        [[ ${TILES_NCU:-1} == 1 && ($tag == unaligned || $tag == aligned) ]] &&
             nvcc $nvflags $defs -DNX=$nx -DNY=$ny -DNZ=$nz $(cuda_sources bench/gen/heat3d) -o "$work/heat.ncu.t$tag" 2>"$out/heat.ncu.t$tag.nvcc.txt" &
     done
     wait
@@ -1498,27 +1509,30 @@ if [[ $parts == *tiles3d* ]]; then
     line=$(grep "^peer: kernel=march " "$out/peer.txt")
     field glups "$line" >"$out/peer march ${hx}x${hy}x$hz.glups"
     row "peer march ${hx}x${hy}x$hz" peer "" "" "" "" 1 "$st" "$(field seconds "$line")" "$(field glups "$line")" "bench/peer/heat3d_peer.cu"
-    for v in $tvariants; do
-        tag=${v%%:*}
-        for t in $(seq 2 "${most:-4}"); do
+    for tag in $tvariants; do
+        for t in $tfuse; do
             run "heat3d tiles $tag incore fuse $t" "$work/heat.t$tag" "$st" TPACE_SCHEDULE=incore TPACE_FUSE=$t
         done
         run "heat3d tiles $tag model $mem" "$work/heat.t$tag" "$st" TPACE_DEVICE_MEM=$mem
         run "heat3d_double tiles $tag incore model" "$work/dheat.t$tag" "$st" TPACE_SCHEDULE=incore
     done
-    for t in $(seq 2 "${most:-4}") "model $mem"; do
-        what="incore fuse $t"
+    # Each variant over aligned (and aligned over march), where both ran.
+    for t in $tfuse "model $mem" double; do
+        what="incore fuse $t" prog=heat3d
         [[ $t == model* ]] && what=$t
-        ratio "heat-3D $what, aligned over unaligned" "heat3d tiles aligned $what" "heat3d tiles unaligned $what"
-        ratio "heat-3D $what, aligned, one access over column by column" "heat3d tiles aligned $what" "heat3d tiles scalar $what"
-        ratio "heat-3D $what, aligned, over march" "heat3d tiles aligned $what" "peer march ${hx}x${hy}x$hz"
-        ratio "heat-3D $what, inside tiles without box selects (TPACE_TILE_FAST=1) over aligned" "heat3d tiles fast $what" "heat3d tiles aligned $what"
+        [[ $t == double ]] && what="incore model" prog=heat3d_double
+        for tag in $tvariants; do
+            [[ $tag == aligned ]] && continue
+            [[ " $tvariants " == *" aligned "* ]] || continue
+            ratio "$prog $what, aligned over $tag" "$prog tiles aligned $what" "$prog tiles $tag $what"
+        done
+        [[ $prog == heat3d && " $tvariants " == *" aligned "* ]] &&
+            ratio "$prog $what, aligned, over march" "$prog tiles aligned $what" "peer march ${hx}x${hy}x$hz"
     done
-    ratio "heat-3D double incore model, aligned over unaligned" "heat3d_double tiles aligned incore model" "heat3d_double tiles unaligned incore model"
-    ratio "heat-3D double incore model, TPACE_TILE_FAST=1 over aligned" "heat3d_double tiles fast incore model" "heat3d_double tiles aligned incore model"
     if [[ ${TILES_NCU:-1} == 1 ]]; then
         sections="--section SpeedOfLight --section InstructionStats --section MemoryWorkloadAnalysis --section Occupancy"
         for tag in unaligned aligned; do
+            [[ -x $work/heat.ncu.t$tag ]] || continue
             TPACE_SCHEDULE=incore TPACE_FUSE=${most:-4} ncu --clock-control none $sections -k regex:_fused --launch-skip 1 \
                 --launch-count 1 "$work/heat.ncu.t$tag" $((4 * ${most:-4})) >"$res/ncu-tiles-$tag.txt" 2>&1
             echo "  ncu, heat-3D ${nx}x${ny}x$nz, fuse ${most:-4}, tiles $tag (full report: \$OUT/ncu-tiles-$tag.txt):" | tee -a "$table"
