@@ -88,6 +88,7 @@ export PLANS_JACOBI_HUGE='mmtb:8:50:4:8 mmtb:4:-:3' PLANS_HEAT_HUGE='mmtb:8:9:4 
 export HUGE_STEPS=4 MANAGED_SAME_STEPS=1 MANAGED_OVER_MODES="plain prefetch"
 export CODES_SIZES=tiny
 export K3D_SIZES=tiny K3D_STEPS=12 K3D_NAIVE_STEPS=2 K3D_POLY_STEPS=3 K3D_HIMENO_STEPS=3
+export TILES_VARIANTS="unaligned scalar aligned fast"
 export OPENACC_DEVICE=host OPENACC_STEPS=4 OPENACC_TIMEOUT=60
 export OPENACC_GRIDS="jacobi2d:-DX=200,-DY=120:100K heat3d:-DNX=24,-DNY=20,-DNZ=16:80K"
 # Part mpi: two emulated GPUs that reach each other, tiny grids, a "huge" one that the host holds.
@@ -151,6 +152,14 @@ if [[ $BENCH_PARTS == *march* ]]; then
     # march's row, then 3 programs at each of the 6 settings, and as many ratios to march.
     [[ $(grep -cE '^(heat3d|heat3d_double|himeno) ahead:unroll:align .* [0-9]+\.[0-9]+  ' "$res/table.txt") == 18 ]] || want=1
     [[ $(grep -cE 'one step, ahead:unroll:align .* over march: [0-9.]+ \(' "$res/table.txt") == 18 ]] || want=1
+fi
+if [[ $BENCH_PARTS == *tiles3d* ]]; then
+    # march's row; 4 builds (all of them: TILES_VARIANTS below) x (2 step counts + the plan
+    # under the budget + double): 16 rows; 3 ratios to aligned and 1 to march per heat-3D
+    # case (3), 3 for double; 2 ncu reports.
+    [[ $(grep -cE '^(heat3d|heat3d_double) tiles (unaligned|scalar|aligned|fast) .* [0-9]+\.[0-9]+  ' "$res/table.txt") == 16 ]] || want=1
+    [[ $(grep -cE '^    heat3d(_double)? .*, aligned(,)? over (unaligned|scalar|fast|march): [0-9.]+ \(' "$res/table.txt") == 15 ]] || want=1
+    [[ $(grep -A1 'tiles [a-z]* (full report: $OUT/ncu-tiles' "$res/table.txt" | grep -c 'Duration') == 2 ]] || want=1
 fi
 if [[ $BENCH_PARTS == *plans* ]]; then
     # The model's plan and the plans given: 3 + 3 + 3 + 4 rows.

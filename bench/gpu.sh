@@ -11,11 +11,12 @@
 # (default 13; the pointer-rotating fixtures of tests/fixtures/sweeps want an even one too).
 # BENCH_PARTS picks what runs: check, run, jacobi, heat, depth, huge, beyond, himeno, cip, tune,
 # fast, profile, probe, ab, mpi, opencl, managed, openacc-gpu, streams, close, plans, cc, codes, sweep27, showit,
-# kernels3d, march
+# kernels3d, march, tiles3d
 # (default: check run himeno cip).
 # cc: tests/fixtures/cc built by its Makefile with CC='tpace cc --target cuda' against CC=gcc (issue 26).
 # codes: issue 26's hotspot3D and Parboil fixtures against the CPU on a medium grid, then timed on 512^3.
 # kernels3d: issue 28, tpace's 3-D kernels beside hand-written ones (bench/peer), ratios to march.
+# tiles3d: the fused 3-D tiles aligned against unaligned and against march, heat-3D float and double.
 # march: the one-step 3-D kernel's planes loaded ahead, unrolling and first column over a few settings, against march.
 # plans: the model's plans against their runner-ups on the 8G grids and beyond the GPU's memory.
 # close: issue 19's remaining ratios (heat-3D against naive, Himeno and CIP plans) and heat-3D's fused kernel under ncu.
@@ -1465,6 +1466,86 @@ if [[ $parts == *march* ]]; then
             ratio "$p one step, ahead:unroll:align $v, over march" "$p ahead:unroll:align $v" "peer march ${hx}x${hy}x$hz"
         done
     done
+fi
+if [[ $parts == *tiles3d* ]]; then
+    # Issue 28: the fused 3-D tiles aligned (along axis 2 every tile starts on whole threads'
+    # columns, the first on a sector; a thread's four floats or two doubles in one 16-byte
+    # access) against the same translation built otherwise, in one call: TILES_VARIANTS, of
+    #   unaligned  the tiles laid out as before (-DTPACE_TILE_UNALIGNED=1 -DTPACE_TILE_WIDE=0:
+    #              the reach before the box, column by column);
+    #   scalar     aligned, column by column (-DTPACE_TILE_WIDE=0);
+    #   aligned    as translated;
+    #   fast       aligned, the steady rows of tiles inside the box without the per-column box
+    #              selects (-DTPACE_TILE_FAST=1);
+    # (default "unaligned aligned fast"), on heat-3D's grid (1152 x 1536 x 1728 float, 128
+    # steps) in-core at TILES_FUSE steps a kernel (default 2 and the most), under an 8G budget
+    # with the model's plan, and heat-3D in double in-core at the model's pick; bench/peer's
+    # march alongside (about 6 minutes). Then ncu (TILES_NCU=0 skips it) of one launch of the
+    # deepest fused kernel, unaligned and aligned, on a 512^3 grid.
+    echo "== issue 28: fused 3-D tiles aligned, against unaligned and against march ==" | tee -a "$table"
+    if [[ ${K3D_SIZES:-} == tiny ]]; then
+        hg="48 40 32" dg="20 16 12" ng="20 20 20" mem=160K
+    else
+        hg="1152 1536 1728" dg="1152 1536 864" ng="512 512 512" mem=8G
+    fi
+    read -r hx hy hz <<<"$hg"
+    read -r dx dy dz <<<"$dg"
+    read -r nx ny nz <<<"$ng"
+    st=${K3D_STEPS:-128}
+    most=$("$tpace" check examples/heat3d.c 2>&1 | sed -n 's/.*TPACE_FUSE 1 to \([0-9]*\).*/\1/p' | head -1)
+    tvariants=${TILES_VARIANTS:-unaligned aligned fast}
+    tfuse=${TILES_FUSE:-2 ${most:-4}}
+    tile_defs() { # VARIANT: its -D flags
+        case $1 in
+        unaligned) echo "-DTPACE_TILE_UNALIGNED=1 -DTPACE_TILE_WIDE=0" ;;
+        scalar) echo "-DTPACE_TILE_WIDE=0" ;;
+        fast) echo "-DTPACE_TILE_FAST=1" ;;
+        esac
+    }
+    nvcc -O3 -arch=sm_90 bench/peer/heat3d_peer.cu -o "$work/peer" 2>"$out/peer.nvcc.txt" &
+    for tag in $tvariants; do
+        defs=$(tile_defs "$tag")
+        nvcc $nvflags $defs -DNX=$hx -DNY=$hy -DNZ=$hz $(cuda_sources bench/gen/heat3d) -o "$work/heat.t$tag" 2>"$out/heat.t$tag.nvcc.txt" &
+        nvcc $nvflags $defs -DNX=$dx -DNY=$dy -DNZ=$dz $(cuda_sources bench/gen/heat3d_double) -o "$work/dheat.t$tag" 2>"$out/dheat.t$tag.nvcc.txt" &
+        [[ ${TILES_NCU:-1} == 1 && ($tag == unaligned || $tag == aligned) ]] &&
+            nvcc $nvflags $defs -DNX=$nx -DNY=$ny -DNZ=$nz $(cuda_sources bench/gen/heat3d) -o "$work/heat.ncu.t$tag" 2>"$out/heat.ncu.t$tag.nvcc.txt" &
+    done
+    wait
+    "$work/peer" "$hx" "$hy" "$hz" "$st" >"$out/peer.txt" 2>&1
+    line=$(grep "^peer: kernel=march " "$out/peer.txt")
+    field glups "$line" >"$out/peer march ${hx}x${hy}x$hz.glups"
+    row "peer march ${hx}x${hy}x$hz" peer "" "" "" "" 1 "$st" "$(field seconds "$line")" "$(field glups "$line")" "bench/peer/heat3d_peer.cu"
+    for tag in $tvariants; do
+        for t in $tfuse; do
+            run "heat3d tiles $tag incore fuse $t" "$work/heat.t$tag" "$st" TPACE_SCHEDULE=incore TPACE_FUSE=$t
+        done
+        run "heat3d tiles $tag model $mem" "$work/heat.t$tag" "$st" TPACE_DEVICE_MEM=$mem
+        run "heat3d_double tiles $tag incore model" "$work/dheat.t$tag" "$st" TPACE_SCHEDULE=incore
+    done
+    # Each variant over aligned (and aligned over march), where both ran.
+    for t in $tfuse "model $mem" double; do
+        what="incore fuse $t" prog=heat3d
+        [[ $t == model* ]] && what=$t
+        [[ $t == double ]] && what="incore model" prog=heat3d_double
+        for tag in $tvariants; do
+            [[ $tag == aligned ]] && continue
+            [[ " $tvariants " == *" aligned "* ]] || continue
+            ratio "$prog $what, aligned over $tag" "$prog tiles aligned $what" "$prog tiles $tag $what"
+        done
+        [[ $prog == heat3d && " $tvariants " == *" aligned "* ]] &&
+            ratio "$prog $what, aligned, over march" "$prog tiles aligned $what" "peer march ${hx}x${hy}x$hz"
+    done
+    if [[ ${TILES_NCU:-1} == 1 ]]; then
+        sections="--section SpeedOfLight --section InstructionStats --section MemoryWorkloadAnalysis --section Occupancy"
+        for tag in unaligned aligned; do
+            [[ -x $work/heat.ncu.t$tag ]] || continue
+            TPACE_SCHEDULE=incore TPACE_FUSE=${most:-4} ncu --clock-control none $sections -k regex:_fused --launch-skip 1 \
+                --launch-count 1 "$work/heat.ncu.t$tag" $((4 * ${most:-4})) >"$res/ncu-tiles-$tag.txt" 2>&1
+            echo "  ncu, heat-3D ${nx}x${ny}x$nz, fuse ${most:-4}, tiles $tag (full report: \$OUT/ncu-tiles-$tag.txt):" | tee -a "$table"
+            grep -E "^ +(Duration|DRAM Throughput|Memory Throughput|L1/TEX Hit Rate|L2 Hit Rate|Compute \(SM\) Throughput|Registers Per Thread|Achieved Occupancy|Executed Ipc Active|Issue Slots Busy|Executed Instructions  )" \
+                "$res/ncu-tiles-$tag.txt" | sed 's/^ */    /' | tee -a "$table"
+        done
+    fi
 fi
 echo "== table =="
 cat "$table"

@@ -447,8 +447,8 @@ fn the_emulation_catches_broken_tiled_fused_kernels() {
             ),
             (
                 "input_row_loaded_ahead_from_the_wrong_row",
-                "tp_in_col[tp_row + TP_AHEAD * tp_plane + tp_c]",
-                "tp_in_col[tp_row + (TP_AHEAD - 1) * tp_plane + tp_c]",
+                "tp_in_col + tp_row + TP_AHEAD * tp_plane, tp_ahead_in",
+                "tp_in_col + tp_row + (TP_AHEAD - 1) * tp_plane, tp_ahead_in",
             ),
             (
                 "strip_not_read",
@@ -457,7 +457,7 @@ fn the_emulation_catches_broken_tiled_fused_kernels() {
             ),
             (
                 "strip_not_written",
-                "tp_sout_col[tp_srow + tp_c] = tp_val[tp_c];",
+                "tpace_cols_store(tp_sout_col + tp_srow, tp_val, tp_cols_mine, false);",
                 ";",
             ),
             (
@@ -476,6 +476,140 @@ fn the_emulation_catches_broken_tiled_fused_kernels() {
                 "tp_q <= tp_xs - (long)(TP_T - tp_l) * TP_RLO)",
             ),
         ],
+    );
+}
+
+/// The 3-D fused kernel's tiles along axis 2 (the contiguous one) start on whole
+/// threads' columns from an aligned column (`TPACE_TILE_START`), so that a thread's
+/// columns start on 16 bytes where the rows do and move in one access each
+/// (`tpace_cols_load`, `tpace_cols_store`); where they do not (rows of 45 floats, of
+/// 180 bytes), they move column by column. Two to four steps a launch, in-core and as
+/// mmtb chunks that do not divide the grid, float and double, halos of 1 and 3. Each intact program matches the sequential one; a one-access
+/// load or store of the wrong columns is caught (so the one-access path runs: it would
+/// not if the tiles were not aligned), and so are a launcher that drops the last tile,
+/// a kernel whose tiles start a tile behind the launcher's, own columns one short, and,
+/// with `TPACE_TILE_FAST=1`, a tile taken for one inside the sweep's box that is not.
+#[test]
+fn the_emulation_catches_broken_aligned_tiles() {
+    let fuse = |t: &str| [("TPACE_FUSE".to_string(), t.to_string())];
+    let configs = |rows: u64| {
+        [
+            params("incore", 7, rows, 1),
+            params("mmtb", 8, non_divisor(rows, rows / 3 + 1), 3),
+        ]
+    };
+    let own = "tp_k2 < TP_L2 + TP_S2;";
+    let own_short = ("own_columns_one_short", own, "tp_k2 < TP_L2 + TP_S2 - 1;");
+    let wide_load = (
+        "one_access_load_of_the_wrong_columns",
+        "memcpy(to, from, sizeof to);",
+        "memcpy(to, from + 1, sizeof to);",
+    );
+    let wide_store = (
+        "one_access_store_to_the_wrong_columns",
+        "memcpy(to, from, sizeof from);",
+        "memcpy(to + 1, from, sizeof from);",
+    );
+    // heat-3D as it is: rows of 80 floats, 320 bytes, every thread's columns on 16 bytes.
+    check_fused_breaks(
+        "heat3d.c",
+        7,
+        "4",
+        &configs(96),
+        2,
+        &fuse("4"),
+        own,
+        &[
+            wide_load,
+            wide_store,
+            own_short,
+            (
+                "last_tile_not_launched",
+                "TPACE_MAX(tp_box_hi2 - tp_own2, 1L) + TPACE_TILE_STRIDE(32L, tp_len * 1L, 4L) - 1)",
+                "TPACE_MAX(tp_box_hi2 - tp_own2, 1L))",
+            ),
+        ],
+    );
+    // Rows of 45 floats: column by column. The kernel's tiles one tile behind the
+    // launcher's leave the box's last columns.
+    let first2 = "TPACE_TILE_START(tp_box_lo2, tp_lo2, TP_T * TP_H2, TP_C2) + (long)blockIdx.x";
+    check_fused_breaks_with(
+        &["NZ=45"],
+        "heat3d.c",
+        7,
+        "3",
+        &configs(96),
+        2,
+        &fuse("3"),
+        first2,
+        &[
+            own_short,
+            (
+                "kernel_tiles_a_tile_behind_the_launchers",
+                first2,
+                "TPACE_TILE_START(tp_box_lo2, tp_lo2, TP_T * TP_H2, TP_C2) - TP_S2 + (long)blockIdx.x",
+            ),
+        ],
+    );
+    // The steady rows of tiles inside the sweep's box without the per-column box selects
+    // (TPACE_TILE_FAST=1): a tile that reaches past the box's first column taken for one
+    // inside is caught (so the copy runs).
+    let inside = "tp_tile2 >= tp_box_lo2 &&";
+    check_fused_breaks_with(
+        &["TPACE_TILE_FAST=1"],
+        "heat3d.c",
+        7,
+        "2",
+        &configs(96),
+        2,
+        &fuse("2"),
+        inside,
+        &[(
+            "tile_past_the_box_taken_for_inside",
+            inside,
+            "tp_tile2 + TP_W2 / 2 >= tp_box_lo2 &&",
+        )],
+    );
+    // Column by column everywhere (TPACE_TILE_WIDE=0), and the tiles laid out as before
+    // they were aligned (TPACE_TILE_UNALIGNED, what bench/gpu.sh part tiles3d measures
+    // against).
+    for defines in [&["TPACE_TILE_WIDE=0"][..], &["TPACE_TILE_UNALIGNED=1"][..]] {
+        check_fused_breaks_with(
+            defines,
+            "heat3d.c",
+            7,
+            "2",
+            &configs(96),
+            1,
+            &fuse("2"),
+            own,
+            &[own_short],
+        );
+    }
+    // double (two columns a thread) on rows of 40, and the radius-3 star in float on
+    // rows of 44 (its own columns a block: 20 at two steps, 8 at four), its steady rows
+    // of tiles inside the box without the per-column box selects (TPACE_TILE_FAST=1).
+    check_fused_breaks_with(
+        &["NZ=40"],
+        "tests/fixtures/layouts/heat3d_double.c",
+        7,
+        "3",
+        &configs(23),
+        2,
+        &fuse("3"),
+        own,
+        &[wide_load, wide_store, own_short],
+    );
+    check_fused_breaks_with(
+        &["NZ=44", "TPACE_TILE_FAST=1"],
+        "tests/fixtures/layouts/heat3d_star19.c",
+        7,
+        "4",
+        &configs(21),
+        1,
+        &fuse("4"),
+        own,
+        &[wide_load, own_short],
     );
 }
 

@@ -87,11 +87,20 @@ impl Fusion {
 
     /// Elements of a row (plane) one block keeps when it fuses `steps` steps.
     pub fn keep(&self, steps: u32) -> u64 {
-        self.tile()
-            .iter()
-            .zip(&self.inner_reach)
-            .map(|(t, h)| (i64::from(*t) - 2 * i64::from(steps) * h).max(1) as u64)
+        (0..self.block.len())
+            .map(|a| self.kept_columns(a, steps).max(1) as u64)
             .product()
+    }
+
+    /// Columns along inner axis `a` (0 for grid position 1) one block keeps when it
+    /// fuses `steps` steps: the tile less the reach on both sides, rounded down to
+    /// whole threads' columns, so that every tile starts on whole threads' columns
+    /// from an aligned one (the CUDA runtime's TPACE_TILE_STRIDE counts the same).
+    /// Zero or less where the reach leaves none.
+    pub fn kept_columns(&self, a: usize, steps: u32) -> i64 {
+        let (width, cols) = (i64::from(self.tile()[a]), i64::from(self.per_thread[a]));
+        let reach = i64::from(steps) * self.inner_reach[a];
+        (width - 2 * reach).div_euclid(cols) * cols
     }
 
     /// Bytes of shared memory one block needs when it fuses `steps` steps: per
@@ -196,12 +205,7 @@ impl Fusion {
     /// every inner axis, are computed again by the neighbouring block.
     pub fn overhead(&self, steps: u32) -> f64 {
         let tile = self.tile();
-        let useful: f64 = tile
-            .iter()
-            .zip(&self.inner_reach)
-            .map(|(t, h)| (f64::from(*t) - 2.0 * f64::from(steps) * *h as f64).max(1.0))
-            .product();
-        tile.iter().map(|t| f64::from(*t)).product::<f64>() / useful
+        tile.iter().map(|t| f64::from(*t)).product::<f64>() / self.keep(steps) as f64
     }
 }
 
@@ -302,13 +306,7 @@ pub fn fusion(
         .all(|(c, h)| *c == 1 || i64::from(*c) >= *h);
     // Every fused step count must leave each block some columns of its own: wider
     // halos fuse fewer steps.
-    let leaves_columns = |t: u32| {
-        fusion
-            .tile()
-            .iter()
-            .zip(&fusion.inner_reach)
-            .all(|(w, h)| i64::from(*w) > 2 * i64::from(t) * h)
-    };
+    let leaves_columns = |t: u32| (0..fusion.block.len()).all(|a| fusion.kept_columns(a, t) > 0);
     let most = if rank == 2 { MAX_STEPS } else { TILE_MAX_STEPS };
     fusion.max_steps = (2..=most).rev().find(|t| leaves_columns(*t))?;
     fusion.default_steps = fusion.default_steps.min(fusion.max_steps);
@@ -344,12 +342,15 @@ mod tests {
         assert!((j.overhead(4) - 256.0 / 248.0).abs() < 1e-12);
         let h =
             fusion_of("heat3d.c", include_str!("../../examples/heat3d.c")).expect("heat3d fuses");
+        // Along axis 2 a block keeps whole threads' columns (four each): 28 of its 32
+        // at two steps, 24 at three (not 26) and at four.
         assert_eq!(
             (h.default_steps, h.tile(), h.keep(2)),
             (2, vec![32, 32], 28 * 28)
         );
         assert_eq!(h.threads(), 256);
         assert_eq!((h.max_steps, h.keep(4)), (super::TILE_MAX_STEPS, 24 * 24));
+        assert_eq!((h.kept_columns(1, 3), h.kept_columns(0, 3)), (24, 26));
         assert!((h.overhead(2) - 1024.0 / 784.0).abs() < 1e-12);
         // One dimension (no tile to share), reductions, several sweeps per step.
         for (name, src) in [

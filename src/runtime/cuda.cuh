@@ -429,17 +429,44 @@ template <int OP, typename T> static inline void tpace_block_reduce(T v, T ident
 #define TPACE_UNROLL
 #endif
 
+/* The column at or below `from` a multiple of `align` columns into rows from `lo` (`from`
+ * may be below `lo`): where 3-D kernels start their first thread or tile, so that a warp's
+ * loads and stores cover whole cache lines or sectors rather than straddling two (each
+ * kernel and its launcher's grid both start there). */
+#define TPACE_ALIGN_DOWN(from, lo, align) ((from) - (((from) - (lo)) % (align) + (align)) % (align))
 /* 3-D one-step kernels: a block's first thread starts at a column this many elements (a
- * multiple of) into the buffer's rows, so that a warp's loads and stores cover whole cache
- * lines rather than straddling two. Measured on an H100 (bench/RESULTS.md, 2026-11-26, part
- * march, heat-3D 1152x1536x1728 float, ncu, one launch): 26.8 ms starting at the box's
- * first column (1), 12.4 ms aligned, hand-written march 12.1 ms. */
+ * multiple of) into the buffer's rows. Measured on an H100 (bench/RESULTS.md, 2026-11-26,
+ * part march, heat-3D 1152x1536x1728 float, ncu, one launch): 26.8 ms starting at the
+ * box's first column (1), 12.4 ms aligned, hand-written march 12.1 ms. */
 #ifndef TPACE_MARCH_ALIGN
 #define TPACE_MARCH_ALIGN 32
 #endif
-/* The column a marching kernel's first thread starts at, for a box from `from` in rows from `lo`
- * (the kernel and its launcher's grid both start there). */
-#define TPACE_MARCH_START(from, lo) ((from) - ((from) - (lo)) % TPACE_MARCH_ALIGN)
+/* The column a marching kernel's first thread starts at, for a box from `from` in rows from `lo`. */
+#define TPACE_MARCH_START(from, lo) TPACE_ALIGN_DOWN(from, lo, TPACE_MARCH_ALIGN)
+/* 3-D fused tiles along axis 2 (threads holding `cols` neighbouring columns each, 16 bytes;
+ * `width` columns a tile; reads reaching `reach` columns over the steps of a launch): a
+ * block's own columns start `reach` columns into its tile, the next block's
+ * TPACE_TILE_STRIDE columns further (what is left of the tile past the reach on both
+ * sides, rounded down to whole threads' columns), and the first tile at TPACE_TILE_START
+ * for a box from `from` in rows from `lo`: a multiple of two threads' columns (32 bytes, a
+ * sector) into the rows. Every tile then starts on whole threads' columns, so a thread's
+ * columns start on 16 bytes where the rows do (one access moves them: tpace_cols_load), and
+ * a warp's row of a tile starts on a sector where the stride is whole sectors (heat-3D in
+ * float: 28 columns at two steps, 24 at three and four). Not rounding the reach up keeps
+ * as many columns as before at two and four steps; the threads at a block's sides whose
+ * columns are partly its own store those column by column. src/plan/fusion.rs
+ * (Fusion::kept_columns) counts the same columns. TPACE_TILE_UNALIGNED (to measure what
+ * aligning saves): the tiles as before, the first the reach before the box, the stride
+ * the tile less twice the reach. */
+#ifdef TPACE_TILE_UNALIGNED
+#define TPACE_TILE_UNIT(cols) 1
+#define TPACE_TILE_FIRST(cols) 1
+#else
+#define TPACE_TILE_UNIT(cols) (cols)
+#define TPACE_TILE_FIRST(cols) (2 * (cols))
+#endif
+#define TPACE_TILE_STRIDE(width, reach, cols) (((width) - 2 * (reach)) / TPACE_TILE_UNIT(cols) * TPACE_TILE_UNIT(cols))
+#define TPACE_TILE_START(from, lo, reach, cols) TPACE_ALIGN_DOWN((from) - (reach), lo, TPACE_TILE_FIRST(cols))
 /* 3-D one-step kernels march along the outermost axis; each array's own column may load
  * TPACE_MARCH_AHEAD planes ahead of the one computed, and the march loop may be unrolled
  * TPACE_MARCH_UNROLL times, both by the 32-bit words of the columns loaded ahead (one a
@@ -459,9 +486,82 @@ template <int OP, typename T> static inline void tpace_block_reduce(T v, T ident
 #define TPACE_MARCH_UNROLL(words) 1
 #endif
 
+/* 3-D fused kernels: 1 runs the steady rows of a block whose whole tile is in the sweep's box
+ * in a copy of the row loop without the per-column box selects (ptxas 13.5, sm_90, heat-3D
+ * float: 675 SASS instructions for three rows of four steps against 731; at two steps 430
+ * against 458, but 12 bytes spilled under the three blocks' 85 registers; the 19-point star
+ * spills 64 bytes at four steps). Off until measured (bench/gpu.sh part tiles3d builds it). */
+#ifndef TPACE_TILE_FAST
+#define TPACE_TILE_FAST 0
+#endif
+
 /* 3-D fused kernels load each input row this many rows ahead of the row they compute
  * (a row's loads then wait behind the rows computed meanwhile, not in front of them). */
 #define TPACE_FUSED_AHEAD 2
+
+/* A fused tile's thread holds N neighbouring columns of a row: 16 bytes of them, which one
+ * 16-byte access moves where they start on 16 bytes, instead of N accesses (a warp's four
+ * loads of a row of four floats each touched every cache line of the row).
+ * tpace_cols_wide: whether they do for every thread of a block (the same answer for all, so
+ * the choice below does not split a warp): the buffers and their rows of `n` elements start
+ * on 16 bytes and the block's tile `first` columns into the rows, whole threads' columns
+ * (`cols`); each thread's columns are then all on the grid or none. */
+#ifndef TPACE_TILE_WIDE /* 0: every column its own access (to measure what one access saves) */
+#define TPACE_TILE_WIDE 1
+#endif
+template <typename T>
+__device__ static inline bool tpace_cols_wide(const T *in, const T *out, long n, long first, int cols)
+{
+    return TPACE_TILE_WIDE && ((size_t)in | (size_t)out) % 16 == 0 && (size_t)n * sizeof(T) % 16 == 0 && first % cols == 0;
+}
+/* to[c] = from[c] where bit c of `mask` is set, else 0; where `wide` (tpace_cols_wide: then
+ * `mask` has every bit or none) in one access. */
+template <int N, typename T>
+__device__ static inline void tpace_cols_load(T (&to)[N], const T *from, unsigned mask, bool wide)
+{
+    static_assert(sizeof(T) * N == 16, "a thread's columns are 16 bytes");
+    if (wide) {
+        if (mask != 0) {
+#ifdef __CUDA_ARCH__
+            const int4 w = *(const int4 *)from;
+            memcpy(to, &w, sizeof w);
+#else
+            memcpy(to, from, sizeof to);
+#endif
+        } else {
+            TPACE_UNROLL
+            for (int c = 0; c < N; c++)
+                to[c] = (T)0;
+        }
+    } else {
+        TPACE_UNROLL
+        for (int c = 0; c < N; c++)
+            to[c] = (mask >> c) & 1u ? from[c] : (T)0;
+    }
+}
+/* to[c] = from[c] where bit c of `mask` is set; where `wide` and every bit is set, in one access. */
+template <int N, typename T>
+__device__ static inline void tpace_cols_store(T *to, const T (&from)[N], unsigned mask, bool wide)
+{
+    static_assert(sizeof(T) * N == 16, "a thread's columns are 16 bytes");
+    if (wide && mask == (1u << N) - 1) {
+#ifdef __CUDA_ARCH__
+        /* In PTX: nvcc split a store through an int4 pointer into four (and __stwb's is a
+         * strong one, STG.E.128.STRONG.SM). Nothing in the kernel reads the output back: no
+         * memory clobber. */
+        unsigned w[4];
+        memcpy(w, from, sizeof w);
+        asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" : : "l"(to), "r"(w[0]), "r"(w[1]), "r"(w[2]), "r"(w[3]));
+#else
+        memcpy(to, from, sizeof from);
+#endif
+    } else {
+        TPACE_UNROLL
+        for (int c = 0; c < N; c++)
+            if ((mask >> c) & 1u)
+                to[c] = from[c];
+    }
+}
 
 /* Fused kernels: TPACE_KEEP(x) (a long) and TPACE_KEEP32(x) (an int or unsigned)
  * hide x from nvcc's optimiser behind an empty asm, so that x, computed once before

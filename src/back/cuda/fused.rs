@@ -204,27 +204,38 @@ fn row_kernel_body(w: &mut String, unit: Unit<'_>, f: &Fusion) {
 /// row (`tp_steady`) is in the buffers and, at every step, in the sweep's box,
 /// clear of both strips and, at the last step, kept: its tests are known, and
 /// the steady run (most of a block's rows) skips them. The run loop is
-/// unrolled, so the steady run is its own copy of the row; with
-/// `unroll_steady`, the steady run's loop is unrolled too (`TPACE_UNROLL_RING`).
+/// unrolled, so the steady run is its own copy of the row; with `tile` (a 3-D
+/// tile), the steady run's loop is unrolled too (`TPACE_UNROLL_RING`) and has a
+/// second copy for blocks whose whole tile is in the sweep's box (`tp_inside`,
+/// the same for every thread of a block), in which `body`'s flag `tp_fast` is
+/// true: its points need no per-column box selects.
 /// `prologue` (at 4 spaces of indent) runs before the first row, with `tp_x`
 /// and `tp_row` at it.
-pub(super) fn row_runs(body: &str, prologue: &str, unroll_steady: bool) -> String {
-    let loops = if unroll_steady {
+pub(super) fn row_runs(body: &str, prologue: &str, tile: bool) -> String {
+    let loops = if tile {
         // The steady rows unrolled by the rings' length: each ring turns by renaming its
         // registers instead of moving them (the other runs are short: not unrolled).
         let body = indented(body, "        ");
+        let run = |fast: bool, unroll: &str| {
+            format!(
+                "            const bool tp_fast = {fast};\n\
+                 \x20           {unroll}\n\
+                 \x20           for (; tp_x < tp_run_end; tp_x++, tp_par ^= 1, tp_row += tp_plane) {{\n\
+                 {body}\
+                 \x20           }}\n"
+            )
+        };
         format!(
-            "        if (tp_steady) {{\n\
-             \x20           TPACE_UNROLL_RING\n\
-             \x20           for (; tp_x < tp_run_end; tp_x++, tp_par ^= 1, tp_row += tp_plane) {{\n\
-             {body}\
-             \x20           }}\n\
+            "        if (tp_steady && tp_inside) {{\n\
+             {inside}\
+             \x20       }} else if (tp_steady) {{\n\
+             {steady}\
              \x20       }} else {{\n\
-             \x20           TPACE_NO_UNROLL\n\
-             \x20           for (; tp_x < tp_run_end; tp_x++, tp_par ^= 1, tp_row += tp_plane) {{\n\
-             {body}\
-             \x20           }}\n\
-             \x20       }}\n"
+             {other}\
+             \x20       }}\n",
+            inside = run(true, "TPACE_UNROLL_RING"),
+            steady = run(false, "TPACE_UNROLL_RING"),
+            other = run(false, "TPACE_NO_UNROLL"),
         )
     } else {
         let body = indented(body, "    ");
@@ -405,12 +416,10 @@ pub(super) fn keep_point(cols: bool, pad: &str) -> String {
     // `to[row + column offset] = tp_val` for the block's own columns, at `pad`.
     let store = |to: &str, row: &str, pad: &str| {
         if cols {
-            format!(
-                "{pad}TPACE_UNROLL\n\
-                 {pad}for (int tp_c = 0; tp_c < TP_C2; tp_c++)\n\
-                 {pad}    if ((tp_cols_mine >> tp_c) & 1u)\n\
-                 {pad}        {to}_col[{row} + tp_c] = tp_val[tp_c];\n"
-            )
+            // The output's rows in one access a thread where its columns start on 16
+            // bytes; the strips' (a few rows a chunk) column by column.
+            let wide = if to == "tp_out" { "tp_wide" } else { "false" };
+            format!("{pad}tpace_cols_store({to}_col + {row}, tp_val, tp_cols_mine, {wide});\n")
         } else {
             format!("{pad}if (tp_mine)\n{pad}    {to}[{row} + tp_col] = tp_val;\n")
         }
@@ -487,13 +496,27 @@ pub fn launcher(lp: &LoweredPipeline<'_>, f: &Fusion) -> String {
     }
     // Blocks across each inner axis: its extent over the columns a block keeps.
     for pos in &inner {
+        let (b, h) = (f.tile()[pos - 1], f.inner_reach[pos - 1]);
         let _ = writeln!(
             w,
-            "    const long tp_box_lo{pos} = tp_l->tp_lo[{pos}], tp_box_hi{pos} = tp_l->tp_hi[{pos}];\n    \
-             const long tp_tiles{pos} = (TPACE_MAX(tp_box_hi{pos} - tp_box_lo{pos}, 1L) + {b} - 2L * tp_len * {h} - 1) / ({b} - 2L * tp_len * {h});",
-            b = f.tile()[pos - 1],
-            h = f.inner_reach[pos - 1],
+            "    const long tp_box_lo{pos} = tp_l->tp_lo[{pos}], tp_box_hi{pos} = tp_l->tp_hi[{pos}];"
         );
+        if rank == 3 && pos == &2 {
+            // Along the contiguous axis the tiles start at an aligned column, on whole
+            // threads' columns (the kernel's tp_first2).
+            let c = f.per_thread[1];
+            let _ = writeln!(
+                w,
+                "    /* Along axis 2 the first tile starts at an aligned column: the tiles cover the box from its first own column. */\n    \
+                 const long tp_own2 = TPACE_TILE_START(tp_box_lo2, tp_l->tp_dim_lo[2], tp_len * {h}L, {c}L) + tp_len * {h}L;\n    \
+                 const long tp_tiles2 = (TPACE_MAX(tp_box_hi2 - tp_own2, 1L) + TPACE_TILE_STRIDE({b}L, tp_len * {h}L, {c}L) - 1) / TPACE_TILE_STRIDE({b}L, tp_len * {h}L, {c}L);"
+            );
+        } else {
+            let _ = writeln!(
+                w,
+                "    const long tp_tiles{pos} = (TPACE_MAX(tp_box_hi{pos} - tp_box_lo{pos}, 1L) + {b} - 2L * tp_len * {h} - 1) / ({b} - 2L * tp_len * {h});",
+            );
+        }
     }
     let _ = writeln!(
         w,

@@ -73,9 +73,11 @@ pub(super) fn tile_kernel_body(w: &mut String, unit: Unit<'_>, f: &Fusion) {
     writeln!(
         w,
         "    /* Along axis 1, TP_B1 rows of threads; along axis 2, TP_B2 threads holding TP_C2 neighbouring columns\n\
-         \x20    * each. Reads reach TP_H1 and TP_H2 columns: a block keeps TP_B1 - 2 * TP_T * TP_H1 by\n\
-         \x20    * TP_B2 * TP_C2 - 2 * TP_T * TP_H2 of them. The input rows are loaded TP_AHEAD rows ahead. */\n\
+         \x20    * each. Reads reach TP_H1 and TP_H2 columns: a block keeps TP_B1 - 2 * TP_T * TP_H1 by TP_S2 of them,\n\
+         \x20    * TP_L2 columns into its tile along axis 2 (tiles start on whole threads' columns, the first on an\n\
+         \x20    * aligned one: TPACE_TILE_START). The input rows are loaded TP_AHEAD rows ahead. */\n\
          \x20   enum {{ TP_B1 = {b1}, TP_H1 = {h1}, TP_B2 = {b2}, TP_C2 = {c2}, TP_W2 = TP_B2 * TP_C2, TP_H2 = {h2}, TP_AHEAD = TPACE_FUSED_AHEAD }};\n\
+         \x20   enum {{ TP_L2 = TP_T * TP_H2, TP_S2 = TPACE_TILE_STRIDE(TP_W2, TP_T * TP_H2, TP_C2) }};\n\
          \x20   /* The tile's part of the row each step computes (a copy for even and odd rows), from the start\n\
          \x20    * of the block's dynamic shared memory: the launch gives its size. */\n\
          \x20   typedef {elem} tp_sh_rows[TP_T][TP_B1][TP_W2];\n\
@@ -85,7 +87,7 @@ pub(super) fn tile_kernel_body(w: &mut String, unit: Unit<'_>, f: &Fusion) {
          {row_line}\
          \x20   /* This thread's row along axis 1 and its first column along axis 2. */\n\
          \x20   const long tp_i1 = tp_box_lo1 + (long)blockIdx.y * (TP_B1 - 2 * TP_T * TP_H1) + tp_t1 - TP_T * TP_H1;\n\
-         \x20   const long tp_first2 = tp_box_lo2 + (long)blockIdx.x * (TP_W2 - 2 * TP_T * TP_H2) + tp_t2 * TP_C2 - TP_T * TP_H2;\n\
+         \x20   const long tp_first2 = TPACE_TILE_START(tp_box_lo2, tp_lo2, TP_T * TP_H2, TP_C2) + (long)blockIdx.x * TP_S2 + tp_t2 * TP_C2;\n\
          \x20   const long tp_plane = tp_n1 * tp_n2;\n\
          \x20   /* This thread's columns: bit c says whether column c is on the grid, in the sweep's box, and its block's own;\n\
          \x20    * column 0 is at element offset tp_col of a row, column c c elements further. */\n\
@@ -98,7 +100,7 @@ pub(super) fn tile_kernel_body(w: &mut String, unit: Unit<'_>, f: &Fusion) {
          \x20       const int tp_k2 = tp_t2 * TP_C2 + tp_c; /* the column's place in the tile */\n\
          \x20       const bool tp_on_grid = tp_t1_grid && tp_i2 >= tp_lo2 && tp_i2 < tp_lo2 + tp_n2;\n\
          \x20       const bool tp_in_box = tp_t1_box && tp_i2 >= tp_box_lo2 && tp_i2 < tp_box_hi2;\n\
-         \x20       const bool tp_mine = tp_in_box && tp_t1_mine && tp_k2 >= TP_T * TP_H2 && tp_k2 < TP_W2 - TP_T * TP_H2;\n\
+         \x20       const bool tp_mine = tp_in_box && tp_t1_mine && tp_k2 >= TP_L2 && tp_k2 < TP_L2 + TP_S2;\n\
          \x20       tp_cols_grid |= (unsigned)tp_on_grid << tp_c;\n\
          \x20       tp_cols_box |= (unsigned)tp_in_box << tp_c;\n\
          \x20       tp_cols_mine |= (unsigned)tp_mine << tp_c;\n\
@@ -108,6 +110,13 @@ pub(super) fn tile_kernel_body(w: &mut String, unit: Unit<'_>, f: &Fusion) {
          \x20   /* The buffers from this thread's column 0 of row 0: its columns follow, a row is tp_plane further. */\n\
          \x20   const {elem} *const tp_in_col = tp_in + tp_col;\n\
          \x20   {elem} *const tp_out_col = tp_out + tp_col;\n\
+         \x20   /* Whether the block's whole tile is in the sweep's box (the same for every thread of the block): its\n\
+         \x20    * steady rows then run a copy without the per-column box selects (where TPACE_TILE_FAST is 1). */\n\
+         \x20   const long tp_tile1 = tp_box_lo1 + (long)blockIdx.y * (TP_B1 - 2 * TP_T * TP_H1) - TP_T * TP_H1, tp_tile2 = tp_first2 - tp_t2 * TP_C2;\n\
+         \x20   const bool tp_inside = TPACE_TILE_FAST && tp_tile1 >= tp_box_lo1 && tp_tile1 + TP_B1 <= tp_box_hi1 && tp_tile2 >= tp_box_lo2 && tp_tile2 + TP_W2 <= tp_box_hi2;\n\
+         \x20   /* Whether every thread's columns start on 16 bytes in every row (one access moves them; the same for\n\
+         \x20    * the whole block). */\n\
+         \x20   const bool tp_wide = tpace_cols_wide(tp_in, tp_out, tp_n2, tp_tile2 - tp_lo2, TP_C2);\n\
          \x20   TPACE_KEEP32(tp_cols_grid); TPACE_KEEP32(tp_cols_box); TPACE_KEEP32(tp_cols_mine); /* in registers for the row loop */",
         b1 = f.block[0],
         h1 = f.inner_reach[0],
@@ -130,9 +139,7 @@ pub(super) fn tile_kernel_body(w: &mut String, unit: Unit<'_>, f: &Fusion) {
          \x20   TPACE_UNROLL\n\
          \x20   for (int tp_a = 0; tp_a < TP_AHEAD; tp_a++) {{\n\
          \x20       const bool tp_a_in = tp_x + tp_a >= tp_f.tp_rows_lo && tp_x + tp_a < tp_f.tp_rows_hi;\n\
-         \x20       TPACE_UNROLL\n\
-         \x20       for (int tp_c = 0; tp_c < TP_C2; tp_c++)\n\
-         \x20           tp_ahead[tp_a][tp_c] = tp_a_in && ((tp_cols_grid >> tp_c) & 1u) ? tp_in_col[tp_row + tp_a * tp_plane + tp_c] : ({elem})0;\n\
+         \x20       tpace_cols_load(tp_ahead[tp_a], tp_in_col + tp_row + tp_a * tp_plane, tp_a_in ? tp_cols_grid : 0u, tp_wide);\n\
          \x20   }}\n"
     );
     // The body of the row loop, at the indent of a loop of its own (see `row_runs`).
@@ -150,8 +157,8 @@ pub(super) fn tile_kernel_body(w: &mut String, unit: Unit<'_>, f: &Fusion) {
          \x20           TPACE_UNROLL\n\
          \x20           for (int tp_a = 0; tp_a + 1 < TP_AHEAD; tp_a++)\n\
          \x20               tp_ahead[tp_a][tp_c] = tp_ahead[tp_a + 1][tp_c];\n\
-         \x20           tp_ahead[TP_AHEAD - 1][tp_c] = tp_ahead_in && ((tp_cols_grid >> tp_c) & 1u) ? tp_in_col[tp_row + TP_AHEAD * tp_plane + tp_c] : ({elem})0;\n\
          \x20       }}\n\
+         \x20       tpace_cols_load(tp_ahead[TP_AHEAD - 1], tp_in_col + tp_row + TP_AHEAD * tp_plane, tp_ahead_in ? tp_cols_grid : 0u, tp_wide);\n\
          \x20       /* One barrier a row for every step: the rows the steps put in shared memory at the last row\n\
          \x20        * are visible, and the copy they read then is free for this row's. */\n\
          \x20       __syncthreads();\n\
@@ -222,7 +229,7 @@ pub(super) fn tile_kernel_body(w: &mut String, unit: Unit<'_>, f: &Fusion) {
         w,
         "{inner_pad}{body}\n\
          \x20                   }}\n\
-         \x20                   tp_val[tp_c] = (tp_cols_box >> tp_c) & 1u ? tp_new : tp_w2[TP_H2 + tp_c];\n\
+         \x20                   tp_val[tp_c] = tp_fast || ((tp_cols_box >> tp_c) & 1u) ? tp_new : tp_w2[TP_H2 + tp_c];\n\
          \x20               }}\n\
          \x20           }} else {{\n\
          \x20               /* A row outside the sweep's box keeps its values. */\n\
