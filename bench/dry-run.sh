@@ -95,9 +95,12 @@ export OPENACC_GRIDS="jacobi2d:-DX=200,-DY=120:100K heat3d:-DNX=24,-DNY=20,-DNZ=
 export TPACE_EMU_DEVICES=2 MPI_STEPS=8 MPI_GRIDS="jacobi2d:-DX=300,-DY=200 heat3d:-DNX=40,-DNY=24,-DNZ=20"
 export MPI_HUGE="jacobi2d:-DX=400,-DY=300"
 export SWEEP27_SIZES=tiny SHOWIT_SIZES=tiny SHOWIT_STEPS="8 24"
+# The emulated device plays the H100 for the parts that pick profiles by its name (sweep27,
+# showit: its own profile h100, the wrong one bench/showit/h200-spec.toml, as on the GPU).
+export BENCH_GPU_NAME="NVIDIA H100 80GB HBM3"
 bash bench/gpu.sh >"$res/log.txt" 2>&1 || true
 cat "$res/table.txt"
-bad=$(grep -cE 'FAILED|DIFFERENT|no ratio|nvcc failed|build failed|no working' "$res/table.txt" || true)
+bad=$(grep -cE 'FAILED|DIFFERENT|no ratio|nvcc failed|build failed|no working|STALE' "$res/table.txt" || true)
 want=0
 if [[ $BENCH_PARTS == *managed* ]]; then
     # 4 checks identical, 2 + 2 fitting rows, 1 + 1 tpace rows beyond memory, 2 managed.
@@ -174,6 +177,9 @@ fi
 if [[ $BENCH_PARTS == *showit* ]]; then
     # 2 programs x 2 step counts: the wrong profile without and with re-planning.
     [[ $(grep -cE 'the wrong profile [0-9.]+ of the own .* [0-9.]+ with it' "$res/table.txt") == 4 ]] || want=1
+    # Each case's four plans reported, the wrong profile's two naming bench/showit/h200-spec.toml.
+    [[ $(grep -cE '^show (jacobi2d|heat3d) .* model,TPACE_REPLAN=[01](,TPACE_MACHINE=[^ ]*h200-spec.toml)?: predicted' "$res/table.txt") == 16 ]] || want=1
+    [[ $(grep -c '^== showit: NVIDIA H100 80GB HBM3 planned with its own profile (h100) and with .*bench/showit/h200-spec.toml' "$res/table.txt") == 1 ]] || want=1
 fi
 if [[ $BENCH_PARTS == *managed* ]]; then
     # Once more, with a managed run too slow for its time limit: stopped, and rated

@@ -55,6 +55,14 @@ table="$res/table.txt"
 echo "date: $(date -u +%Y-%m-%dT%H:%MZ)" | tee -a "$table"
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee -a "$table"
 nvcc --version | tail -1 | tee -a "$table"
+# bench/gen's programs carry the runtime of the tpace that translated them: say when that was
+# not this checkout's (bench/sources.sh), since an older runtime ignores newer settings.
+. bench/sources.sh
+gen_sum=$(cat bench/gen/sources.sum 2>/dev/null)
+here_sum=$([[ -f bench/gen/sources.list ]] && sources_sum bench/gen/sources.list)
+if [[ -z $gen_sum || $gen_sum != "$here_sum" ]]; then
+    echo "STALE bench/gen: translated from sources ${gen_sum:-older than bench/gen/sources.sum}, this checkout's are ${here_sum:-unknown}: its programs may ignore newer runtime settings (TPACE_BENCH_PLANS, TPACE_MACHINE); run bash bench/prepare.sh and carry bench/gen again" | tee -a "$table"
+fi
 
 # cuda_sources DIR: nvcc's input files for a prepared translation: the kernels' .cu
 # and the host program's .c (a translation from before the split is one .cu text).
@@ -414,6 +422,12 @@ profile_of_device() {
     done
 }
 gpu_name=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
+# BENCH_GPU_NAME (bench/dry-run.sh): play a device of that name; the CUDA emulation's programs
+# take it as their device's (TPACE_EMULATE_DEVICE_NAME), and so the profile its name matches.
+if [[ -n ${BENCH_GPU_NAME:-} ]]; then
+    gpu_name=$BENCH_GPU_NAME
+    export TPACE_EMULATE_DEVICE_NAME=$BENCH_GPU_NAME
+fi
 # BENCH_MACHINE=FILE: the profile the parts sweep27 and showit plan with (TPACE_MACHINE), e.g. a
 # probe's file from an earlier call; the part probe sets it to its fresh file.
 fresh_profile=${BENCH_MACHINE:-}
@@ -941,32 +955,55 @@ fi
 # bench_case LABEL BINARY STEPS "PLAN;PLAN;..." [ENV...]: one process times the pipeline under
 # each plan (TPACE_BENCH_PLANS: the program's set-up, longer than the pipeline on these grids,
 # runs once; see README), a row per plan with the model's prediction beside the measurement;
-# $out/LABEL.rows gets "plan glups seconds predicted_seconds" per run (for bench_summary).
+# $out/LABEL.rows gets "N plan glups seconds predicted_seconds" per run (N: the plan's place in
+# the list, for bench_summary and showit). The process's stderr is kept whole in
+# $res/bench-logs/LABEL.txt (it comes back with $OUT); a plan that printed no report, a
+# program that ignored TPACE_BENCH_PLANS (translated before it existed: bench/gen is stale),
+# an exit status other than 0 and the program's own error lines go to the table.
 bench_case() {
     local label=$1 bin=$2 steps=$3 plans=$4
     shift 4
-    local log="$out/${label//[^A-Za-z0-9._-]/-}.bench" start plan="" line note
+    local name=${label//[^A-Za-z0-9._-]/-}
+    local log="$out/$name.bench" start plan="" line note rc n=0 asked
     start=$(date +%s)
     env "$@" TPACE_BENCH_PLANS="$plans" ${run_timeout:+timeout "$run_timeout"} "$bin" "$steps" >/dev/null 2>"$log"
+    rc=$?
+    mkdir -p "$res/bench-logs"
+    cp "$log" "$res/bench-logs/$name.txt"
     : >"$log.rows"
+    asked=$(wc -w <<<"${plans//;/ }")
     while IFS= read -r line; do
         case $line in
         *": bench plan refused: "*)
-            row "$label" "?" "" "" "" "" "" "$steps" "" "" "$plan: refused (${line#*refused: })" ;;
+            row "$label" "?" "" "" "" "" "" "$steps" "" "" "$plan: refused (${line#*refused: })"
+            plan="" ;;
         *": bench plan "[0-9]*": "*)
+            [[ -n $plan ]] && row "$label" "?" "" "" "" "" "" "$steps" "" "" "$plan: FAILED: no report (log: bench-logs/$name.txt)"
+            n=${line#*: bench plan }
+            n=${n%%:*}
             plan=${line#*: bench plan }
             plan=${plan#*: } ;;
         *": schedule="*)
-            note="$plan: predicted $(field predicted_seconds "$line") s"
+            note="${plan:-(no bench plan)}: predicted $(field predicted_seconds "$line") s"
             [[ $line == *re-planned* ]] && note+=", RE-PLANNED: $(sed 's/.*\(re-planned [^)]*)\).*/\1/' <<<"$line" | cut -c1-300)"
             [[ $line == *"checked after"* ]] && note+=", checked: $(sed 's/.*\(checked after [^;]*\).*/\1/' <<<"$line" | cut -c1-200)"
             [[ $line == *"as predicted"* ]] && note+=", $(grep -o 'the first chunk as predicted ([0-9.]*x)\|block 1 as predicted ([0-9.]*x)' <<<"$line" | tr '\n' ' ')"
             row "$label" "$(field schedule "$line")" "$(field k "$line")" "$(field b "$line")" "$(field streams "$line")" \
                 "$(field chunks "$line")" "$(field fuse "$line")" "$steps" "$(field seconds "$line")" "$(field glups "$line")" "$note"
-            echo "$plan $(field glups "$line") $(field seconds "$line") $(field predicted_seconds "$line")" >>"$log.rows" ;;
+            [[ -n $plan ]] && echo "$n $plan $(field glups "$line") $(field seconds "$line") $(field predicted_seconds "$line")" >>"$log.rows"
+            plan="" ;;
+        *": note: "* | *": trace: "*) ;;
+        *)  # the program's own words: an error that ended it, most likely
+            echo "    ($label: ${line:0:400})" | tee -a "$table" ;;
         esac
-    done < <(grep '^tpace: ' "$log" | grep -v ': trace: ')
-    [[ -s $log.rows ]] || row "$label" "?" "" "" "" "" "" "$steps" "" "" "FAILED: $(tail -2 "$log" | tr '\n' ' ' | cut -c1-300)"
+    done < <(grep -a '^tpace: ' "$log")
+    [[ -n $plan ]] && row "$label" "?" "" "" "" "" "" "$steps" "" "" "$plan: FAILED: no report (log: bench-logs/$name.txt)"
+    if ! grep -aq ': bench plan 1: ' "$log"; then
+        row "$label" "?" "" "" "" "" "" "$steps" "" "" "FAILED: the program ran no TPACE_BENCH_PLANS plan (translated by a tpace older than it? run bash bench/prepare.sh and carry bench/gen again)"
+    elif [[ $(wc -l <"$log.rows") -lt $asked ]]; then
+        row "$label" "?" "" "" "" "" "" "$steps" "" "" "FAILED: $(wc -l <"$log.rows") of $asked plans reported; last words: $(grep -av '^tpace: .*\(schedule=\|bench plan\)' "$log" | tail -2 | tr '\n' ' ' | cut -c1-300)"
+    fi
+    [[ $rc == 0 ]] || echo "    ($label: the process ended with status $rc${run_timeout:+ (124: stopped after $run_timeout s)}; log: bench-logs/$name.txt)" | tee -a "$table"
     echo "    ($label: $(($(date +%s) - start)) s for the process, set-up included)" | tee -a "$table"
 }
 # bench_summary LABEL: the model's runs (plans starting `model`) against the best of the case:
@@ -975,7 +1012,7 @@ bench_summary() {
     local rows="$out/${1//[^A-Za-z0-9._-]/-}.bench.rows"
     [[ -s $rows ]] || return 0
     # (by seconds: every run of a case has the same steps and points)
-    awk -v l="$1" '{ g[NR] = $2; p[NR] = $1; s[NR] = $3; q[NR] = $4; if ($3 > 0 && (best == 0 || $3 < best)) { best = $3; bp = $1; bg = $2 } }
+    awk -v l="$1" '{ g[NR] = $3; p[NR] = $2; s[NR] = $4; q[NR] = $5; if ($4 > 0 && (best == 0 || $4 < best)) { best = $4; bp = $2; bg = $3 } }
         END { for (i = 1; i <= NR; i++) if (p[i] ~ /^model/ && best > 0 && s[i] > 0)
                   printf "    %s: %s %.1f Glup/s = %.3f of the best (%s, %.1f Glup/s); predicted %.4g s, measured %.4g s (%.2fx)\n",
                          l, p[i], g[i], best / s[i], bp, bg, q[i], s[i], s[i] / (q[i] > 0 ? q[i] : 1) }' "$rows" | tee -a "$table"
@@ -1086,8 +1123,12 @@ if [[ $parts == *showit* ]]; then
             bench_case "$label" "$work/$bin" "$steps" \
                 "model,TPACE_REPLAN=0 model,TPACE_REPLAN=0,TPACE_MACHINE=$wrong model,TPACE_REPLAN=1,TPACE_MACHINE=$wrong model,TPACE_REPLAN=1" \
                 TPACE_DEVICE_MEM=$mem $(machine_env)
-            awk -v l="$label" 'NR == 1 { own = $3 } NR == 2 { bad = $3 } NR == 3 { re = $3 }
-                END { if (bad > 0 && re > 0) printf "    %s: the wrong profile %.3f of the own profile'"'"'s run without re-planning, %.3f with it (target >= 0.90)\n", l, own / bad, own / re }' \
+            # Plans 1 to 4 by their place in the list (a plan that did not report has no row).
+            awk -v l="$label" '$1 == 1 { own = $4 } $1 == 2 { bad = $4 } $1 == 3 { re = $4 } $1 == 4 { self = $4 }
+                END { if (own > 0 && bad > 0 && re > 0)
+                          printf "    %s: the wrong profile %.3f of the own profile'"'"'s run without re-planning, %.3f with it (target >= 0.90)%s\n",
+                                 l, own / bad, own / re, (self > 0 ? sprintf("; the own profile re-planning %.3f", own / self) : "")
+                      else print "    " l ": no ratio (a run did not report: see the rows above)" }' \
                 "$out/${label//[^A-Za-z0-9._-]/-}.bench.rows" | tee -a "$table"
         done
     done
@@ -1170,11 +1211,13 @@ if [[ $parts == *opencl* ]]; then
     # model's pick for the h100 profile against the best: the ratio and the time to choose.
     # OPENCL_SIZES=tiny runs (c) on tiny grids (a smoke test, e.g. on PoCL:
     # BENCH_PARTS=opencl OPENCL_PLATFORM=portable OPENCL_SIZES=tiny bash bench/gpu.sh).
-    # To fit a command's time limit, split it: OPENCL_CHECK=0 skips (a) and (b), and
-    # OPENCL_BENCH lists the benchmarks of (c) (default "heat1d heat2d heat3d himeno"; heat-3D
-    # has the most configurations, 84 work groups by 4 T), e.g. one run with
-    # OPENCL_BENCH="heat1d heat2d", one with OPENCL_CHECK=0 OPENCL_BENCH=heat3d, one with
-    # OPENCL_CHECK=0 OPENCL_BENCH=himeno; the mean ratio is over the tune folders in $OUT.
+    # OPENCL_CHECK=0 skips (a) and (b): then (c)'s four benchmarks fit one call (work groups of
+    # at most 256 items: heat 1-D 1000 steps, 2-D 400, 3-D 100, Himeno 20 (HIMENO_CL_STEPS), about
+    # 6 minutes on the H100); OPENCL_BENCH lists the benchmarks of (c) (default "heat1d heat2d
+    # heat3d himeno"). Last, a line per benchmark: the model's pick over the sweep's best (issue
+    # 27 item 4: >= 0.90 each) and the time each took to choose, their mean and lowest, and the
+    # same read back from the sweeps by bench/opencl-choice.sh, which re-checks a later model
+    # offline against $OUT/tune-cl.tar.gz (each tune-cl-NAME/ holds results.csv and args).
     clp=${OPENCL_PLATFORM:-NVIDIA}
     export TPACE_CL_PLATFORM=$clp
     echo "== OpenCL on platform $clp ==" | tee -a "$table"
@@ -1260,6 +1303,8 @@ if [[ $parts == *opencl* ]]; then
         "$tpace" tune "$src" --target opencl --machine h100 --out "$res/tune-cl-$label" --steps "$steps" \
             --wg "$wgs" "$@" -- "$steps" >"$res/tune-cl-$label.txt" 2>"$out/tune-cl-$label.err"
         echo "exit $? ($(grep -c '^\[' "$out/tune-cl-$label.err") runs)" | tee -a "$table"
+        # What it was tuned at, for bench/opencl-choice.sh (the choice re-checked offline).
+        echo "$src $steps $*" >"$res/tune-cl-$label/args"
         "$tpace" plan "$src" --target opencl --machine h100 --steps "$steps" "$@" >"$res/plan-cl-$label.txt" 2>&1
         grep -E '^chosen:|stopped|stayed' "$res/plan-cl-$label.txt" | tee -a "$table"
         tail -8 "$res/tune-cl-$label.txt" | tee -a "$table"
@@ -1275,17 +1320,34 @@ if [[ $parts == *opencl* ]]; then
         tune_cl heat1d $st/heat1d.c ${HEAT1D_STEPS:-1000} 4194304 1 1 --set N=4194304
         tune_cl heat2d $st/heat2d.c ${HEAT2D_STEPS:-400} 2048 2048 1 --set NX=2048 --set NY=2048
         tune_cl heat3d $st/heat3d.c ${HEAT3D_STEPS:-100} 256 256 256 --set NX=256 --set NY=256 --set NZ=256
-        tune_cl himeno $st/himeno.c ${HIMENO_CL_STEPS:-100} 256 128 128 --set MIMAX=128 --set MJMAX=128 --set MKMAX=256
+        tune_cl himeno $st/himeno.c ${HIMENO_CL_STEPS:-20} 256 128 128 --set MIMAX=128 --set MJMAX=128 --set MKMAX=256
     fi
+    # Issue 27 item 4: per benchmark, the model's pick against the exhaustive sweep's best, and
+    # the time each took to choose (the model's: under a millisecond).
+    echo "-- the model's choice against the exhaustive sweep (issue 27 item 4: >= 0.90 each) --" | tee -a "$table"
+    ratios=""
+    for label in heat1d heat2d heat3d himeno; do
+        f=$res/tune-cl-$label.txt
+        [[ -f $f ]] || continue
+        ratio=$(sed -n 's/^ratio model pick \/ best measured: \([0-9.]*\).*/\1/p' "$f")
+        pick=$(sed -n "s/^model's pick (\([^,]*\), evolution-vector model, chosen in \([0-9.]*\) ms): work group \(.*\)/\3 (\1, chosen in \2 ms)/p" "$f")
+        best=$(sed -n 's/^best measured: \(.*\)/\1/p' "$f")
+        how=$(sed -n 's/^  measured (\(.*\)): .*/\1/p' "$f")
+        sweep=$(sed -n 's/^time to choose: the model [0-9.]* ms, the exhaustive sweep \(.*\)/\1/p' "$f")
+        echo "OpenCL $label: ${ratio:-no ratio} of the best; pick ${pick:-none} ${how:+($how)}; best ${best:-none}; sweep $sweep" | tee -a "$table"
+        [[ -n $ratio ]] && ratios+="$ratio "
+    done
+    if [[ -n $ratios ]]; then
+        tr ' ' '\n' <<<"$ratios" | awk 'NF { s += $1; if (min == "" || $1 < min) min = $1; n++ }
+            END { if (n) printf "OpenCL: mean ratio %.3f, lowest %.3f, over %d benchmarks (the paper: 0.888 on its GPU, 0.922 on the Xeon Phi)\n", s / n, min, n }' |
+            tee -a "$table"
+    fi
+    # The same sweeps read back by bench/opencl-choice.sh, as a later session re-checks a
+    # change to the model's pricing against them offline (its choice should be the pick above).
+    TPACE=$tpace bash bench/opencl-choice.sh "$res" 2>&1 | tee -a "$table"
     # The tune folders in one archive (the device tool brings back few files).
     tar -C "$res" -czf "$res/tune-cl.tar.gz" $(cd "$res" && ls -d tune-cl-*/ 2>/dev/null) 2>/dev/null &&
         rm -rf "$res"/tune-cl-*/
-    ratios=$(grep -h '^ratio model pick / best measured: ' "$res"/tune-cl-*.txt | awk '{print $7}')
-    if [[ -n $ratios ]]; then
-        echo "OpenCL: ratio of the model's pick to the best, per benchmark: $(tr '\n' ' ' <<<"$ratios")" | tee -a "$table"
-        awk '{ s += $1; n++ } END { if (n) printf "OpenCL: mean ratio %.3f over %d benchmarks (the paper: 0.888 on its GPU, 0.922 on the Xeon Phi)\n", s / n, n }' \
-            <<<"$ratios" | tee -a "$table"
-    fi
 fi
 if [[ $parts == *kernels3d* ]]; then
     # Issue 28 in one call on one GPU (about 6 minutes): tpace's 3-D kernels beside the

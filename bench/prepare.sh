@@ -23,6 +23,10 @@ cd "$(dirname "$0")/.."
 cargo build --release -q
 rm -rf bench/gen
 mkdir -p bench/gen
+# What bench/gen is translated from (gpu.sh says when its checkout differs: bench/sources.sh).
+. bench/sources.sh
+sources_list >bench/gen/sources.list
+sources_sum bench/gen/sources.list >bench/gen/sources.sum
 cp target/release/tpace bench/gen/tpace
 for f in examples/*.c tests/fixtures/{layouts,reductions,styles,ordinary,stencil,liveness,sweeps}/*.c; do
     [[ -f $f ]] || continue

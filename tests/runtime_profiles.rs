@@ -615,3 +615,94 @@ fn tpace_machine_names_a_profile_file_and_a_bad_one_is_refused() {
     );
     assert!(!stderr.contains("schedule="), "{stderr}");
 }
+
+/// bench/gpu.sh part `showit` in one process (TPACE_BENCH_PLANS), as on the H100: the
+/// device's own profile given for the whole process (TPACE_MACHINE, the probe's fresh file),
+/// then per plan the wrong GPU's (bench/showit/h200-spec.toml) without and with re-planning,
+/// then the own one with it. Every plan runs and reports, each with the profile and the
+/// re-planning its own settings name (the plan each profile gives, the check only where
+/// TPACE_REPLAN=1), none dropped.
+#[test]
+fn bench_plans_take_each_plans_own_profile_and_replanning() {
+    let j = jacobi();
+    let cap = 1_500_000u64;
+    let own = j.dir.path().join("h100.toml");
+    let h100 = std::fs::read_to_string(root().join("profiles/h100.toml")).unwrap();
+    std::fs::write(&own, h100.replace("name = \"h100\"", "name = \"probed\"")).unwrap();
+    let wrong = root().join("bench/showit/h200-spec.toml");
+    let plans = format!(
+        "model,TPACE_REPLAN=0 model,TPACE_REPLAN=0,TPACE_MACHINE={w} model,TPACE_REPLAN=1,TPACE_MACHINE={w} model,TPACE_REPLAN=1",
+        w = wrong.display()
+    );
+    let env = vec![
+        (
+            "TPACE_EMULATE_DEVICE_NAME".to_string(),
+            "NVIDIA H100 80GB HBM3".to_string(),
+        ),
+        ("TPACE_DEVICE_MEM".to_string(), cap.to_string()),
+        ("TPACE_MACHINE".to_string(), own.display().to_string()),
+        ("TPACE_BENCH_PLANS".to_string(), plans),
+    ];
+    let dump = j.dir.path().join("t.dump");
+    let got = run_with(&j.binary, STEPS, &Params::default(), &env, &dump);
+    let lines: Vec<&str> = got
+        .stderr
+        .lines()
+        .filter(|l| l.contains(": bench plan ") || l.contains(" schedule="))
+        .collect();
+    // In order: plan i's line, then its report.
+    assert_eq!(lines.len(), 8, "{}", got.stderr);
+    let field = |line: &str, key: &str| -> String {
+        line.split_whitespace()
+            .find_map(|w| w.strip_prefix(&format!("{key}=")))
+            .unwrap_or_else(|| panic!("{key} in {line}"))
+            .to_string()
+    };
+    let plan_of = |line: &str| {
+        (
+            field(line, "schedule"),
+            field(line, "k"),
+            field(line, "b"),
+            field(line, "streams"),
+        )
+    };
+    let own_said = format!(
+        "(chosen by the model for probed; device NVIDIA H100 80GB HBM3, profile probed (TPACE_MACHINE file {}); the device matches bundled profile h100",
+        own.display()
+    );
+    let wrong_said = format!(
+        "(chosen by the model for h200-spec; device NVIDIA H100 80GB HBM3, profile h200-spec (TPACE_MACHINE file {}); the device matches bundled profile h100",
+        wrong.display()
+    );
+    let own_plan = plan_for(own.to_str().unwrap(), cap);
+    let wrong_plan = plan_for(wrong.to_str().unwrap(), cap);
+    assert_ne!(own_plan, wrong_plan, "the two profiles plan alike here");
+    for (i, (said, plan, replan)) in [
+        (&own_said, &own_plan, false),
+        (&wrong_said, &wrong_plan, false),
+        (&wrong_said, &wrong_plan, true),
+        (&own_said, &own_plan, true),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let (head, report) = (lines[2 * i], lines[2 * i + 1]);
+        assert!(
+            head.contains(&format!(": bench plan {}: model,TPACE_REPLAN=", i + 1)),
+            "{head}"
+        );
+        assert!(report.contains(said.as_str()), "plan {}: {report}", i + 1);
+        // The plan the profile gives (a re-planned run may end on another: its first is it).
+        if !replan {
+            assert_eq!(&plan_of(report), plan, "plan {}: {report}", i + 1);
+            assert_eq!(field(report, "replans"), "0", "{report}");
+            assert!(!report.contains("checked after"), "{report}");
+        } else {
+            assert!(
+                report.contains("checked after the first chunk"),
+                "plan {}: {report}",
+                i + 1
+            );
+        }
+    }
+}

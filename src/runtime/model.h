@@ -427,7 +427,7 @@ static inline void tpace_toml_set(tpace_profile_text *t, int section, const char
 }
 
 /* Read a machine profile from `path` into *mc (its strings and kernels allocated for the
- * program's life). Returns 1, or 0 with what is wrong, "FILE:LINE: ...", in err. */
+ * program's life, or until its caller frees them). Returns 1, or 0 with what is wrong, "FILE:LINE: ...", in err. */
 static inline int tpace_machine_read(const char *path, tpace_machine *mc, char *err, size_t err_size)
 {
     static tpace_profile_text text; /* large; one read at a time */
@@ -609,6 +609,8 @@ static inline int tpace_machine_read(const char *path, tpace_machine *mc, char *
     memset(mc, 0, sizeof *mc);
     mc->name = name;
     mc->device = device[0] ? device : NULL;
+    if (!device[0])
+        free(device);
     mc->memory_bps = TPACE_FIG("memory_gbs") * 1e9;
     mc->kernel_bps = TPACE_HAS("stencil_gbs") ? TPACE_FIG("stencil_gbs") * 1e9 : mc->memory_bps;
     mc->h2d_bps = TPACE_FIG("h2d_gbs") * 1e9;

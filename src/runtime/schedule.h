@@ -318,23 +318,39 @@ static inline int tpace_fuse_wanted(tpace_rt *r, const tpace_shape *shape, int *
 
 /* ---- The machine profile a run plans with ---- */
 
-/* TPACE_MACHINE's profile, read once per program (several pipelines plan with it). */
+/* TPACE_MACHINE's profile, read once per program and file (several pipelines plan with it;
+ * TPACE_BENCH_PLANS may name another file per plan): the last few files read are kept. */
+#define TPACE_ENV_MACHINES 4
 static inline const tpace_machine *tpace_env_machine(const char *path)
 {
-    static tpace_machine read;
-    static char read_path[1024];
-    static int have = 0;
-    if (have && strcmp(read_path, path) == 0)
-        return &read;
+    static tpace_machine read[TPACE_ENV_MACHINES];
+    static char read_path[TPACE_ENV_MACHINES][1024];
+    static int have = 0, next = 0;
+    for (int i = 0; i < have; i++)
+        if (strcmp(read_path[i], path) == 0)
+            return &read[i];
+    tpace_machine *slot = &read[next];
+    if (have == TPACE_ENV_MACHINES) {
+        /* The oldest goes (its strings and kernels with it). */
+        for (int i = 0; i < slot->nkernels; i++) {
+            free((void *)slot->kernels[i].elem);
+            free((void *)slot->kernels[i].shape);
+        }
+        free((void *)slot->kernels);
+        free((void *)slot->name);
+        free((void *)slot->device);
+    }
     char err[700];
-    if (!tpace_machine_read(path, &read, err, sizeof err)) {
+    if (!tpace_machine_read(path, slot, err, sizeof err)) {
         char msg[900];
         snprintf(msg, sizeof msg, "TPACE_MACHINE=%s: %s", path, err);
         tpace_stop("settings", msg);
     }
-    snprintf(read_path, sizeof read_path, "%s", path);
-    have = 1;
-    return &read;
+    snprintf(read_path[next], sizeof read_path[next], "%s", path);
+    have = have < TPACE_ENV_MACHINES ? have + 1 : have;
+    const tpace_machine *got = slot;
+    next = (next + 1) % TPACE_ENV_MACHINES;
+    return got;
 }
 
 /* The model a run plans with, into *out (NULL where the program has none), and what the report
