@@ -17,7 +17,7 @@
 # it was at that revision, into bench/gen/ab-NAME/ (with AB_REV in bench/gen/ab-rev),
 # for gpu.sh's part `ab`: the two translations timed in one run.
 # PREPARE_ONLY="NAME ...": only those examples and fixtures (a call that runs a few parts),
-# with the --mpi translations.
+# with the --mpi translations of those among jacobi2d, heat3d and himeno.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release -q
@@ -67,6 +67,7 @@ done
     echo "prepare.sh: no bench/offload/root: the OpenACC translations were not compiled for nvptx here (bench/offload/setup.sh)"
 # --mpi translations for gpu.sh's part `mpi` (several ranks, TPACE_GPUS).
 for name in jacobi2d heat3d himeno; do
+    [[ -f bench/gen/$name/reference.c ]] || continue # not among PREPARE_ONLY's
     mkdir -p "bench/gen/mpi-$name"
     target/release/tpace translate "examples/$name.c" --target cuda --mpi -o "bench/gen/mpi-$name/translated.cu" 2>/dev/null
     cp "bench/gen/$name/reference.c" "bench/gen/mpi-$name/reference.c"
