@@ -198,6 +198,10 @@ enum Cmd {
         /// MPI processes among which the devices are (default: one per device).
         #[arg(long)]
         ranks: Option<u64>,
+        /// Devices of one node, whose copies share its host memory (the profile's
+        /// host_memory_gbs; default: one process's, devices / ranks).
+        #[arg(long)]
+        node_devices: Option<u64>,
     },
     /// Build once, run over schedule x k x b x streams, write results.csv and heatmap.svg,
     /// and compare the best configuration with the model's pick.
@@ -424,6 +428,7 @@ fn real_main(cli: Cli) -> Result<ExitCode, Failure> {
             steps,
             devices,
             ranks,
+            node_devices,
         } => {
             use tpace::model::{Profile, report};
             let fail = |e: String| Failure(format!("error: {e}\n"));
@@ -440,6 +445,7 @@ fn real_main(cli: Cli) -> Result<ExitCode, Failure> {
                 fuse_steps: None,
                 devices,
                 ranks: ranks.unwrap_or(devices),
+                node_devices: node_devices.unwrap_or(0),
                 peer: matches!(target, Target::Cuda),
             };
             for unit in compiled.units() {

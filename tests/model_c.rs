@@ -507,7 +507,8 @@ fn several_devices_run_the_plan_the_model_chooses_for_them() {
     ] {
         let mut w = Workload::from_unit(c.unit(0), &extents, steps).unwrap();
         w = w.with_fusion(None, &c.program.pipelines[0].arrays);
-        let d = tpace::model::devices::choose_devices(&w, &h100, cap, devices, 1, false).unwrap();
+        let d = tpace::model::devices::choose_devices(&w, &h100, cap, devices, 1, devices, false)
+            .unwrap();
         let mut env = vec![("TPACE_GPUS".to_string(), devices.to_string())];
         if let Some(cap) = cap {
             env.push(("TPACE_DEVICE_MEM".to_string(), cap.to_string()));

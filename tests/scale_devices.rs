@@ -87,6 +87,43 @@ fn run(
         .unwrap_or_else(|f| panic!("{} {ranks:?} {params:?} {env:?}: {f}", binary.display()))
 }
 
+/// A program broken on purpose: `source` built as `name` for `target` (`--mpi` where
+/// `mpi`) with `edit`'s first text replaced by its second.
+struct Broken<'a> {
+    name: &'a str,
+    source: &'a str,
+    target: Target,
+    mpi: bool,
+    edit: (&'a str, &'a str),
+}
+
+/// Build `b`, run it `steps` steps (under mpirun with `ranks`) with `p` and `env`, and
+/// assert that its arrays differ from the sequential run `seq`: the break is caught.
+fn assert_caught(
+    tc: &Toolchain,
+    dir: &Path,
+    b: &Broken,
+    (steps, ranks): (u64, Option<u64>),
+    (p, env): (&Params, &[(&str, &str)]),
+    seq: &Execution,
+    what: &str,
+) {
+    let (_, broken) = builds(tc, dir, b.name, b.source, b.target, b.mpi, Some(b.edit));
+    let got = run(
+        tc,
+        &broken.binary,
+        steps,
+        ranks,
+        p,
+        env,
+        &dir.join("b.dump"),
+    );
+    assert!(
+        first_difference(&seq.dump, &got.dump).is_some(),
+        "{what} went unnoticed"
+    );
+}
+
 /// The phases line of a run over several devices (the last one: the last pipeline's).
 fn phases(got: &Execution) -> &str {
     got.stderr
@@ -353,30 +390,24 @@ fn ghost_planes_go_device_to_device_where_devices_reach_each_other() {
         );
     }
     // The first block's ghost planes not uploaded into the device copies it reads.
-    let (_, broken) = builds(
-        &tc,
-        dir.path(),
-        "heat3d_peer",
+    let no_upload = Broken {
+        name: "heat3d_peer",
         source,
-        Target::Cuda,
-        false,
-        Some((
+        target: Target::Cuda,
+        mpi: false,
+        edit: (
             "            tpace_ghost_upload_first(s, g, side);",
             "            (void)tpace_ghost_upload_first;",
-        )),
-    );
-    let got = run(
+        ),
+    };
+    assert_caught(
         &tc,
-        &broken.binary,
-        steps,
-        None,
-        &p,
-        &[("TPACE_EMU_DEVICES", "3")],
-        &dir.path().join("b.dump"),
-    );
-    assert!(
-        first_difference(&seq.dump, &got.dump).is_some(),
-        "the first block's ghost planes missing on the device went unnoticed"
+        dir.path(),
+        &no_upload,
+        (steps, None),
+        (&p, &[("TPACE_EMU_DEVICES", "3")]),
+        &seq,
+        "the first block's ghost planes missing on the device",
     );
 }
 
@@ -635,34 +666,28 @@ fn every_rank_receives_what_a_later_pipeline_reads() {
         );
     }
     // The first pipeline's arrays to rank 0 alone: the second starts from stale planes.
-    let (_, broken) = builds(
-        &tc,
-        dir.path(),
-        "two_phases",
+    let to_root = Broken {
+        name: "two_phases",
         source,
-        Target::Openacc,
-        true,
-        Some((
+        target: Target::Openacc,
+        mpi: true,
+        edit: (
             "    /* arrays[0]: every rank receives it after the pipeline",
             "    arrays[0].to_root = arrays[1].to_root = 1; /* arrays[0]: every rank receives it after the pipeline",
-        )),
-    );
+        ),
+    };
     let p = Params {
         gpus: Some(1),
         ..params("mmtb", 2, 5, 2)
     };
-    let got = run(
+    assert_caught(
         &tc,
-        &broken.binary,
-        steps,
-        Some(3),
-        &p,
-        &[],
-        &dir.path().join("b.dump"),
-    );
-    assert!(
-        first_difference(&seq.dump, &got.dump).is_some(),
-        "the first pipeline's arrays sent to rank 0 alone went unnoticed"
+        dir.path(),
+        &to_root,
+        (steps, Some(3)),
+        (&p, &[]),
+        &seq,
+        "the first pipeline's arrays sent to rank 0 alone",
     );
 }
 
@@ -1083,8 +1108,8 @@ fn ranks_run_the_plan_and_the_prediction_of_the_model() {
         let w = Workload::from_unit(c.unit(0), &extents, steps)
             .unwrap()
             .with_fusion(None, &c.program.pipelines[0].arrays);
-        let d =
-            tpace::model::devices::choose_devices(&w, &h100, None, ranks, ranks, false).unwrap();
+        let d = tpace::model::devices::choose_devices(&w, &h100, None, ranks, ranks, ranks, false)
+            .unwrap();
         let got = run(
             &tc,
             &translated.binary,
@@ -1231,33 +1256,27 @@ fn ghost_planes_between_ranks_of_one_node_come_out_of_the_neighbours_memory() {
         );
         return;
     }
-    let (_, broken) = builds(
-        &tc,
-        dir.path(),
-        "heat3d_pull",
+    let half = Broken {
+        name: "heat3d_pull",
         source,
-        Target::Openacc,
-        true,
-        Some((
+        target: Target::Openacc,
+        mpi: true,
+        edit: (
             "(const void *)(size_t)where[1], in_bytes,",
             "(const void *)(size_t)where[1], in_bytes / 2,",
-        )),
-    );
+        ),
+    };
     let p = Params {
         gpus: Some(1),
         ..params("mmtb", 2, 5, 2)
     };
-    let got = run(
+    assert_caught(
         &tc,
-        &broken.binary,
-        steps,
-        Some(3),
-        &p,
-        &[],
-        &dir.path().join("b.dump"),
-    );
-    assert!(
-        first_difference(&seq.dump, &got.dump).is_some(),
-        "half a neighbour's ghost planes copied went unnoticed"
+        dir.path(),
+        &half,
+        (steps, Some(3)),
+        (&p, &[]),
+        &seq,
+        "half a neighbour's ghost planes copied",
     );
 }

@@ -146,6 +146,10 @@ pub fn initializer(w: &Workload, m: &Machine) -> String {
         "    {}, /* several devices: seconds of one exchange's fixed cost */\n",
         c_double(m.exchange_latency_s)
     ));
+    out.push_str(&format!(
+        "    {}, /* several devices of one node: their copies together, bytes/s (0: unknown) */\n",
+        c_double(m.host_memory_bps)
+    ));
     // The profile's measured kernel times for this pipeline's element type and shape
     // class, per steps per kernel (index 1: one step): seconds per point and step,
     // scaled to its bytes per point (predict.rs `measured_point_cost`), and the rows.
@@ -226,7 +230,7 @@ pub fn runtime_profiles() -> Vec<Profile> {
 pub fn machine_initializer(p: &Profile, kernels: &str) -> Result<String, String> {
     let m = Machine::from_profile(p)?;
     let device = p.device.as_deref().map_or("NULL".to_string(), c_string);
-    let fields: [(String, &str); 16] = [
+    let fields: [(String, &str); 17] = [
         (c_string(&m.name), "profile"),
         (device, "the device it describes"),
         (c_double(m.memory_bps), "device copy bandwidth, bytes/s"),
@@ -260,6 +264,10 @@ pub fn machine_initializer(p: &Profile, kernels: &str) -> Result<String, String>
         (
             c_double(m.exchange_latency_s),
             "seconds of one exchange's fixed cost",
+        ),
+        (
+            c_double(m.host_memory_bps),
+            "a node's devices' copies together, bytes/s (0: unknown)",
         ),
         (format!("{}ULL", m.units), "multiprocessors (0: unknown)"),
         (m.kernels.len().to_string(), "measured kernel times"),

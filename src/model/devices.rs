@@ -154,6 +154,25 @@ pub fn planes_computed(w: &Workload, devices: u64, slab: u64, k: u64) -> u64 {
     w.n.min(slab + (k * sides).div_ceil(2))
 }
 
+/// The machine each of `devices` devices of one node sees: their copies share the
+/// host's memory (`host_memory_bps`, both ways, all devices together), so where they
+/// would together ask more than it gives, each device's link rates shrink alike (the
+/// runtime's `tpace_model_share_host`). Measured on a lent node of four H100s
+/// (2026-11-26): each GPU's uploads at 24 GB/s and downloads at 27 GB/s with all four
+/// copying, against 44 and 47 GB/s for one alone; two of them at 36 and 47.
+pub fn sharing_host(m: &Machine, devices: u64) -> Machine {
+    let mut shared = m.clone();
+    let each = m.duplex_bps.unwrap_or(m.h2d_bps + m.d2h_bps);
+    let asked = devices as f64 * each;
+    if m.host_memory_bps > 0.0 && asked > m.host_memory_bps {
+        let share = m.host_memory_bps / asked;
+        shared.h2d_bps *= share;
+        shared.d2h_bps *= share;
+        shared.duplex_bps = m.duplex_bps.map(|d| d * share);
+    }
+    shared
+}
+
 /// Planes of the largest of `devices` slabs of `n` planes.
 pub fn largest_slab(n: u64, devices: u64) -> u64 {
     n.div_ceil(devices.max(1))
@@ -161,17 +180,21 @@ pub fn largest_slab(n: u64, devices: u64) -> u64 {
 
 /// Choose for `devices` devices of which `ranks` processes hold slabs; the
 /// thinnest rank's planes bound the ghost depth (a neighbour rank holds them).
-/// `peer`: the devices of one process copy ghost planes into each other's memory (CUDA).
+/// `node_devices` of them share a node, whose host memory their copies share
+/// ([`sharing_host`]). `peer`: the devices of one process copy ghost planes into each
+/// other's memory (CUDA).
 pub fn choose_devices(
     w: &Workload,
     m: &Machine,
     cap: Option<u128>,
     devices: u64,
     ranks: u64,
+    node_devices: u64,
     peer: bool,
 ) -> Result<DeviceChoice, String> {
     let devices = devices.max(1);
     let ranks = ranks.clamp(1, devices);
+    let m = &sharing_host(m, node_devices.clamp(1, devices));
     if w.n < devices {
         return Err(format!(
             "the grid has {} planes along the cut axis, fewer than the {devices} devices",
@@ -273,9 +296,9 @@ mod tests {
     fn more_devices_are_faster_until_the_exchanges_dominate() {
         let w = jacobi(98_304, 122_880, 128);
         let m = h100();
-        let one = choose_devices(&w, &m, Some(8_000_000_000), 1, 1, false).unwrap();
-        let two = choose_devices(&w, &m, Some(8_000_000_000), 2, 2, false).unwrap();
-        let eight = choose_devices(&w, &m, Some(8_000_000_000), 8, 8, false).unwrap();
+        let one = choose_devices(&w, &m, Some(8_000_000_000), 1, 1, 1, false).unwrap();
+        let two = choose_devices(&w, &m, Some(8_000_000_000), 2, 2, 1, false).unwrap();
+        let eight = choose_devices(&w, &m, Some(8_000_000_000), 8, 8, 1, false).unwrap();
         assert!(two.total_s < one.total_s, "{} {}", two.total_s, one.total_s);
         assert!(eight.total_s < two.total_s);
         // One device exchanges nothing.
@@ -291,8 +314,8 @@ mod tests {
         let mut slow = h100();
         slow.exchange_bps = 1e8; // a slow link: exchanges dominate
         slow.exchange_latency_s = 1e-3;
-        let fast = choose_devices(&w, &h100(), None, 4, 4, false).unwrap();
-        let costly = choose_devices(&w, &slow, None, 4, 4, false).unwrap();
+        let fast = choose_devices(&w, &h100(), None, 4, 4, 1, false).unwrap();
+        let costly = choose_devices(&w, &slow, None, 4, 4, 1, false).unwrap();
         assert!(
             costly.blocks <= fast.blocks,
             "{} {}",
@@ -308,7 +331,7 @@ mod tests {
         w.arrays[0].unread = true;
         w.arrays[1].to_root = true;
         let m = h100();
-        let c = choose_devices(&w, &m, Some(8_000_000_000), 2, 2, false).unwrap();
+        let c = choose_devices(&w, &m, Some(8_000_000_000), 2, 2, 1, false).unwrap();
         let planes = rank_planes(w.n, 2, 2);
         let r = results_bytes(&w, &planes);
         assert_eq!(r.early, 24_576 * 61_440 * 4);
@@ -330,11 +353,40 @@ mod tests {
     }
 
     #[test]
+    fn the_devices_of_a_node_share_its_host_memory() {
+        let mut m = h100();
+        m.duplex_bps = Some(88.25e9);
+        m.host_memory_bps = 200e9;
+        // Two devices ask 176.5 GB/s of 200: their links stay as they are.
+        assert_eq!(sharing_host(&m, 2), m);
+        // Four ask 353: each gets 200/353 of its links, both ways alike.
+        let four = sharing_host(&m, 4);
+        let share = 200e9 / (4.0 * 88.25e9);
+        assert!((four.h2d_bps - m.h2d_bps * share).abs() < 1.0);
+        assert!((four.d2h_bps - m.d2h_bps * share).abs() < 1.0);
+        assert!((four.duplex_bps.unwrap() - 50e9).abs() < 1.0);
+        // Unknown (0): every link its own.
+        m.host_memory_bps = 0.0;
+        assert_eq!(sharing_host(&m, 64), m);
+        // A plan over 4 devices of one node costs more than over 4 nodes' devices.
+        m.host_memory_bps = 200e9;
+        let w = jacobi(49_152, 61_440, 128);
+        let spread = choose_devices(&w, &m, Some(8_000_000_000), 4, 1, 1, false).unwrap();
+        let node = choose_devices(&w, &m, Some(8_000_000_000), 4, 1, 4, false).unwrap();
+        assert!(
+            node.total_s > spread.total_s,
+            "{} {}",
+            node.total_s,
+            spread.total_s
+        );
+    }
+
+    #[test]
     fn ghost_depth_is_bounded_by_the_thinnest_rank() {
         let w = jacobi(40, 1000, 64);
-        let c = choose_devices(&w, &h100(), None, 4, 4, false).unwrap();
+        let c = choose_devices(&w, &h100(), None, 4, 4, 1, false).unwrap();
         // 10 planes a rank and a reach of one: k at most 10.
         assert!(c.choice.best.config.k <= 10, "{:?}", c.choice.best.config);
-        assert!(choose_devices(&w, &h100(), None, 64, 64, false).is_err());
+        assert!(choose_devices(&w, &h100(), None, 64, 64, 1, false).is_err());
     }
 }

@@ -113,6 +113,9 @@ pub struct Machine {
     pub exchange_bps: f64,
     /// Several devices: seconds of one exchange's fixed cost.
     pub exchange_latency_s: f64,
+    /// Several devices of one node: bytes per second of every device's copies together,
+    /// both ways (0: unknown, each link its own).
+    pub host_memory_bps: f64,
     /// Measured kernel times (the profile's `[[kernels]]`).
     pub kernels: Vec<KernelFigure>,
     /// Multiprocessors (the profile's `compute_units`; 0: unknown).
@@ -160,6 +163,7 @@ impl Machine {
                 .exchange_latency_us
                 .as_ref()
                 .map_or(0.0, |f| f.value / 1e6),
+            host_memory_bps: gbs(&p.host_memory_gbs).unwrap_or(0.0),
             kernels: p.kernels.clone(),
             units: p.compute_units.as_ref().map_or(0, |f| f.value as u64),
         })

@@ -126,6 +126,10 @@ pub struct Profile {
     pub exchange_gbs: Option<Figure>,
     /// Several devices: the fixed cost of one such exchange. Absent: zero.
     pub exchange_latency_us: Option<Figure>,
+    /// Several devices of one node: the host memory's rate for every device's copies
+    /// together, both ways (their uploads and downloads share it). Absent: each device's
+    /// link is its own.
+    pub host_memory_gbs: Option<Figure>,
     /// OpenCL's tiled kernels (T steps a launch in local memory): picoseconds a work
     /// item spends per point it computes there, its loads into local memory and barriers
     /// included, against which the evolution-vector choice prices T > 1 (model/opencl.rs).
@@ -184,7 +188,7 @@ pub struct KernelFigure {
 
 /// The figures a profile may give, in the order of [`Profile::figures`] (the runtime's
 /// reader of TPACE_MACHINE files, `tpace_figure_names` in runtime/model.h, lists the same).
-pub const FIGURE_NAMES: [&str; 22] = [
+pub const FIGURE_NAMES: [&str; 23] = [
     "memory_gbs",
     "stencil_gbs",
     "h2d_gbs",
@@ -207,6 +211,7 @@ pub const FIGURE_NAMES: [&str; 22] = [
     "exchange_gbs",
     "exchange_latency_us",
     "tile_point_ps",
+    "host_memory_gbs",
 ];
 
 /// The figures that are counts and must be whole numbers.
@@ -331,6 +336,7 @@ impl Profile {
             &self.exchange_gbs,
             &self.exchange_latency_us,
             &self.tile_point_ps,
+            &self.host_memory_gbs,
         ];
         FIGURE_NAMES
             .into_iter()

@@ -27,6 +27,9 @@ pub struct PlanRequest {
     pub devices: u64,
     /// MPI ranks among which the devices are (0 or 1: one process).
     pub ranks: u64,
+    /// Devices of one node, whose copies share its host memory (0: one process's,
+    /// `devices / ranks`: each rank on a node of its own).
+    pub node_devices: u64,
     /// The devices of one process copy ghost planes into each other's memory (CUDA's
     /// peer copies), whose buffers the plan leaves room for.
     pub peer: bool,
@@ -129,7 +132,19 @@ fn devices_report(
     started: Instant,
 ) -> Result<String, String> {
     let ranks = request.ranks.max(1);
-    let d = super::devices::choose_devices(w, machine, cap, request.devices, ranks, request.peer)?;
+    let node = match request.node_devices {
+        0 => request.devices.max(1) / ranks,
+        n => n,
+    };
+    let d = super::devices::choose_devices(
+        w,
+        machine,
+        cap,
+        request.devices,
+        ranks,
+        node,
+        request.peer,
+    )?;
     let elapsed = started.elapsed();
     let mut out = String::new();
     header(&mut out, unit, profile, w, extents, d.choice.cap);
@@ -157,6 +172,18 @@ fn devices_report(
         bytes(d.exchange_bytes as f64),
         d.redundant_points
     );
+    let shared = super::devices::sharing_host(machine, node.clamp(1, d.devices));
+    if shared.h2d_bps < machine.h2d_bps {
+        let _ = writeln!(
+            out,
+            "  host memory        {node} devices of a node share its {:.0} GB/s (host_memory_gbs): each device's links at {:.1} GB/s up, {:.1} GB/s down (alone {:.1}, {:.1})",
+            machine.host_memory_bps / 1e9,
+            shared.h2d_bps / 1e9,
+            shared.d2h_bps / 1e9,
+            machine.h2d_bps / 1e9,
+            machine.d2h_bps / 1e9
+        );
+    }
     if d.ghost_bytes > 0 {
         let _ = writeln!(
             out,
@@ -182,7 +209,7 @@ fn devices_report(
         n: d.planes,
         ..w.clone()
     };
-    best(&mut out, &slab_w, machine, &d.choice.best, d.choice.cap);
+    best(&mut out, &slab_w, &shared, &d.choice.best, d.choice.cap);
     let _ = writeln!(
         out,
         "\nrun it with: TPACE_GPUS=<devices per process> (and mpirun -np {ranks} for ranks) TPACE_SCHEDULE={} TPACE_K={} TPACE_CHUNK={} TPACE_STREAMS={}",

@@ -51,6 +51,7 @@ typedef struct tpace_model {
     double fused_point_s;        /* fused kernels: seconds per point and step computed (0: no floor) */
     double exchange_bps;         /* several devices: a block's ghost planes between neighbours (0: free) */
     double exchange_latency_s;   /* ... and the fixed cost of one exchange */
+    double host_memory_bps;      /* several devices of one node: their copies together, both ways (0: unknown) */
     double kernel_s[TPACE_MC_FUSE_MAX + 1]; /* per steps per kernel: measured seconds per point and step (0: none) */
     tpace_u64 kernel_rows[TPACE_MC_FUSE_MAX + 1]; /* ... and the chunk width it was measured on */
     tpace_u64 kernel_blocks[TPACE_MC_FUSE_MAX + 1]; /* ... the blocks its launches aimed at */
@@ -83,6 +84,7 @@ typedef struct tpace_machine {
     double duplex_bps, peak_flops; /* 0: unknown */
     double launch_s, memory_bytes; /* 0: none, unknown */
     double fused_point_s, exchange_bps, exchange_latency_s;
+    double host_memory_bps;      /* 0: unknown */
     tpace_u64 units;             /* multiprocessors (0: unknown) */
     int nkernels;
     const tpace_kernel_figure *kernels;
@@ -106,6 +108,7 @@ static inline void tpace_model_on(const tpace_model *program, const tpace_machin
     out->fused_point_s = mc->fused_point_s;
     out->exchange_bps = mc->exchange_bps;
     out->exchange_latency_s = mc->exchange_latency_s;
+    out->host_memory_bps = mc->host_memory_bps;
     for (int d = 0; d <= TPACE_MC_FUSE_MAX; d++) {
         const tpace_u64 per_sm = program->fuse_blocks_per_sm[d];
         out->fuse_wave[d] = d < 2 ? 0 : mc->units > 0 && per_sm > 0 ? mc->units * per_sm : 2048ULL;
@@ -182,7 +185,7 @@ static const char *const tpace_figure_names[] = {
     "memory_gbs", "stencil_gbs", "h2d_gbs", "d2h_gbs", "duplex_gbs", "h2d_pageable_gbs", "memory_gb",
     "compute_units", "cores", "peak_gflops", "bytes_per_flop", "l2_bytes", "l1_bytes", "shared_bytes",
     "tile_bytes", "min_work_groups", "max_work_group_size", "launch_overhead_us", "fused_point_ps",
-    "exchange_gbs", "exchange_latency_us", "tile_point_ps"};
+    "exchange_gbs", "exchange_latency_us", "tile_point_ps", "host_memory_gbs"};
 #define TPACE_FIGURES ((int)(sizeof tpace_figure_names / sizeof tpace_figure_names[0]))
 static const char *const tpace_whole_figures[] = {"compute_units", "cores", "l2_bytes", "l1_bytes", "shared_bytes",
                                                   "tile_bytes", "min_work_groups", "max_work_group_size"};
@@ -622,6 +625,7 @@ static inline int tpace_machine_read(const char *path, tpace_machine *mc, char *
     mc->fused_point_s = TPACE_HAS("fused_point_ps") ? TPACE_FIG("fused_point_ps") * 1e-12 : 0.0;
     mc->exchange_bps = TPACE_HAS("exchange_gbs") ? TPACE_FIG("exchange_gbs") * 1e9 : 0.0;
     mc->exchange_latency_s = TPACE_HAS("exchange_latency_us") ? TPACE_FIG("exchange_latency_us") / 1e6 : 0.0;
+    mc->host_memory_bps = TPACE_HAS("host_memory_gbs") ? TPACE_FIG("host_memory_gbs") * 1e9 : 0.0;
     mc->units = TPACE_HAS("compute_units") ? (tpace_u64)TPACE_FIG("compute_units") : 0;
 #undef TPACE_FIG
 #undef TPACE_HAS

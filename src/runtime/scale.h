@@ -1553,6 +1553,25 @@ static double tpace_results_seconds(const tpace_model *m, const tpace_shape *sha
  * the fewest planes of any rank; rank0: rank 0's; early: the arrays only output reads go to
  * rank 0 as the last block's chunks finish, tpace_results_seconds). TPACE_* settings fix
  * what they set, as with one device. The result goes into `out`'s force fields. */
+/* The model each of a node's `devices` devices plans with: their copies share the host's
+ * memory (host_memory_bps, both ways, all devices together), so where they would together
+ * ask more than it gives, each device's link rates shrink alike (devices.rs sharing_host). */
+static const tpace_model *tpace_model_share_host(const tpace_model *m, int devices, tpace_model *out)
+{
+    if (m == NULL)
+        return NULL;
+    *out = *m;
+    const double each = m->duplex_bps > 0.0 ? m->duplex_bps : m->h2d_bps + m->d2h_bps;
+    const double asked = (double)devices * each;
+    if (m->host_memory_bps > 0.0 && asked > m->host_memory_bps) {
+        const double share = m->host_memory_bps / asked;
+        out->h2d_bps *= share;
+        out->d2h_bps *= share;
+        out->duplex_bps *= share;
+    }
+    return out;
+}
+
 static void tpace_plan_devices(const tpace_shape *shape, const tpace_array *arrays, int narrays,
                                const tpace_reduction *reds, int nreds, int devices, int local, long thinnest,
                                long rank0, int early, tpace_shape *out)
@@ -1612,10 +1631,12 @@ static void tpace_plan_devices(const tpace_shape *shape, const tpace_array *arra
         for (int i = 0; i < nreds; i++)
             reduction_bytes += (size_t)steps * reds[i].elem;
     /* The model for the profile of the devices (the last one asked: tpace_pick_model). */
-    tpace_model picked, scratch;
+    tpace_model picked, scratch, shared;
     char about[400] = "";
     const tpace_model *m =
         tpace_model_fusing(tpace_pick_model(&probe, shape, &picked, about, sizeof about), (tpace_u64)fuse, &scratch);
+    /* The devices of this node: this process's, times the node's ranks. */
+    m = tpace_model_share_host(m, local * w->node_ranks, &shared);
     int found = 0;
     double best = 0.0;
     tpace_model_choice pick;
