@@ -87,6 +87,26 @@ fn run(
         .unwrap_or_else(|f| panic!("{} {ranks:?} {params:?} {env:?}: {f}", binary.display()))
 }
 
+/// `source` built as `name`: its sequential run of `steps` steps and its translation
+/// for `target` (`--mpi` where `mpi`).
+fn sequential_and_translated(
+    tc: &Toolchain,
+    dir: &Path,
+    name: &str,
+    source: &str,
+    (target, mpi): (Target, bool),
+    steps: u64,
+) -> (Built, Execution) {
+    let (reference, translated) = builds(tc, dir, name, source, target, mpi, None);
+    let seq = run_ok(
+        &reference.binary,
+        steps,
+        &Params::default(),
+        &dir.join("r.dump"),
+    );
+    (translated, seq)
+}
+
 /// A program broken on purpose: `source` built as `name` for `target` (`--mpi` where
 /// `mpi`) with `edit`'s first text replaced by its second.
 struct Broken<'a> {
@@ -184,21 +204,14 @@ fn overlapping(a: &[(f64, f64)], b: &[(f64, f64)]) -> usize {
 fn the_devices_of_one_process_run_at_once() {
     let tc = Toolchain::detect();
     let dir = tempfile::tempdir().expect("scratch folder");
-    let (reference, translated) = builds(
+    let steps = 12;
+    let (translated, seq) = sequential_and_translated(
         &tc,
         dir.path(),
         "jacobi_overlap",
         &jacobi_source(600, 240),
-        Target::Cuda,
-        false,
-        None,
-    );
-    let steps = 12;
-    let seq = run_ok(
-        &reference.binary,
+        (Target::Cuda, false),
         steps,
-        &Params::default(),
-        &dir.path().join("r.dump"),
     );
     let trace = dir.path().join("trace.tsv");
     let trace_text = trace.display().to_string();
@@ -264,21 +277,14 @@ fn ghost_planes_go_device_to_device_where_devices_reach_each_other() {
     let tc = Toolchain::detect();
     let dir = tempfile::tempdir().expect("scratch folder");
     let source = include_str!("../examples/heat3d.c");
-    let (reference, translated) = builds(
+    let steps = 9;
+    let (translated, seq) = sequential_and_translated(
         &tc,
         dir.path(),
         "heat3d_peer",
         source,
-        Target::Cuda,
-        false,
-        None,
-    );
-    let steps = 9;
-    let seq = run_ok(
-        &reference.binary,
+        (Target::Cuda, false),
         steps,
-        &Params::default(),
-        &dir.path().join("r.dump"),
     );
     let mut runs: Vec<PeerRun> = Vec::new();
     let set = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
@@ -437,21 +443,14 @@ fn a_rank_bound_to_one_core_takes_its_share_of_the_node() {
     let Some(tc) = mpi_toolchain() else { return };
     let dir = tempfile::tempdir().expect("scratch folder");
     let source = include_str!("../examples/jacobi2d.c");
-    let (reference, translated) = builds(
+    let steps = 9;
+    let (translated, seq) = sequential_and_translated(
         &tc,
         dir.path(),
         "jacobi_bind",
         source,
-        Target::Openacc,
-        true,
-        None,
-    );
-    let steps = 9;
-    let seq = run_ok(
-        &reference.binary,
+        (Target::Openacc, true),
         steps,
-        &Params::default(),
-        &dir.path().join("r.dump"),
     );
     let allowed = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
     let dump = dir.path().join("t.dump");
@@ -526,21 +525,14 @@ fn rank_zero_alone_receives_what_only_output_reads() {
     let Some(tc) = mpi_toolchain() else { return };
     let dir = tempfile::tempdir().expect("scratch folder");
     let source = include_str!("../examples/jacobi2d.c");
-    let (reference, translated) = builds(
+    let steps = 9;
+    let (translated, seq) = sequential_and_translated(
         &tc,
         dir.path(),
         "jacobi_root",
         source,
-        Target::Openacc,
-        true,
-        None,
-    );
-    let steps = 9;
-    let seq = run_ok(
-        &reference.binary,
+        (Target::Openacc, true),
         steps,
-        &Params::default(),
-        &dir.path().join("r.dump"),
     );
     let grid_bytes = 1000 * 600 * 4;
     for (ranks, gpus, p) in [
@@ -605,21 +597,14 @@ fn every_rank_receives_what_a_later_pipeline_reads() {
     let Some(tc) = mpi_toolchain() else { return };
     let dir = tempfile::tempdir().expect("scratch folder");
     let source = include_str!("fixtures/styles/two_phases.c");
-    let (reference, translated) = builds(
+    let steps = 7;
+    let (translated, seq) = sequential_and_translated(
         &tc,
         dir.path(),
         "two_phases",
         source,
-        Target::Openacc,
-        true,
-        None,
-    );
-    let steps = 7;
-    let seq = run_ok(
-        &reference.binary,
+        (Target::Openacc, true),
         steps,
-        &Params::default(),
-        &dir.path().join("r.dump"),
     );
     for (ranks, gpus, p) in [
         (3, 1, params("mmtb", 2, 5, 2)),
@@ -935,21 +920,14 @@ fn results_come_into_rank_zero_only_when_it_lets_them() {
     let Some(tc) = mpi_toolchain() else { return };
     let dir = tempfile::tempdir().expect("scratch folder");
     let source = jacobi_source(400, 200);
-    let (reference, translated) = builds(
+    let steps = 9;
+    let (translated, seq) = sequential_and_translated(
         &tc,
         dir.path(),
         "jacobi_late",
         &source,
-        Target::Openacc,
-        true,
-        None,
-    );
-    let steps = 9;
-    let seq = run_ok(
-        &reference.binary,
+        (Target::Openacc, true),
         steps,
-        &Params::default(),
-        &dir.path().join("r.dump"),
     );
     let p = Params {
         gpus: Some(1),
@@ -1201,21 +1179,14 @@ fn ghost_planes_between_ranks_of_one_node_come_out_of_the_neighbours_memory() {
     let Some(tc) = mpi_toolchain() else { return };
     let dir = tempfile::tempdir().expect("scratch folder");
     let source = include_str!("../examples/heat3d.c");
-    let (reference, translated) = builds(
+    let steps = 9;
+    let (translated, seq) = sequential_and_translated(
         &tc,
         dir.path(),
         "heat3d_pull",
         source,
-        Target::Openacc,
-        true,
-        None,
-    );
-    let steps = 9;
-    let seq = run_ok(
-        &reference.binary,
+        (Target::Openacc, true),
         steps,
-        &Params::default(),
-        &dir.path().join("r.dump"),
     );
     let allowed = node_local_copies_allowed();
     for (ranks, gpus) in [(3, 1), (2, 2)] {
