@@ -337,17 +337,17 @@ TPACE_HOOK int tpace_dev_reduces_on_device(void)
 
 /* ---- Reductions in kernels: each thread accumulates its points, each block combines
  * its threads' values and adds them into the step's slot with one atomic. ---- */
-template <int OP, typename T> __host__ __device__ static inline T tpace_combine(T a, T b)
+template <int tpace_op, typename tpace_t> __host__ __device__ static inline tpace_t tpace_combine(tpace_t a, tpace_t b)
 {
-    return OP == TPACE_RED_SUM ? a + b : OP == TPACE_RED_MAX ? TPACE_MAX(a, b) : TPACE_MIN(a, b);
+    return tpace_op == TPACE_RED_SUM ? a + b : tpace_op == TPACE_RED_MAX ? TPACE_MAX(a, b) : TPACE_MIN(a, b);
 }
 
 #ifdef __CUDACC__
 /* Combine v into *slot atomically: atomicAdd for sums, a compare-and-swap loop on the
  * value's bits for max and min (CUDA has no floating-point atomicMax). */
-template <int OP> __device__ static inline void tpace_atomic(float *slot, float v)
+template <int tpace_op> __device__ static inline void tpace_atomic(float *slot, float v)
 {
-    if (OP == TPACE_RED_SUM) {
+    if (tpace_op == TPACE_RED_SUM) {
         atomicAdd(slot, v);
         return;
     }
@@ -355,15 +355,15 @@ template <int OP> __device__ static inline void tpace_atomic(float *slot, float 
     unsigned int old = *word, assumed;
     do {
         assumed = old;
-        const float next = tpace_combine<OP>(__uint_as_float(assumed), v);
+        const float next = tpace_combine<tpace_op>(__uint_as_float(assumed), v);
         if (__float_as_uint(next) == assumed)
             return;
         old = atomicCAS(word, assumed, __float_as_uint(next));
     } while (old != assumed);
 }
-template <int OP> __device__ static inline void tpace_atomic(double *slot, double v)
+template <int tpace_op> __device__ static inline void tpace_atomic(double *slot, double v)
 {
-    if (OP == TPACE_RED_SUM) {
+    if (tpace_op == TPACE_RED_SUM) {
         atomicAdd(slot, v);
         return;
     }
@@ -371,7 +371,7 @@ template <int OP> __device__ static inline void tpace_atomic(double *slot, doubl
     unsigned long long old = *word, assumed;
     do {
         assumed = old;
-        const double next = tpace_combine<OP>(__longlong_as_double((long long)assumed), v);
+        const double next = tpace_combine<tpace_op>(__longlong_as_double((long long)assumed), v);
         if ((unsigned long long)__double_as_longlong(next) == assumed)
             return;
         old = atomicCAS(word, assumed, (unsigned long long)__double_as_longlong(next));
@@ -382,13 +382,13 @@ template <int OP> __device__ static inline void tpace_atomic(double *slot, doubl
  * memory, then one atomic per block. Every thread of the block must call it (the
  * kernels have no early return), and blocks hold whole warps (tpace_launch_shape's
  * blocks are 256 threads). */
-template <int OP, typename T> __device__ static inline void tpace_block_reduce(T v, T identity, T *slot)
+template <int tpace_op, typename tpace_t> __device__ static inline void tpace_block_reduce(tpace_t v, tpace_t identity, tpace_t *slot)
 {
-    __shared__ T warp_value[32];
+    __shared__ tpace_t warp_value[32];
     const unsigned tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
     const unsigned warps = (blockDim.x * blockDim.y * blockDim.z + 31) / 32;
     for (int off = 16; off > 0; off /= 2)
-        v = tpace_combine<OP>(v, __shfl_down_sync(0xffffffffu, v, off));
+        v = tpace_combine<tpace_op>(v, __shfl_down_sync(0xffffffffu, v, off));
     __syncthreads(); /* an earlier call's warp_value is read */
     if (tid % 32 == 0)
         warp_value[tid / 32] = v;
@@ -396,18 +396,18 @@ template <int OP, typename T> __device__ static inline void tpace_block_reduce(T
     if (tid < 32) {
         v = tid < warps ? warp_value[tid] : identity;
         for (int off = 16; off > 0; off /= 2)
-            v = tpace_combine<OP>(v, __shfl_down_sync(0xffffffffu, v, off));
+            v = tpace_combine<tpace_op>(v, __shfl_down_sync(0xffffffffu, v, off));
         if (tid == 0)
-            tpace_atomic<OP>(slot, v);
+            tpace_atomic<tpace_op>(slot, v);
     }
 }
 #else
 /* The CPU emulation runs a block's threads one after another, each to its end, so a
  * thread can add its value straight into the slot: same sum, another order. */
-template <int OP, typename T> static inline void tpace_block_reduce(T v, T identity, T *slot)
+template <int tpace_op, typename tpace_t> static inline void tpace_block_reduce(tpace_t v, tpace_t identity, tpace_t *slot)
 {
     (void)identity;
-    *slot = tpace_combine<OP>(*slot, v);
+    *slot = tpace_combine<tpace_op>(*slot, v);
 }
 #endif
 
@@ -509,17 +509,17 @@ template <int OP, typename T> static inline void tpace_block_reduce(T v, T ident
 #ifndef TPACE_TILE_WIDE /* 0: every column its own access (to measure what one access saves) */
 #define TPACE_TILE_WIDE 1
 #endif
-template <typename T>
-__device__ static inline bool tpace_cols_wide(const T *in, const T *out, long n, long first, int cols)
+template <typename tpace_t>
+__device__ static inline bool tpace_cols_wide(const tpace_t *in, const tpace_t *out, long n, long first, int cols)
 {
-    return TPACE_TILE_WIDE && ((size_t)in | (size_t)out) % 16 == 0 && (size_t)n * sizeof(T) % 16 == 0 && first % cols == 0;
+    return TPACE_TILE_WIDE && ((size_t)in | (size_t)out) % 16 == 0 && (size_t)n * sizeof(tpace_t) % 16 == 0 && first % cols == 0;
 }
 /* to[c] = from[c] where bit c of `mask` is set, else 0; where `wide` (tpace_cols_wide: then
  * `mask` has every bit or none) in one access. */
-template <int N, typename T>
-__device__ static inline void tpace_cols_load(T (&to)[N], const T *from, unsigned mask, bool wide)
+template <int tpace_n, typename tpace_t>
+__device__ static inline void tpace_cols_load(tpace_t (&to)[tpace_n], const tpace_t *from, unsigned mask, bool wide)
 {
-    static_assert(sizeof(T) * N == 16, "a thread's columns are 16 bytes");
+    static_assert(sizeof(tpace_t) * tpace_n == 16, "a thread's columns are 16 bytes");
     if (wide) {
         if (mask != 0) {
 #ifdef __CUDA_ARCH__
@@ -530,21 +530,21 @@ __device__ static inline void tpace_cols_load(T (&to)[N], const T *from, unsigne
 #endif
         } else {
             TPACE_UNROLL
-            for (int c = 0; c < N; c++)
-                to[c] = (T)0;
+            for (int c = 0; c < tpace_n; c++)
+                to[c] = (tpace_t)0;
         }
     } else {
         TPACE_UNROLL
-        for (int c = 0; c < N; c++)
-            to[c] = (mask >> c) & 1u ? from[c] : (T)0;
+        for (int c = 0; c < tpace_n; c++)
+            to[c] = (mask >> c) & 1u ? from[c] : (tpace_t)0;
     }
 }
 /* to[c] = from[c] where bit c of `mask` is set; where `wide` and every bit is set, in one access. */
-template <int N, typename T>
-__device__ static inline void tpace_cols_store(T *to, const T (&from)[N], unsigned mask, bool wide)
+template <int tpace_n, typename tpace_t>
+__device__ static inline void tpace_cols_store(tpace_t *to, const tpace_t (&from)[tpace_n], unsigned mask, bool wide)
 {
-    static_assert(sizeof(T) * N == 16, "a thread's columns are 16 bytes");
-    if (wide && mask == (1u << N) - 1) {
+    static_assert(sizeof(tpace_t) * tpace_n == 16, "a thread's columns are 16 bytes");
+    if (wide && mask == (1u << tpace_n) - 1) {
 #ifdef __CUDA_ARCH__
         /* In PTX: nvcc split a store through an int4 pointer into four (and __stwb's is a
          * strong one, STG.E.128.STRONG.SM). Nothing in the kernel reads the output back: no
@@ -557,7 +557,7 @@ __device__ static inline void tpace_cols_store(T *to, const T (&from)[N], unsign
 #endif
     } else {
         TPACE_UNROLL
-        for (int c = 0; c < N; c++)
+        for (int c = 0; c < tpace_n; c++)
             if ((mask >> c) & 1u)
                 to[c] = from[c];
     }

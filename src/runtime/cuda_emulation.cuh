@@ -263,7 +263,7 @@ static inline cudaError_t cudaDeviceGetAttribute(int *v, cudaDeviceAttr a, int)
 namespace tpace_emu {
 /* Per kernel, the dynamic shared memory it opted in to on the current device
  * (cudaFuncSetAttribute, which sets it for the current device only); 0: none. */
-template <typename F> static inline int opted_shared(F *kernel)
+template <typename tpace_f> static inline int opted_shared(tpace_f *kernel)
 {
     device_t &d = dev(current);
     hold h(d.lock);
@@ -272,7 +272,7 @@ template <typename F> static inline int opted_shared(F *kernel)
 }
 } // namespace tpace_emu
 /* As CUDA: a kernel may opt in to at most the device's limit. */
-template <typename F> static inline cudaError_t cudaFuncSetAttribute(F *kernel, cudaFuncAttribute attr, int value)
+template <typename tpace_f> static inline cudaError_t cudaFuncSetAttribute(tpace_f *kernel, cudaFuncAttribute attr, int value)
 {
     if (attr != cudaFuncAttributeMaxDynamicSharedMemorySize || value < 0 || value > tpace_emu::shared_limit())
         return cudaErrorInvalidValue;
@@ -411,8 +411,8 @@ static inline cudaError_t cudaMemcpyPeerAsync(void *dst, int dst_device, const v
     return cudaSuccess;
 }
 /* A kernel launch: every thread of every block, one after another, later. */
-template <typename F>
-static inline void tpace_emu_launch(dim3 grid, dim3 block, cudaStream_t s, F kernel)
+template <typename tpace_f>
+static inline void tpace_emu_launch(dim3 grid, dim3 block, cudaStream_t s, tpace_f kernel)
 {
     tpace_emu::enqueue(s, [=]() {
         gridDim = grid;
@@ -606,9 +606,9 @@ static inline void __syncthreads(void)
  * reads its source lane's. Shuffles alternate between two sets of slots: a thread can
  * only write a set again after the next shuffle's wait, when every thread has read it. */
 namespace tpace_emu {
-template <typename T> static inline T shuffle(T v, int delta, int width)
+template <typename tpace_t> static inline tpace_t shuffle(tpace_t v, int delta, int width)
 {
-    static thread_local std::vector<T> slots[2]; /* per host thread: devices run on threads of their own */
+    static thread_local std::vector<tpace_t> slots[2]; /* per host thread: devices run on threads of their own */
     fiber *me = sync_current;
     if (me == NULL) {
         fprintf(stderr, "tpace emulation: a warp shuffle outside a TPACE_LAUNCH_SYNC launch\n");
@@ -616,7 +616,7 @@ template <typename T> static inline T shuffle(T v, int delta, int width)
     }
     const size_t n = (size_t)blockDim.x * blockDim.y * blockDim.z;
     const size_t tid = threadIdx.x + (size_t)blockDim.x * (threadIdx.y + (size_t)blockDim.y * threadIdx.z);
-    std::vector<T> &set = slots[me->shuffles++ & 1u];
+    std::vector<tpace_t> &set = slots[me->shuffles++ & 1u];
     set.resize(n);
     set[tid] = v;
     yield_fiber();
@@ -625,12 +625,12 @@ template <typename T> static inline T shuffle(T v, int delta, int width)
     return src >= first && src < first + width && tid - (size_t)lane + (size_t)src < n ? set[tid - (size_t)lane + (size_t)src] : v;
 }
 } // namespace tpace_emu
-template <typename T> static inline T __shfl_up_sync(unsigned mask, T var, unsigned delta, int width = 32)
+template <typename tpace_t> static inline tpace_t __shfl_up_sync(unsigned mask, tpace_t var, unsigned delta, int width = 32)
 {
     (void)mask;
     return tpace_emu::shuffle(var, -(int)delta, width);
 }
-template <typename T> static inline T __shfl_down_sync(unsigned mask, T var, unsigned delta, int width = 32)
+template <typename tpace_t> static inline tpace_t __shfl_down_sync(unsigned mask, tpace_t var, unsigned delta, int width = 32)
 {
     (void)mask;
     return tpace_emu::shuffle(var, (int)delta, width);
@@ -639,8 +639,8 @@ template <typename T> static inline T __shfl_down_sync(unsigned mask, T var, uns
  * refuses it (cudaGetLastError says so), beyond 48 KiB unless the kernel opted in to that much.
  * `kernel` must name one function (a template kernel with its arguments), as for
  * cudaFuncSetAttribute. */
-template <typename E, typename F>
-static inline void tpace_emu_launch_sync(E *entry, dim3 grid, dim3 block, size_t shared, cudaStream_t s, F kernel)
+template <typename tpace_e, typename tpace_f>
+static inline void tpace_emu_launch_sync(tpace_e *entry, dim3 grid, dim3 block, size_t shared, cudaStream_t s, tpace_f kernel)
 {
     const int opted = tpace_emu::opted_shared(entry);
     const int allowed = opted > tpace_emu::shared_unasked ? opted : tpace_emu::shared_unasked;
