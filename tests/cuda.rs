@@ -23,6 +23,36 @@ fn every_example_matches_on_the_cpu_emulation() {
     check_all(Target::Cuda, Flavour::CudaEmulation, &seed(7));
 }
 
+/// The runtime's and the emulation's templates name their parameters `tpace_*`: a program
+/// built with macros of the short names C programs define (`N`, `T`, `OP`, `E`, `F`)
+/// builds and matches on the emulation, fused 3-D tiles and block reductions included
+/// (PolyBench's `-DN=40` once turned `template <int N, ...>` into `template <int 40, ...>`).
+#[test]
+fn short_user_macros_do_not_reach_the_runtimes_templates() {
+    let tc = Toolchain::detect();
+    let few = Subset {
+        keep: &|_, i| i < 2,
+        defines: &|_| {
+            ["N=4", "T=3", "OP=5", "E=6", "F=7"]
+                .map(String::from)
+                .to_vec()
+        },
+    };
+    for p in ["examples/heat3d.c", "tests/fixtures/reductions/reduce2d.c"] {
+        let path = program_path(p);
+        let runs = check_program_steps(
+            &tc,
+            &path,
+            Target::Cuda,
+            Flavour::CudaEmulation,
+            &seed(7),
+            few,
+            &[5],
+        );
+        assert!(runs > 0, "{p}: no run");
+    }
+}
+
 #[test]
 fn the_emulation_catches_a_broken_reduction() {
     check_reduction_breaks(Target::Cuda, Flavour::CudaEmulation, &seed(7));
