@@ -404,7 +404,6 @@ typedef struct tpace_scale {
     MPI_Request head_req;
     int head_posted;
 #endif
-    double blocks_from, blocks_to; /* host clock: when the blocks began and ended (the trace says where) */
 } tpace_scale;
 
 /* Whether array a's planes change from block to block (its ghost planes are exchanged). */
@@ -442,32 +441,42 @@ typedef struct tpace_copy_part {
     int err; /* 0, or the errno that refused it */
 } tpace_copy_part;
 
+/* Move `bytes` between `local` in this process and `remote` in process `pid`: into it
+ * (`into`: process_vm_writev) or out of it (process_vm_readv). 0, or the errno that
+ * refused it. */
+static int tpace_cma_move(int pid, char *local, long long remote, size_t bytes, int into)
+{
+#ifdef TPACE_CMA_ABLE
+    while (bytes > 0) {
+        struct iovec here = {local, bytes}, there = {(void *)(size_t)remote, bytes};
+        const ssize_t moved = into ? process_vm_writev((pid_t)pid, &here, 1, &there, 1, 0)
+                                   : process_vm_readv((pid_t)pid, &here, 1, &there, 1, 0);
+        if (moved < 0 && errno == EINTR)
+            continue;
+        if (moved <= 0)
+            return moved < 0 ? errno : EIO;
+        local += moved;
+        remote += moved;
+        bytes -= (size_t)moved;
+    }
+    return 0;
+#else
+    (void)pid;
+    (void)local;
+    (void)remote;
+    (void)bytes;
+    (void)into;
+    return ENOSYS;
+#endif
+}
+
 static void *tpace_copy_part_main(void *arg)
 {
     tpace_copy_part *part = (tpace_copy_part *)arg;
-    if (part->pid == 0) {
+    if (part->pid == 0)
         memcpy(part->dst, part->src, part->bytes);
-        return NULL;
-    }
-#ifdef TPACE_CMA_ABLE
-    char *dst = part->dst;
-    const char *src = part->src;
-    for (size_t left = part->bytes; left > 0;) {
-        struct iovec to = {dst, left}, from = {(void *)src, left};
-        const ssize_t got = process_vm_readv((pid_t)part->pid, &to, 1, &from, 1, 0);
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got <= 0) {
-            part->err = got < 0 ? errno : EIO;
-            return NULL;
-        }
-        dst += got;
-        src += got;
-        left -= (size_t)got;
-    }
-#else
-    part->err = ENOSYS;
-#endif
+    else
+        part->err = tpace_cma_move(part->pid, part->dst, (long long)(size_t)part->src, part->bytes, 0);
     return NULL;
 }
 
@@ -553,6 +562,14 @@ static void tpace_edge_pack(const tpace_scale *s, long from, long to, char *buf)
     }
 }
 
+/* The neighbour rank on `side` (0 below this one's planes, 1 above), or -1 where there is none. */
+static int tpace_neighbour(int side)
+{
+    const tpace_world *w = &tpace_the_world;
+    const int q = side == 0 ? w->rank - 1 : w->rank + 1;
+    return q >= 0 && q < w->ranks ? q : -1;
+}
+
 /* What a neighbour rank reads to check that this one may read its memory. */
 static long long tpace_exchange_token = 0;
 
@@ -569,8 +586,7 @@ static void tpace_exchange_setup(tpace_scale *s)
     (void)prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0); /* Yama: the neighbours may; refused: the probe says */
     tpace_exchange_token = ((long long)getpid() << 20) ^ (long long)(tpace_now() * 1e6) ^ 0x7470616365LL;
     for (int side = 0; side < 2; side++) {
-        const int peer = side == 0 ? w->rank - 1 : w->rank + 1;
-        const int there = peer >= 0 && peer < w->ranks ? peer : MPI_PROC_NULL;
+        const int there = tpace_neighbour(side) >= 0 ? tpace_neighbour(side) : MPI_PROC_NULL;
         long long mine[4] = {w->node, (long long)getpid(), (long long)(size_t)&tpace_exchange_token,
                              tpace_exchange_token},
                   theirs[4] = {-1, 0, 0, 0};
@@ -612,8 +628,7 @@ static void tpace_exchange_receive(tpace_scale *s, int side)
                      strerror(err));
             tpace_stop("MPI", msg);
         }
-        const int peer = side == 0 ? tpace_the_world.rank - 1 : tpace_the_world.rank + 1;
-        TPACE_MPI_CALL(MPI_Isend(NULL, 0, MPI_BYTE, peer, 8, MPI_COMM_WORLD, &s->ack[side]));
+        TPACE_MPI_CALL(MPI_Isend(NULL, 0, MPI_BYTE, tpace_neighbour(side), 8, MPI_COMM_WORLD, &s->ack[side]));
         s->ghost_pulled += in_bytes;
     } else {
         s->ghost_by_mpi += in_bytes;
@@ -764,11 +779,10 @@ static void tpace_planes_out(tpace_rt *r, const tpace_chunk *ch, long from, long
  * this rank writes). */
 static void tpace_exchange_post(tpace_scale *s, long reach_lo, long reach_hi)
 {
-    const tpace_world *w = &tpace_the_world;
     for (int side = 0; side < 2; side++) {
         s->pending[side] = 0;
-        const int peer = side == 0 ? w->rank - 1 : w->rank + 1;
-        if (peer < 0 || peer >= w->ranks)
+        const int peer = tpace_neighbour(side);
+        if (peer < 0)
             continue;
         /* What the peer needs of this rank, and what this rank needs of the peer. */
         const long send_from = side == 0 ? s->rank_lo : s->rank_hi - (long)s->kb * reach_lo;
@@ -813,10 +827,9 @@ static void tpace_exchange_post(tpace_scale *s, long reach_lo, long reach_hi)
 /* The block is done: its sends are too (their buffers go with the next block). */
 static void tpace_exchange_end(tpace_scale *s)
 {
-    const tpace_world *w = &tpace_the_world;
     for (int side = 0; side < 2; side++) {
-        const int peer = side == 0 ? w->rank - 1 : w->rank + 1;
-        if (peer < 0 || peer >= w->ranks)
+        const int peer = tpace_neighbour(side);
+        if (peer < 0)
             continue;
         if (s->pending[side])
             tpace_exchange_receive(s, side);
@@ -1207,26 +1220,7 @@ static long long tpace_cma_probe = 0;
 /* Write `bytes` from `local` to `remote` in process `pid`; 0, or the errno that refused it. */
 static int tpace_cma_write(int pid, const char *local, long long remote, size_t bytes)
 {
-#ifdef TPACE_CMA_ABLE
-    while (bytes > 0) {
-        struct iovec from = {(void *)local, bytes}, to = {(void *)(size_t)remote, bytes};
-        const ssize_t wrote = process_vm_writev((pid_t)pid, &from, 1, &to, 1, 0);
-        if (wrote < 0 && errno == EINTR)
-            continue;
-        if (wrote <= 0)
-            return wrote < 0 ? errno : EIO;
-        local += wrote;
-        remote += wrote;
-        bytes -= (size_t)wrote;
-    }
-    return 0;
-#else
-    (void)pid;
-    (void)local;
-    (void)remote;
-    (void)bytes;
-    return ENOSYS;
-#endif
+    return tpace_cma_move(pid, (char *)local, remote, bytes, 1);
 }
 
 /* A copy thread: each piece, once rank 0 has said so, into rank 0's array (a piece the
@@ -2124,8 +2118,9 @@ static const char *tpace_names_of(const tpace_scale *s, int to_root, char *buf, 
 }
 
 /* TPACE_TRACE over several devices: one file (a neighbour rank's: FILE.rankN) with every
- * device's operations, the device in a last column, times from the first device's origin. */
-static void tpace_trace_devices(tpace_scale *s)
+ * device's operations, the device in a last column, times from the first device's origin;
+ * then where the blocks (host clock: blocks_from to blocks_to) lie on that clock. */
+static void tpace_trace_devices(tpace_scale *s, double blocks_from, double blocks_to)
 {
     if (s->rt[0].trace.path == NULL)
         return;
@@ -2157,7 +2152,7 @@ static void tpace_trace_devices(tpace_scale *s)
      * after the last is the host's (ghost planes, threads, results). */
     if (tpace_the_world.rank == 0)
         fprintf(stderr, "tpace: %s: trace: the blocks ran from %.3f ms to %.3f ms of %s's clock\n", s->shape->where,
-                (s->blocks_from - origin) * 1e3, (s->blocks_to - origin) * 1e3, path);
+                (blocks_from - origin) * 1e3, (blocks_to - origin) * 1e3, path);
 }
 
 /* The pipeline on several devices (see the top of this part). */
@@ -2315,8 +2310,6 @@ static void tpace_run_devices(const tpace_shape *shape, tpace_array *arrays, int
 #endif
     }
     const double blocks_end = tpace_now();
-    s.blocks_from = start;
-    s.blocks_to = blocks_end;
     /* The results: what went early to rank 0 all there, every device's last copies and
      * reductions, then the other arrays to the ranks that read them. */
     double early_wait = 0.0;
@@ -2346,7 +2339,7 @@ static void tpace_run_devices(const tpace_shape *shape, tpace_array *arrays, int
         host_ghost_bytes += s.dev[g].host_ghost_bytes;
     }
     tpace_plan whole = s.rt[0].plan; /* before the teardown frees what it points to */
-    tpace_trace_devices(&s);
+    tpace_trace_devices(&s, start, blocks_end);
     /* Device buffers freed and the slabs unpinned, at once; not in the report's seconds. */
     const double teardown_start = tpace_now();
     tpace_crew_phase(&s, TPACE_PHASE_TEARDOWN);
