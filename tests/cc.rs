@@ -265,13 +265,18 @@ fn a_translated_file_depends_on_its_headers() {
             .success()
     };
     assert!(up_to_date(dir.path()));
-    // A second later, so that the header's time is newer on any file system.
-    std::thread::sleep(std::time::Duration::from_millis(1100));
-    std::fs::write(
-        dir.path().join("heat.h"),
-        std::fs::read_to_string(dir.path().join("heat.h")).unwrap() + "\n",
-    )
-    .unwrap();
+    // The header edited, its time set past the object's (by a minute: newer on any file
+    // system's clock resolution, with no waiting).
+    let header = dir.path().join("heat.h");
+    std::fs::write(&header, std::fs::read_to_string(&header).unwrap() + "\n").unwrap();
+    let built = std::fs::metadata(dir.path().join("heat.o"))
+        .and_then(|m| m.modified())
+        .expect("heat.o's time");
+    std::fs::File::options()
+        .write(true)
+        .open(&header)
+        .and_then(|f| f.set_modified(built + std::time::Duration::from_secs(60)))
+        .expect("set heat.h's time");
     assert!(!up_to_date(dir.path()));
 }
 
