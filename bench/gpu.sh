@@ -49,12 +49,14 @@ out=$work/logs
 mkdir -p "$res" "$work" "$out"
 parts=${BENCH_PARTS:-check run himeno cip}
 tpace=bench/gen/tpace
-nvflags="-O3 -arch=sm_90 --fmad=false -Xcompiler -O3,-mcmodel=medium"
+# NVFLAGS_EXTRA: more nvcc options for every tpace build (e.g. -DTPACE_TILE_FAST=1 to check a switch).
+nvflags="-O3 -arch=sm_90 --fmad=false -Xcompiler -O3,-mcmodel=medium${NVFLAGS_EXTRA:+ $NVFLAGS_EXTRA}"
 table="$res/table.txt"
 : >"$table"
 echo "date: $(date -u +%Y-%m-%dT%H:%MZ)" | tee -a "$table"
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee -a "$table"
 nvcc --version | tail -1 | tee -a "$table"
+echo "tpace builds: nvcc $nvflags" | tee -a "$table"
 # bench/gen's programs carry the runtime of the tpace that translated them: say when that was
 # not this checkout's (bench/sources.sh), since an older runtime ignores newer settings.
 . bench/sources.sh
@@ -1406,21 +1408,31 @@ if [[ $parts == *kernels3d* ]]; then
         [[ -z $line ]] && note="FAILED: $(tail -1 "$out/peer.txt")"
         row "peer $kind ${hx}x${hy}x$hz" peer "" "" "" "" 1 "$st" "$(field seconds "$line")" "$(field glups "$line")" "$note"
     done
+    # The in-core rows are traced: their steps alone (first kernel's start to last kernel's
+    # end) are what heat3d_peer times; the grid's upload and download are not (k3d_line).
     for t in $(seq 1 "${most:-4}"); do
-        run "$label incore fuse $t" "$work/heat.k3d" "$st" TPACE_SCHEDULE=incore TPACE_FUSE=$t
+        TRACE=1 run "$label incore fuse $t" "$work/heat.k3d" "$st" TPACE_SCHEDULE=incore TPACE_FUSE=$t
     done
-    run "$label incore model" "$work/heat.k3d" "$st" TPACE_SCHEDULE=incore
+    TRACE=1 run "$label incore model" "$work/heat.k3d" "$st" TPACE_SCHEDULE=incore
+    [[ ${K3D_FAST:-1} == 1 ]] && nvcc $nvflags -DTPACE_TILE_FAST=1 -DNX=$hx -DNY=$hy -DNZ=$hz $(cuda_sources bench/gen/heat3d) -o "$work/heat.k3dfast" 2>"$out/heat.k3dfast.nvcc.txt"
+    if [[ ${K3D_FAST:-1} == 1 ]]; then
+        # The same with the interior tiles' steady rows without per-column selects (TPACE_TILE_FAST).
+        for t in $(seq 2 "${most:-4}"); do
+            TRACE=1 run "$label incore fuse $t fast" "$work/heat.k3dfast" "$st" TPACE_SCHEDULE=incore TPACE_FUSE=$t
+        done
+        run "$label model $mem fast" "$work/heat.k3dfast" "$st" TPACE_DEVICE_MEM=$mem
+    fi
     run "$label model $mem" "$work/heat.k3d" "$st" TPACE_DEVICE_MEM=$mem
     run "$label naive $mem" "$work/heat.k3d" "${K3D_NAIVE_STEPS:-4}" TPACE_DEVICE_MEM=$mem TPACE_SCHEDULE=naive TPACE_STREAMS=3
-    run "stencil-heat3d ${hx}x${hy}x$hz incore fuse 1" "$work/sheat.k3d" "$st" TPACE_SCHEDULE=incore TPACE_FUSE=1
-    run "heat3d_poly double $pn^3 incore" "$work/poly.k3d" "${K3D_POLY_STEPS:-32}" TPACE_SCHEDULE=incore
-    run "himeno_struct ${hs//-D/} incore" "$work/hstruct.k3d" "${K3D_HIMENO_STEPS:-64}" TPACE_SCHEDULE=incore
-    run "himeno ${him//-D/} incore" "$work/himeno.k3d" "${K3D_HIMENO_STEPS:-64}" TPACE_SCHEDULE=incore
+    TRACE=1 run "stencil-heat3d ${hx}x${hy}x$hz incore fuse 1" "$work/sheat.k3d" "$st" TPACE_SCHEDULE=incore TPACE_FUSE=1
+    TRACE=1 run "heat3d_poly double $pn^3 incore" "$work/poly.k3d" "${K3D_POLY_STEPS:-32}" TPACE_SCHEDULE=incore
+    TRACE=1 run "himeno_struct ${hs//-D/} incore" "$work/hstruct.k3d" "${K3D_HIMENO_STEPS:-64}" TPACE_SCHEDULE=incore
+    TRACE=1 run "himeno ${him//-D/} incore" "$work/himeno.k3d" "${K3D_HIMENO_STEPS:-64}" TPACE_SCHEDULE=incore
     for t in 1 model; do
         if [[ $t == model ]]; then
-            run "heat3d_double ${dx}x${dy}x$dz incore model" "$work/dheat.k3d" "$st" TPACE_SCHEDULE=incore
+            TRACE=1 run "heat3d_double ${dx}x${dy}x$dz incore model" "$work/dheat.k3d" "$st" TPACE_SCHEDULE=incore
         else
-            run "heat3d_double ${dx}x${dy}x$dz incore fuse $t" "$work/dheat.k3d" "$st" TPACE_SCHEDULE=incore TPACE_FUSE=$t
+            TRACE=1 run "heat3d_double ${dx}x${dy}x$dz incore fuse $t" "$work/dheat.k3d" "$st" TPACE_SCHEDULE=incore TPACE_FUSE=$t
         fi
     done
     # The table: Glup/s, over march, and over the single-step roofline (copy rate / bytes a point).
@@ -1429,20 +1441,47 @@ if [[ $parts == *kernels3d* ]]; then
     bhs=$(bytes_of tests/fixtures/ordinary/himeno_struct.c --set 'p->mrows=64' --set 'p->mcols=64' --set 'p->mdeps=64')
     bhi=$(bytes_of examples/himeno.c) bd=$(bytes_of tests/fixtures/layouts/heat3d_double.c)
     echo "  issue 28, one call (device: $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)); march = bench/peer's hand-written marching kernel" | tee -a "$table"
-    printf '  %-44s %6s %10s %8s %10s\n' "what" "B/pt" "Glup/s" "/ march" "/ roofline" | tee -a "$table"
+    # Two measures a row: the whole run (tpace's seconds= take the grid's upload and download
+    # too), and the steps alone as heat3d_peer times them (its clock starts after its upload
+    # and warm-up launches and stops at the last step): for a traced in-core run, the points
+    # over the time from the first kernel's start to the last one's end on the device's clock
+    # (the trace's "in W s ... F s before the first, L s after the last": W - F - L). Rows
+    # without a trace (out-of-core plans, which must move the grid) have the whole run only.
+    printf '  %-44s %6s %10s %8s %10s %12s %8s %10s\n' "what" "B/pt" "Glup/s" "/ march" "/ roofline" "steps Glup/s" "/ march" "/ roofline" | tee -a "$table"
+    # steps_glups LABEL: the steps-alone Glup/s of a traced run (or a peer row's own figure).
+    steps_glups() {
+        if [[ -f $out/$1.glups ]]; then
+            cat "$out/$1.glups"
+            return
+        fi
+        local rep tr
+        rep=$(grep '^tpace: ' "$out/$1.stderr" 2>/dev/null | grep -v ': trace: ' | tail -1)
+        tr=$(grep ': trace: ' "$out/$1.stderr" 2>/dev/null | tail -1)
+        [[ -z $tr ]] && return
+        sed -n 's/.* in \([0-9.]*\) s, kernels ran .* (\([0-9.]*\) s before the first, \([0-9.]*\) s after the last.*/\1 \2 \3/p' <<<"$tr" |
+            awk -v p="$(field points "$rep")" '{ s = $1 - $2 - $3; if (s > 0 && p > 0) printf "%.3f", p / s * 1e-9 }'
+    }
     k3d_line() { # LABEL BYTES_A_POINT
-        local g m
+        local g m gs ms
         g=$(glups_of "$1")
         m=$(glups_of "peer march")
-        awk -v l="$1" -v g="$g" -v m="$m" -v b="$2" -v c="$gbs" 'BEGIN {
+        gs=$(steps_glups "$1")
+        ms=$(steps_glups "peer march")
+        awk -v l="$1" -v g="$g" -v m="$m" -v b="$2" -v c="$gbs" -v gs="$gs" -v ms="$ms" 'BEGIN {
             r = (g > 0 && m > 0) ? sprintf("%.2f", g / m) : "?"
             f = (g > 0 && b > 0 && c > 0) ? sprintf("%.2f", g / (c / b)) : "?"
-            printf "  %-44s %6s %10s %8s %10s\n", l, b, (g > 0 ? g : "?"), r, f }' | tee -a "$table"
+            rs = (gs > 0 && ms > 0) ? sprintf("%.2f", gs / ms) : "-"
+            fs = (gs > 0 && b > 0 && c > 0) ? sprintf("%.2f", gs / (c / b)) : "-"
+            printf "  %-44s %6s %10s %8s %10s %12s %8s %10s\n", l, b, (g > 0 ? g : "?"), r, f, (gs > 0 ? gs : "-"), rs, fs }' | tee -a "$table"
     }
     k3d_line "peer plain" "$bh"
     k3d_line "peer march" "$bh"
     for t in $(seq 1 "${most:-4}"); do k3d_line "$label incore fuse $t" "$bh"; done
     k3d_line "$label incore model" "$bh"
+    if [[ ${K3D_FAST:-1} == 1 ]]; then
+        for t in $(seq 2 "${most:-4}"); do k3d_line "$label incore fuse $t fast" "$bh"; done
+        k3d_line "$label model $mem fast" "$bh"
+    fi
     k3d_line "$label model $mem" "$bh"
     k3d_line "$label naive $mem" "$bh"
     k3d_line "stencil-heat3d ${hx}x${hy}x$hz incore fuse 1" "$bs"
