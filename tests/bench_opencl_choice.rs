@@ -133,3 +133,31 @@ fn the_choice_now_against_a_recorded_sweep() {
     assert!(!ok, "{text}");
     assert!(text.contains("heat2d: no results.csv or args"), "{text}");
 }
+
+/// The bundled h100 profile's choice against the sweeps recorded on the lent H100's OpenCL
+/// (bench/gpu.sh part `opencl`, 2026-11-26, eighth session: heat 1-D, 2-D, 3-D and Himeno at
+/// the stencil-directives paper's sizes, every work group of up to 256 items by T): at least
+/// 0.90 of the best kernel time on each (issue 27 item 4). A pricing change that gives any
+/// of them up fails here.
+#[test]
+fn the_h100_choice_holds_on_the_recorded_h100_sweeps() {
+    let tarball = root().join("bench/tables/2026-11-26-eighth/4-tune-cl-h100.tar.gz");
+    let (ok, text) = check(&[&tarball]);
+    assert!(ok, "{text}");
+    let mut seen = 0;
+    for name in ["heat1d", "heat2d", "heat3d", "himeno"] {
+        let line = text
+            .lines()
+            .find(|l| l.starts_with(&format!("OpenCL {name}: h100's choice now ")))
+            .unwrap_or_else(|| panic!("no line for {name}: {text}"));
+        let ratio: f64 = line
+            .split(": ")
+            .nth(2)
+            .and_then(|r| r.split(' ').next())
+            .and_then(|r| r.parse().ok())
+            .unwrap_or_else(|| panic!("no ratio in {line}"));
+        assert!(ratio >= 0.90, "{name}: {ratio} of the best: {line}");
+        seen += 1;
+    }
+    assert_eq!(seen, 4, "{text}");
+}

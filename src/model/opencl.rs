@@ -121,12 +121,19 @@ pub struct Priced {
     pub chosen: Params,
 }
 
+/// Work items a one-step group puts along x before it grows along y, where the
+/// grid has a y: two warps' rows, each a whole 128-byte line of floats.
+pub const ROW_ITEMS: u64 = 64;
+
 /// The work group of one-step kernels (T = 1), which hold nothing in local memory: a
-/// row along x as long as the group may be (the device's limit, or 1024) and the grid
-/// is, in powers of two, then, where it covers the row, the same along y and z; past 32
-/// work items it grows only while the launch keeps the machine's fewest work groups.
-/// On the H100's OpenCL the best of every work group at T = 1 was 256x1x1 for heat 1-D,
-/// heat 3-D and Himeno (bench/RESULTS.md, 2026-11-25; issue 16).
+/// row along x of up to [`ROW_ITEMS`] (one row as long as the group may be where the
+/// grid is 1-D) and the grid is, in powers of two, then y as far as the group may go,
+/// then z where y covers its extent; past 32 work items it grows only while the launch
+/// keeps the machine's fewest work groups. The rows beside a group's rows are then
+/// loaded once for several of its rows. On the H100's OpenCL (bench/RESULTS.md,
+/// 2026-11-26, eighth session; 256 items at most) 64x4 ran at 0.994, 0.992 and 0.957
+/// of the best of every work group for heat 2-D, heat 3-D and Himeno, where 256x1
+/// ran at 0.898, 1.000 and 1.000.
 pub fn row_group(m: &EvolutionMachine, s: &StencilShape) -> Params {
     let limit = m.max_group_size.unwrap_or(1024);
     let mut p = Params {
@@ -134,16 +141,22 @@ pub fn row_group(m: &EvolutionMachine, s: &StencilShape) -> Params {
         t: 1,
     };
     for d in 0..s.rank() {
+        let row_cap = if d == 0 && s.rank() > 1 {
+            ROW_ITEMS
+        } else {
+            u64::MAX
+        };
         loop {
             let mut next = p;
             next.group[d] *= 2;
-            let fits = next.group[d] <= s.extents[d] && next.size() <= limit;
+            let fits =
+                next.group[d] <= s.extents[d] && next.group[d] <= row_cap && next.size() <= limit;
             if !fits || (next.size() > 32 && s.groups(&next) < m.min_groups as f64) {
                 break;
             }
             p = next;
         }
-        if p.group[d] < s.extents[d] {
+        if d > 0 && p.group[d] < s.extents[d] {
             break;
         }
     }
@@ -644,29 +657,43 @@ mod tests {
         assert!(local_bytes(u, h.params().group, h.params().t) <= 49152);
     }
 
-    /// What the H100's OpenCL measured for the paper's four benchmarks (bench/RESULTS.md,
-    /// 2026-11-25, issue 16: `tpace tune --target opencl` sweeps, kernels timed by OpenCL's
-    /// profiling), every run whose work group and T the record names: the best of each
-    /// sweep and the runs of the model's picks. (The sweeps' other runs were not kept.)
+    /// What the H100's OpenCL measured for the paper's four benchmarks (bench/gpu.sh part
+    /// `opencl`, 2026-11-26, eighth session, every work group of up to 256 items by T, kernels
+    /// timed by OpenCL's profiling; the whole sweeps are in
+    /// bench/tables/2026-11-26-eighth/4-tune-cl-h100.tar.gz, which
+    /// tests/bench_opencl_choice.rs reads): each sweep's best, its 64x4x1 and 256x1x1 rows at
+    /// T = 1, and its best tile (T >= 2).
     fn h100_recorded(bench: &str) -> Vec<(&'static str, u64, f64)> {
         match bench {
-            // 4194304 points, 1000 steps: the best; the old pick, run as 256x1x1 T=1.
-            "heat1d" => vec![("256x1x1", 1, 0.012882), ("256x1x1", 1, 0.012958)],
-            // 2048^2, 400 steps: the best; the old pick, run as 16x16x1 T=3.
-            "heat2d" => vec![("64x4x1", 1, 0.006672), ("16x16x1", 3, 0.016616)],
-            // 256^3, 100 steps: the best; the old pick, run as 8x8x4 T=2.
-            "heat3d" => vec![("256x1x1", 1, 0.007737), ("8x8x4", 2, 0.039059)],
-            // 256x128x128, 10 steps: the best; the old pick.
-            "himeno" => vec![("256x1x1", 1, 0.280837), ("32x4x2", 1, 0.294095)],
+            // 4194304 points, 1000 steps (1-D: groups are rows; no tile kernel).
+            "heat1d" => vec![("256x1x1", 1, 0.012885), ("128x1x1", 1, 0.022206)],
+            // 2048^2, 400 steps.
+            "heat2d" => vec![
+                ("32x8x1", 1, 0.006676),
+                ("64x4x1", 1, 0.006716),
+                ("256x1x1", 1, 0.007436),
+                ("16x16x1", 3, 0.016897),
+            ],
+            // 256^3, 100 steps.
+            "heat3d" => vec![
+                ("256x1x1", 1, 0.007735),
+                ("64x4x1", 1, 0.007798),
+                ("16x16x1", 3, 0.041724),
+            ],
+            // 256x128x128, 20 steps (one step a kernel: no tile kernel).
+            "himeno" => vec![
+                ("256x1x1", 1, 0.561766),
+                ("64x4x1", 1, 0.587273),
+                ("32x4x2", 1, 0.587693),
+            ],
             _ => unreachable!(),
         }
     }
 
-    /// The choice for the H100 at the paper's sizes against the sweeps recorded there:
-    /// where the record has the chosen work group and T, its time is at least 0.90 of the
-    /// sweep's best (issue 27's target); every recorded tile (T >= 2) ran below 0.90 of
-    /// the best, and the choice keeps T = 1 on all four. Heat 2-D's chosen row (256x1x1)
-    /// was not among the recorded runs: bench/gpu.sh part `opencl` measures it.
+    /// The choice for the H100 at the paper's sizes against the sweeps recorded there: the
+    /// chosen work group and T is among the recorded runs and at least 0.90 of the sweep's
+    /// best (issue 27's target); every recorded tile (T >= 2) ran below 0.90 of the best,
+    /// and the choice keeps T = 1 on all four.
     #[test]
     fn the_choice_against_the_h100s_recorded_opencl_sweeps() {
         let h100 = Profile::bundled("h100").unwrap();
@@ -677,7 +704,6 @@ mod tests {
             );
             compile_source(&path, &std::fs::read_to_string(&path).unwrap()).unwrap()
         };
-        let mut measured = 0;
         for (bench, extents) in [
             ("heat1d", vec![4_194_304u64]),
             ("heat2d", vec![2048, 2048]),
@@ -685,14 +711,9 @@ mod tests {
             ("himeno", vec![128, 128, 256]),
         ] {
             let c = fixture(bench);
-            let started = std::time::Instant::now();
-            let ch = choose(c.unit(0), &h100, &extents).unwrap();
-            let took = started.elapsed();
-            let p = ch.params();
+            // (How long the choice takes is measured by bench/gpu.sh part `opencl`, not here.)
+            let p = choose(c.unit(0), &h100, &extents).unwrap().params();
             assert_eq!(p.t, 1, "{bench}: {p:?}");
-            // Chosen well under a millisecond (the paper's point: no sweep); a generous
-            // bound, the choice is microseconds.
-            assert!(took.as_secs_f64() < 0.05, "{bench}: {took:?}");
             let runs = h100_recorded(bench);
             let best = runs.iter().map(|r| r.2).fold(f64::INFINITY, f64::min);
             for (wg, t, seconds) in &runs {
@@ -700,22 +721,18 @@ mod tests {
                     assert!(best / seconds < 0.90, "{bench}: {wg} T={t}");
                 }
             }
-            if let Some((_, _, seconds)) = runs
+            let (_, _, seconds) = runs
                 .iter()
                 .find(|(wg, t, _)| *wg == wg_text(p.group) && *t == p.t)
-            {
-                assert!(
-                    best / seconds >= 0.90,
-                    "{bench}: {} T={}",
-                    wg_text(p.group),
-                    p.t
-                );
-                measured += 1;
-            } else {
-                assert_eq!(bench, "heat2d", "{bench}: the record has no time for {p:?}");
-            }
+                .unwrap_or_else(|| panic!("{bench}: the record has no time for {p:?}"));
+            assert!(
+                best / seconds >= 0.90,
+                "{bench}: {} T={}: {:.3} of the best",
+                wg_text(p.group),
+                p.t,
+                best / seconds
+            );
         }
-        assert_eq!(measured, 3);
     }
 
     #[test]

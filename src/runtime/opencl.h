@@ -932,24 +932,31 @@ static inline double tpace_cl_groups(const tpace_cl_config *c, const unsigned lo
     return items / (double)(p->g[0] * p->g[1] * p->g[2]);
 }
 
-/* The work group of one-step kernels (opencl.rs `row_group`): a row along x as long as the
- * group may be and the grid is, in powers of two, then y and z where it covers the row;
- * past 32 work items only while the launch keeps the fewest work groups. */
+/* Work items a one-step group puts along x before y where the grid has a y (opencl.rs
+ * `ROW_ITEMS`). */
+#define TPACE_CL_ROW_ITEMS 64ULL
+
+/* The work group of one-step kernels (opencl.rs `row_group`): a row along x of up to
+ * TPACE_CL_ROW_ITEMS (as long as the group may be on a 1-D grid) and the grid is, in powers
+ * of two, then y as far as the group may go, then z where y covers its extent; past 32 work
+ * items only while the launch keeps the fewest work groups. */
 static inline tpace_cl_pv tpace_cl_row_group(const tpace_cl_config *c, const unsigned long long *ext)
 {
     const int rank = TPACE_MAX(TPACE_MIN(c->rank, 3), 1);
     const unsigned long long limit = c->max_group ? c->max_group : 1024ULL;
     tpace_cl_pv p = {{1, 1, 1}, 1};
     for (int d = 0; d < rank; d++) {
+        const unsigned long long row_cap = d == 0 && rank > 1 ? TPACE_CL_ROW_ITEMS : ~0ULL;
         for (;;) {
             tpace_cl_pv next = p;
             next.g[d] *= 2;
             const unsigned long long size = next.g[0] * next.g[1] * next.g[2];
-            if (next.g[d] > ext[d] || size > limit || (size > 32 && tpace_cl_groups(c, ext, &next) < (double)c->min_groups))
+            if (next.g[d] > ext[d] || next.g[d] > row_cap || size > limit ||
+                (size > 32 && tpace_cl_groups(c, ext, &next) < (double)c->min_groups))
                 break;
             p = next;
         }
-        if (p.g[d] < ext[d])
+        if (d > 0 && p.g[d] < ext[d])
             break;
     }
     return p;
