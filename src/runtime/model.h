@@ -1242,6 +1242,17 @@ static inline const tpace_model *tpace_model_fusing(const tpace_model *m, tpace_
     return scratch;
 }
 
+/* The model a re-plan searches with: the refitted one at the program's own steps per kernel, so
+ * that the search weighs every depth as the first plan's did (started at the running plan's depth
+ * it would stop there where that is one step a kernel: a spec-sheet profile's one-step plan on an
+ * H100 was kept where four steps a kernel ran 1.24 times as fast; bench/RESULTS.md,
+ * 2026-11-26, eighth session); at the running depth where the user set it (`fuse_set`). */
+static inline const tpace_model *tpace_model_for_replan(const tpace_model *refit, int fuse_set, tpace_u64 fuse_wanted,
+                                                        tpace_model *scratch)
+{
+    return fuse_set ? tpace_model_fusing(refit, fuse_wanted, scratch) : refit;
+}
+
 /* Whether choice a beats choice b: faster, then smaller. */
 static inline int tpace_mc_better(const tpace_model_choice *a, const tpace_model_choice *b)
 {

@@ -1589,7 +1589,7 @@ static inline int tpace_replan_with(tpace_rt *r, const tpace_model *refit, long 
 {
     tpace_plan *p = &r->plan;
     tpace_model scratch;
-    const tpace_model *m = tpace_model_fusing(refit, (tpace_u64)p->fuse_wanted, &scratch);
+    const tpace_model *m = tpace_model_for_replan(refit, p->fuse_set, (tpace_u64)p->fuse_wanted, &scratch);
     tpace_model_choice c = tpace_plan_search(p, m, left, -1, 0, 0, 0, p->fuse_set);
     const double now = tpace_plan_predict(p, refit, left);
     char before[160], note[900];
