@@ -1679,14 +1679,15 @@ static inline int tpace_replan_first_chunk(tpace_rt *r, const tpace_chunk *first
          * on an H100 it ran at 25.5 GB/s against 52.9 before the switch, the device's memory just
          * freed and taken again (bench/RESULTS.md, 2026-11-26, eighth session, call 9); the
          * link keeps what the first check measured, and the kernels alone are checked. */
-        if (up != NULL && p->replans == 0) {
+        const int after_switch = p->replans > 0;
+        if (up != NULL && !after_switch) {
             x.upload_s = tpace_stamps_s(r, up->from, up->to);
             x.upload_pred_s = (double)up->bytes / m->h2d_bps + 2.0 * (double)up->copied / m->memory_bps;
         }
         x.wall_s = x.kernel_s + x.upload_s;
         x.wall_pred_s = x.kernel_pred_s + x.upload_pred_s;
         char found[400];
-        if (x.upload_pred_s > 0.0)
+        if (!after_switch)
             snprintf(found, sizeof found, "its upload and kernels took %.3g s, profile %s predicts %.3g s (kernels "
                                           "%.2fx, upload %.2fx, taken for the link both ways)",
                      x.wall_s, p->model->machine, x.wall_pred_s, tpace_mc_ratio(x.kernel_s, x.kernel_pred_s),
