@@ -619,12 +619,16 @@ if [[ $parts == *mpi* ]]; then
         fi
     done
 fi
+# report_of LABEL: the report line of an earlier tpace run (`run`), or nothing.
+report_of() {
+    grep '^tpace: ' "$out/$1.stderr" 2>/dev/null | grep -v ': trace: ' | tail -1
+}
 # glups_of LABEL: the Glup/s of an earlier row (a tpace run's report, or a managed run's).
 glups_of() {
     if [[ -f $out/$1.glups ]]; then
         cat "$out/$1.glups"
     else
-        field glups "$(grep '^tpace: ' "$out/$1.stderr" 2>/dev/null | grep -v ': trace: ' | tail -1)"
+        field glups "$(report_of "$1")"
     fi
 }
 # ratio WHAT LABEL_A LABEL_B: one table line, A's Glup/s over B's.
@@ -855,7 +859,7 @@ if [[ $parts == *streams* ]]; then
     for cfg in "jacobi2d-49152x61440 $work/jacobi.big" "heat3d-1152x1536x1728 $work/heat.big"; do
         read -r label bin <<<"$cfg"
         run "$label model" "$bin" 128 TPACE_DEVICE_MEM=8G
-        line=$(grep '^tpace: ' "$out/$label model.stderr" | grep -v ': trace: ' | tail -1)
+        line=$(report_of "$label model")
         k=$(field k "$line") b=$(field b "$line") f=$(field fuse "$line")
         [[ -z $b ]] && continue
         for n in 2 3 4; do
@@ -1383,6 +1387,8 @@ if [[ $parts == *kernels3d* ]]; then
     nvcc $peerflags bench/peer/heat3d_peer.cu -o "$work/peer" 2>"$out/peer.nvcc.txt" &
     nvcc $peerflags bench/peer/d2d_copy.cu -o "$work/copy" 2>"$out/copy.nvcc.txt" &
     nvcc $nvflags -DNX=$hx -DNY=$hy -DNZ=$hz $(cuda_sources bench/gen/heat3d) -o "$work/heat.k3d" &
+    # K3D_FAST=0 leaves out the interior tiles without per-column selects (TPACE_TILE_FAST).
+    [[ ${K3D_FAST:-1} == 1 ]] && nvcc $nvflags -DTPACE_TILE_FAST=1 -DNX=$hx -DNY=$hy -DNZ=$hz $(cuda_sources bench/gen/heat3d) -o "$work/heat.k3dfast" 2>"$out/heat.k3dfast.nvcc.txt" &
     nvcc $nvflags -DNZ=$hx -DNY=$hy -DNX=$hz $(cuda_sources bench/gen/stencil-heat3d) -o "$work/sheat.k3d" &
     nvcc $nvflags -DN=$pn $(cuda_sources bench/gen/heat3d_poly) -o "$work/poly.k3d" &
     nvcc $nvflags $hs $(cuda_sources bench/gen/himeno_struct) -o "$work/hstruct.k3d" &
@@ -1414,7 +1420,6 @@ if [[ $parts == *kernels3d* ]]; then
         TRACE=1 run "$label incore fuse $t" "$work/heat.k3d" "$st" TPACE_SCHEDULE=incore TPACE_FUSE=$t
     done
     TRACE=1 run "$label incore model" "$work/heat.k3d" "$st" TPACE_SCHEDULE=incore
-    [[ ${K3D_FAST:-1} == 1 ]] && nvcc $nvflags -DTPACE_TILE_FAST=1 -DNX=$hx -DNY=$hy -DNZ=$hz $(cuda_sources bench/gen/heat3d) -o "$work/heat.k3dfast" 2>"$out/heat.k3dfast.nvcc.txt"
     if [[ ${K3D_FAST:-1} == 1 ]]; then
         # The same with the interior tiles' steady rows without per-column selects (TPACE_TILE_FAST).
         for t in $(seq 2 "${most:-4}"); do
@@ -1454,12 +1459,11 @@ if [[ $parts == *kernels3d* ]]; then
             cat "$out/$1.glups"
             return
         fi
-        local rep tr
-        rep=$(grep '^tpace: ' "$out/$1.stderr" 2>/dev/null | grep -v ': trace: ' | tail -1)
+        local tr
         tr=$(grep ': trace: ' "$out/$1.stderr" 2>/dev/null | tail -1)
         [[ -z $tr ]] && return
         sed -n 's/.* in \([0-9.]*\) s, kernels ran .* (\([0-9.]*\) s before the first, \([0-9.]*\) s after the last.*/\1 \2 \3/p' <<<"$tr" |
-            awk -v p="$(field points "$rep")" '{ s = $1 - $2 - $3; if (s > 0 && p > 0) printf "%.3f", p / s * 1e-9 }'
+            awk -v p="$(field points "$(report_of "$1")")" '{ s = $1 - $2 - $3; if (s > 0 && p > 0) printf "%.3f", p / s * 1e-9 }'
     }
     k3d_line() { # LABEL BYTES_A_POINT
         local g m gs ms
