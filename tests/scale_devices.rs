@@ -736,9 +736,8 @@ fn a_double_program_and_a_wide_halo_over_devices_and_ranks() {
 
 /// What the phases line says of the results that went to rank 0 as the last block's
 /// chunks finished: bytes sent while the senders' blocks ran, bytes sent after them,
-/// bytes of those copied straight into rank 0's memory, bytes of those downloaded into
-/// pages rank 0 shares. `None` where none went early.
-fn early_results(line: &str) -> Option<(u64, u64, u64, u64)> {
+/// bytes of those copied straight into rank 0's memory. `None` where none went early.
+fn early_results(line: &str) -> Option<(u64, u64, u64)> {
     let at = line.find("to rank 0 as the last block's chunks finished: ")?;
     let text = &line[at..];
     let number = |before: &str, after: &str| -> u64 {
@@ -750,7 +749,6 @@ fn early_results(line: &str) -> Option<(u64, u64, u64, u64)> {
         number("finished: ", " bytes sent while"),
         number("blocks ran, ", " after them"),
         number("of which ", " copied straight"),
-        number("threads a rank), ", " downloaded into pages"),
     ))
 }
 
@@ -817,12 +815,8 @@ fn results_reach_rank_zero_as_the_chunks_finish() {
             gpus: Some(gpus),
             ..p
         };
-        for (cma, share) in [("0", "1"), ("1", "1"), ("1", "0"), ("2", "1")] {
-            let env = [
-                ("TPACE_EMU_DEVICES", "2"),
-                ("TPACE_CMA", cma),
-                ("TPACE_SHARE", share),
-            ];
+        for cma in ["0", "1", "2"] {
+            let env = [("TPACE_EMU_DEVICES", "2"), ("TPACE_CMA", cma)];
             let got = run(
                 &tc,
                 &translated.binary,
@@ -832,8 +826,7 @@ fn results_reach_rank_zero_as_the_chunks_finish() {
                 &env,
                 &dir.path().join("t.dump"),
             );
-            let what =
-                format!("{ranks} ranks x {gpus} devices {p:?} TPACE_CMA={cma} TPACE_SHARE={share}");
+            let what = format!("{ranks} ranks x {gpus} devices {p:?} TPACE_CMA={cma}");
             assert_eq!(first_difference(&seq.dump, &got.dump), None, "{what}");
             assert_eq!(
                 printed_difference(&seq.stdout, &got.stdout, FLOAT_RTOL),
@@ -842,7 +835,7 @@ fn results_reach_rank_zero_as_the_chunks_finish() {
             );
             let line = phases(&got);
             let whole = other_ranks_bytes(601, ranks, gpus, 240, 1);
-            let (during, after, copied, shared) =
+            let (during, after, copied) =
                 early_results(line).unwrap_or_else(|| panic!("{what}: nothing went early: {line}"));
             assert_eq!(during + after, whole, "{what}: {line}");
             let moved: u64 = between(line, "; ", " bytes between ranks")
@@ -852,19 +845,10 @@ fn results_reach_rank_zero_as_the_chunks_finish() {
                 .parse()
                 .unwrap();
             assert_eq!(moved, whole, "{what}: {line}");
-            // Node-local: most of each slab downloaded into pages rank 0 shares (the rest,
-            // part pages and the planes rank 0's devices read first, copied), or all of
-            // it copied with TPACE_SHARE=0; by MPI, neither.
-            match (cma, share) {
-                ("1", "1") if copies => {
-                    assert!(shared > 0, "{what}: no shared pages: {line}");
-                    assert_eq!(copied + shared, whole, "{what}: {line}");
-                }
-                ("1", _) if copies => {
-                    assert_eq!((copied, shared), (whole, 0), "{what}: {line}")
-                }
-                ("1", _) => eprintln!("{what}: node-local copies refused here (Yama): {line}"),
-                _ => assert_eq!((copied, shared), (0, 0), "{what}: {line}"),
+            match cma {
+                "1" if copies => assert_eq!(copied, whole, "{what}: {line}"),
+                "1" => eprintln!("{what}: node-local copies refused here (Yama): {line}"),
+                _ => assert_eq!(copied, 0, "{what}: {line}"),
             }
             // Sent as the chunks finished: while the senders' blocks ran, where one block
             // has many chunks a slab (a short last block may end before this thread
@@ -1065,7 +1049,7 @@ fn early_and_every_rank_arrays_in_one_pipeline() {
                 "{what}: {line}"
             );
             assert_eq!(between(line, "to every rank: ", ";"), "v", "{what}: {line}");
-            let (during, after, _, _) = early_results(line).expect("u goes early");
+            let (during, after, _) = early_results(line).expect("u goes early");
             assert_eq!(
                 during + after,
                 other_ranks_bytes(301, ranks, 1, 48, 1),

@@ -33,8 +33,6 @@
 #include <mpi.h>
 #include <unistd.h>
 #ifdef __linux__
-#include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/types.h>
 #include <sys/uio.h>
@@ -316,18 +314,12 @@ typedef struct tpace_cma {
     int quit, busy, blocks_done, error;
     size_t during, after;     /* bytes written while this rank's blocks ran, and after */
     MPI_Request go_req;
-    size_t shared_out;        /* bytes the last block downloaded into pages rank 0 shares (tpace_share_setup) */
-    long long done_out[2];    /* the bytes written (those shared pages' too), and of them shared, said to rank 0 at
-                               * the end */
+    long long done_out;       /* the bytes written, said to rank 0 at the end */
     int *of;                  /* rank 0: per rank, 1 where it writes into this process */
     int *done_in;             /* ... 1 once it said how many bytes */
-    long long *done_of;       /* ... the bytes it said, two a rank (written, of them shared) */
+    long long *done_of;       /* ... the bytes it said */
     MPI_Request *done_req;
     size_t bytes;             /* ... all the bytes they wrote */
-    size_t shared;            /* ... of them, downloaded into shared pages */
-    size_t *shared_of;        /* ... per rank, the bytes of the pages it shares with that rank */
-    char **map;               /* a sender: per array, its mapping of the pages rank 0 shares (NULL: none) */
-    size_t *map_len;          /* ... their bytes */
 } tpace_cma;
 #endif
 
@@ -872,7 +864,6 @@ static void tpace_exchange_end(tpace_scale *s)
 #define TPACE_TAG_PIECE 41
 #define TPACE_TAG_GO 42
 #define TPACE_TAG_DONE 43
-#define TPACE_TAG_SHARE 44
 
 /* Whether array a goes to rank 0 as the chunks finish (the others after the pipeline,
  * tpace_gather): rank 0 alone reads it, and the last block downloads it (a folded
@@ -937,49 +928,25 @@ static void tpace_results_push(tpace_scale *s, long from, long to)
     const size_t piece_most = (size_t)1 << 30;
 #endif
     tpace_piece *first = NULL, **end = &first;
-    size_t shared = 0; /* bytes the downloads put straight into pages rank 0 shares */
     for (int a = 0; a < s->narrays; a++) {
         const tpace_array *arr = &s->arrays[a];
         if (!tpace_early(arr))
             continue;
-        const size_t lo = (size_t)(from - s->lo) * s->plane * arr->elem, hi = lo + (size_t)(to - from) * s->plane * arr->elem;
-        /* The bytes outside the shared pages, below and above them (or all of them). */
-        size_t cut_lo = hi, cut_hi = hi;
-        if (arr->share_to != NULL) {
-            cut_lo = TPACE_MIN(TPACE_MAX(lo, (size_t)(arr->share_lo - (const char *)arr->host)), hi);
-            cut_hi = TPACE_MAX(TPACE_MIN(hi, (size_t)(arr->share_hi - (const char *)arr->host)), cut_lo);
-            shared += cut_hi - cut_lo;
-        }
-        const size_t span[2][2] = {{lo, cut_lo}, {cut_hi, hi}};
-        for (int part = 0; part < 2; part++) {
-            size_t at = span[part][0], left = span[part][1] - span[part][0];
-            while (left > 0) {
-                tpace_piece *p = (tpace_piece *)calloc(1, sizeof *p);
-                if (p == NULL)
-                    tpace_stop("MPI", "host memory ran out sending the results to rank 0");
-                p->array = a;
-                p->offset = at;
-                p->bytes = TPACE_MIN(left, piece_most);
-                at += p->bytes;
-                left -= p->bytes;
-                *end = p;
-                end = &p->next;
-            }
+        size_t at = (size_t)(from - s->lo) * s->plane * arr->elem;
+        size_t left = (size_t)(to - from) * s->plane * arr->elem;
+        while (left > 0) {
+            tpace_piece *p = (tpace_piece *)calloc(1, sizeof *p);
+            if (p == NULL)
+                tpace_stop("MPI", "host memory ran out sending the results to rank 0");
+            p->array = a;
+            p->offset = at;
+            p->bytes = TPACE_MIN(left, piece_most);
+            at += p->bytes;
+            left -= p->bytes;
+            *end = p;
+            end = &p->next;
         }
     }
-#ifdef TPACE_MPI
-    if (shared > 0) { /* in place already (its download is done): counted as written */
-        TPACE_PTHREAD(pthread_mutex_lock(&s->cma.lock));
-        s->cma.shared_out += shared;
-        if (s->cma.blocks_done)
-            s->cma.after += shared;
-        else
-            s->cma.during += shared;
-        TPACE_PTHREAD(pthread_mutex_unlock(&s->cma.lock));
-    }
-#else
-    (void)shared;
-#endif
     if (first == NULL)
         return;
 #ifdef TPACE_MPI
@@ -1051,7 +1018,7 @@ static int tpace_results_all_announced(const tpace_scale *s)
     for (int q = 1; q < tpace_the_world.ranks; q++) {
         if (s->cma.of[q] && !s->cma.done_in[q]) /* the copies' count still to come */
             return 0;
-        if (s->got_of[q] + (s->cma.of[q] ? (size_t)s->cma.done_of[2 * q] : 0) < s->expect_of[q])
+        if (s->got_of[q] + (s->cma.of[q] ? (size_t)s->cma.done_of[q] : 0) < s->expect_of[q])
             return 0;
     }
     return 1;
@@ -1147,7 +1114,7 @@ static void tpace_results_open(tpace_scale *s)
         MPI_Request req;
         TPACE_MPI_CALL(MPI_Isend(NULL, 0, MPI_BYTE, q, TPACE_TAG_GO, MPI_COMM_WORLD, &req));
         tpace_results_request(s, req, 0);
-        TPACE_MPI_CALL(MPI_Irecv(&s->cma.done_of[2 * q], 2, MPI_LONG_LONG, q, TPACE_TAG_DONE, MPI_COMM_WORLD,
+        TPACE_MPI_CALL(MPI_Irecv(&s->cma.done_of[q], 1, MPI_LONG_LONG, q, TPACE_TAG_DONE, MPI_COMM_WORLD,
                                  &s->cma.done_req[q]));
     }
 }
@@ -1182,10 +1149,9 @@ static void tpace_cma_finish(tpace_scale *s)
     }
     s->sent_during += m->during;
     s->sent_after += m->after;
-    m->done_out[0] = (long long)(m->during + m->after);
-    m->done_out[1] = (long long)m->shared_out;
+    m->done_out = (long long)(m->during + m->after);
     MPI_Request req;
-    TPACE_MPI_CALL(MPI_Isend(m->done_out, 2, MPI_LONG_LONG, 0, TPACE_TAG_DONE, MPI_COMM_WORLD, &req));
+    TPACE_MPI_CALL(MPI_Isend(&m->done_out, 1, MPI_LONG_LONG, 0, TPACE_TAG_DONE, MPI_COMM_WORLD, &req));
     tpace_results_request(s, req, 0);
 }
 
@@ -1203,14 +1169,9 @@ static double tpace_results_finish(tpace_scale *s)
             if (s->cma.of[q]) {
                 TPACE_MPI_CALL(MPI_Wait(&s->cma.done_req[q], MPI_STATUS_IGNORE));
                 s->cma.done_in[q] = 1;
-                const long long wrote = s->cma.done_of[2 * q], shared = s->cma.done_of[2 * q + 1];
-                if (wrote < 0 || (size_t)wrote + s->got_of[q] > s->expect_of[q])
+                if (s->cma.done_of[q] < 0 || (size_t)s->cma.done_of[q] + s->got_of[q] > s->expect_of[q])
                     tpace_stop("MPI", "a rank said it copied more results into rank 0's memory than its planes");
-                if (shared < 0 || shared > wrote || (size_t)shared != s->cma.shared_of[q])
-                    tpace_stop("MPI", "internal error: a rank's last block did not fill the pages it shares with rank "
-                                      "0 (please report it; TPACE_SHARE=0 avoids them)");
-                s->cma.bytes += (size_t)wrote;
-                s->cma.shared += (size_t)shared;
+                s->cma.bytes += (size_t)s->cma.done_of[q];
             }
         while (!tpace_results_all_announced(s)) {
             if (!s->head_posted)
@@ -1322,13 +1283,11 @@ static void tpace_results_setup(tpace_scale *s)
     m->queue_end = &m->queue;
     m->of = (int *)calloc((size_t)w->ranks, sizeof *m->of);
     m->done_in = (int *)calloc((size_t)w->ranks, sizeof *m->done_in);
-    m->done_of = (long long *)calloc((size_t)w->ranks * 2, sizeof *m->done_of);
-    m->shared_of = (size_t *)calloc((size_t)w->ranks, sizeof *m->shared_of);
+    m->done_of = (long long *)calloc((size_t)w->ranks, sizeof *m->done_of);
     m->done_req = (MPI_Request *)calloc((size_t)w->ranks, sizeof *m->done_req);
     s->expect_of = (size_t *)calloc((size_t)w->ranks, sizeof *s->expect_of);
     s->got_of = (size_t *)calloc((size_t)w->ranks, sizeof *s->got_of);
-    if (m->of == NULL || m->done_in == NULL || m->done_of == NULL || m->shared_of == NULL || m->done_req == NULL ||
-        s->expect_of == NULL ||
+    if (m->of == NULL || m->done_in == NULL || m->done_of == NULL || m->done_req == NULL || s->expect_of == NULL ||
         s->got_of == NULL)
         tpace_stop("MPI", "host memory ran out setting up the results' way to rank 0");
     for (int q = 1; q < w->ranks; q++)
@@ -1377,119 +1336,6 @@ static void tpace_results_setup(tpace_scale *s)
 #endif
 }
 
-/* ---- Shared pages (TPACE_SHARE): a sender's last block downloads into rank 0's arrays ----
- * A rank on rank 0's node that copies its results into rank 0 (tpace_cma) need not copy
- * most of them at all. Rank 0 maps pages of its own memory, over the bytes of that rank's
- * planes of each early array, to a memory file (memfd) and tells the rank; the rank maps
- * the same file (through /proc), page-locks it and downloads the final values of those
- * bytes straight into it in the last block, instead of into its own array. What rank 0
- * reads of those bytes before then, nothing: its devices read the planes beyond its slab
- * that their first block needs (the first ghost_top ones) from its own memory, so the
- * pages start above them; later blocks' ghost planes come from the exchange. The bytes
- * beside the pages (part pages, those first planes) go as before. The sender's own array
- * keeps the planes' older values there: only output reads the array after the pipeline,
- * and only rank 0's output is kept. TPACE_SHARE=0: no shared pages. */
-
-/* Rank 0: offer each rank that copies into it shared pages over its planes of the early
- * arrays above plane `ghost_top`; a sender: take them. Before the executors' set-up. */
-static void tpace_share_setup(tpace_scale *s, long ghost_top)
-{
-    const tpace_world *w = &tpace_the_world;
-    tpace_cma *m = &s->cma;
-    const int n = s->narrays;
-    long long *offer = (long long *)calloc((size_t)n * 3, sizeof *offer);
-    m->map = (char **)calloc((size_t)n, sizeof *m->map);
-    m->map_len = (size_t *)calloc((size_t)n, sizeof *m->map_len);
-    if (offer == NULL || m->map == NULL || m->map_len == NULL)
-        tpace_stop("MPI", "host memory ran out setting up the results' way to rank 0");
-#ifdef TPACE_CMA_ABLE
-    const int wanted = (int)tpace_env_long("TPACE_SHARE", 1, 0, 1);
-    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    if (w->rank == 0) {
-        for (int q = 1; q < w->ranks; q++) {
-            if (!m->of[q])
-                continue;
-            for (int a = 0; a < n; a++) {
-                const tpace_array *arr = &s->arrays[a];
-                const size_t pb = s->plane * arr->elem;
-                const long from = TPACE_MAX(s->ranks_lo[q], ghost_top), to = s->ranks_hi[q];
-                offer[3 * a] = offer[3 * a + 1] = 0;
-                offer[3 * a + 2] = -1;
-                if (!wanted || !tpace_early(arr) || from >= to || page == 0)
-                    continue;
-                const size_t base = (size_t)(char *)arr->host;
-                const size_t lo = (base + (size_t)(from - s->lo) * pb + page - 1) / page * page;
-                const size_t hi = (base + (size_t)(to - s->lo) * pb) / page * page;
-                if (hi <= lo)
-                    continue;
-                const long fd = syscall(SYS_memfd_create, "tpace-results", 1u /* MFD_CLOEXEC */);
-                if (fd < 0)
-                    continue;
-                if (syscall(SYS_ftruncate, (int)fd, (long)(hi - lo)) != 0 ||
-                    mmap((void *)lo, hi - lo, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, (int)fd, 0) != (void *)lo)
-                    tpace_stop("MPI", "rank 0 could not map shared pages over an array for the results; set "
-                                      "TPACE_SHARE=0");
-                offer[3 * a] = (long long)(lo - base);
-                offer[3 * a + 1] = (long long)(hi - lo);
-                offer[3 * a + 2] = fd;
-            }
-            TPACE_MPI_CALL(MPI_Send(offer, 3 * n, MPI_LONG_LONG, q, TPACE_TAG_SHARE, MPI_COMM_WORLD));
-            long long taken = 0;
-            TPACE_MPI_CALL(MPI_Recv(&taken, 1, MPI_LONG_LONG, q, TPACE_TAG_SHARE, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-            m->shared_of[q] = (size_t)taken;
-            for (int a = 0; a < n; a++) /* the mapping keeps the file */
-                if (offer[3 * a + 2] >= 0)
-                    (void)close((int)offer[3 * a + 2]);
-        }
-    } else if (m->on) {
-        TPACE_MPI_CALL(MPI_Recv(offer, 3 * n, MPI_LONG_LONG, 0, TPACE_TAG_SHARE, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-        long long taken = 0;
-        for (int a = 0; a < n; a++) {
-            if (offer[3 * a + 2] < 0)
-                continue;
-            char path[64];
-            snprintf(path, sizeof path, "/proc/%d/fd/%lld", m->pid, offer[3 * a + 2]);
-            const int fd = open(path, O_RDWR);
-            if (fd < 0)
-                continue; /* refused: copied as before */
-            const size_t len = (size_t)offer[3 * a + 1];
-            void *map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-            (void)close(fd);
-            if (map == MAP_FAILED)
-                continue;
-            tpace_array *arr = &s->arrays[a];
-            arr->share_lo = (char *)arr->host + offer[3 * a];
-            arr->share_hi = arr->share_lo + len;
-            arr->share_to = (char *)map;
-            m->map[a] = (char *)map;
-            m->map_len[a] = len;
-            taken += (long long)len;
-        }
-        TPACE_MPI_CALL(MPI_Send(&taken, 1, MPI_LONG_LONG, 0, TPACE_TAG_SHARE, MPI_COMM_WORLD));
-    }
-#else
-    (void)ghost_top;
-    (void)w;
-#endif
-    free(offer);
-}
-
-/* A sender, after the teardown (its executors unpinned them): its shared pages unmapped,
- * the arrays as the caller gave them. */
-static void tpace_share_free(tpace_scale *s)
-{
-    tpace_cma *m = &s->cma;
-    for (int a = 0; a < s->narrays && m->map != NULL; a++) {
-        if (m->map[a] != NULL)
-            (void)munmap(m->map[a], m->map_len[a]);
-        s->arrays[a].share_lo = s->arrays[a].share_hi = s->arrays[a].share_to = NULL;
-    }
-    free(m->map);
-    free(m->map_len);
-    m->map = NULL;
-    m->map_len = NULL;
-}
-
 /* Free what tpace_results_setup set up. */
 static void tpace_results_free(tpace_scale *s)
 {
@@ -1504,7 +1350,6 @@ static void tpace_results_free(tpace_scale *s)
     free(m->of);
     free(m->done_in);
     free(m->done_of);
-    free(m->shared_of);
     free(m->done_req);
     free(s->expect_of);
     free(s->got_of);
@@ -1896,11 +1741,6 @@ static void tpace_device_setup(tpace_scale *s, int g)
     r->scale = s;
     r->ghost_fill = tpace_ghost_fill;
     r->planes_out = tpace_planes_out;
-#ifdef TPACE_MPI
-    for (int a = 0; a < s->narrays && g == 0 && s->cma.map != NULL; a++) /* shared pages: downloaded into */
-        if (s->cma.map[a] != NULL)
-            tpace_dev_pin(r, s->cma.map[a], s->cma.map_len[a]);
-#endif
     for (int side = 0; side < 2; side++) {
         const long planes = side == 0 ? d->own_lo - d->from : d->to - d->own_hi;
         r->ghost[side] = (char **)calloc((size_t)s->narrays, sizeof(char *));
@@ -2083,11 +1923,6 @@ static void tpace_phase_run(tpace_scale *s, int g, int phase)
     case TPACE_PHASE_TEARDOWN:
         tpace_dev_activate(r);
         tpace_device_free_ghosts(s, g);
-#ifdef TPACE_MPI
-        for (int a = 0; a < s->narrays && g == 0 && s->cma.map != NULL; a++)
-            if (s->cma.map[a] != NULL)
-                tpace_dev_unpin(r, s->cma.map[a]);
-#endif
         tpace_end(r);
         free(s->dev[g].finals);
         s->dev[g].finals = NULL;
@@ -2412,11 +2247,6 @@ static void tpace_run_devices(const tpace_shape *shape, tpace_array *arrays, int
     tpace_plan_devices(shape, arrays, narrays, reds, nreds, s.devices, local, thinnest, rank_hi[0] - rank_lo[0],
                        s.early, &s.slab_shape);
     s.k = TPACE_MAX(s.slab_shape.force_k, 1L);
-#ifdef TPACE_MPI
-    /* Pages rank 0 shares with the senders start above the planes its devices read first. */
-    if (w->ranks > 1 && s.early)
-        tpace_share_setup(&s, TPACE_MIN(s.lo + s.n, rank_hi[0] + s.k * shape->reach_hi));
-#endif
     for (int g = 0; g < local; g++) {
         tpace_device *d = &s.dev[g];
         tpace_slab(s.lo, s.n, s.devices, (long)w->rank * local + g, &d->own_lo, &d->own_hi);
@@ -2514,10 +2344,6 @@ static void tpace_run_devices(const tpace_shape *shape, tpace_array *arrays, int
     const double teardown_start = tpace_now();
     tpace_crew_phase(&s, TPACE_PHASE_TEARDOWN);
     tpace_crew_stop(&s);
-#ifdef TPACE_MPI
-    if (w->ranks > 1 && s.early)
-        tpace_share_free(&s);
-#endif
     const double teardown_end = tpace_now();
     /* One report for the whole run, from rank 0. */
     whole.s = *shape;
@@ -2536,12 +2362,11 @@ static void tpace_run_devices(const tpace_shape *shape, tpace_array *arrays, int
     /* The early results: bytes each sender sent while its blocks ran and after them; what
      * rank 0 (which prints this) received while its own blocks ran, and its wait after. */
     const size_t sent_during = tpace_sum_over_ranks(s.sent_during), sent_after = tpace_sum_over_ranks(s.sent_after);
-    size_t arrived_during = 0, copied = 0, shared = 0;
+    size_t arrived_during = 0, copied = 0;
     int copy_threads = 0;
 #ifdef TPACE_MPI
     arrived_during = s.arrived_during;
-    copied = s.cma.bytes - s.cma.shared;
-    shared = s.cma.shared;
+    copied = s.cma.bytes;
     if (w->ranks > 1)
         copy_threads = (int)tpace_max_over_ranks((double)s.cma.threads);
 #endif
@@ -2560,10 +2385,9 @@ static void tpace_run_devices(const tpace_shape *shape, tpace_array *arrays, int
     if (s.early)
         snprintf(early_text, sizeof early_text,
                  "; to rank 0 as the last block's chunks finished: %zu bytes sent while the senders' blocks ran, %zu "
-                 "after them, of which %zu copied straight into rank 0's memory (%d threads a rank), %zu downloaded "
-                 "into pages rank 0 shares (TPACE_SHARE) and the rest by MPI, %zu received while rank 0's blocks ran; "
-                 "rank 0 waiting %.6f s after its blocks",
-                 sent_during, sent_after, copied, copy_threads, shared, arrived_during, early_wait);
+                 "after them, of which %zu copied straight into rank 0's memory (%d threads a rank) and the rest by MPI, "
+                 "%zu received while rank 0's blocks ran; rank 0 waiting %.6f s after its blocks",
+                 sent_during, sent_after, copied, copy_threads, arrived_during, early_wait);
     else
         early_text[0] = '\0';
     /* The host cores a rank ran on, and where tpace widened mpirun's binding. */

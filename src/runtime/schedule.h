@@ -1214,25 +1214,6 @@ static inline size_t tpace_download_folded(tpace_rt *r, const tpace_chunk *ch, c
     return (end - first) * arr->elem;
 }
 
-/* Download `bytes` for host bytes from `host` on: where the last block's final values of
- * some of them go to pages rank 0 shares (arr->share_lo to share_hi, see tpace_array), those
- * go there instead, the rest to the host array. */
-static inline void tpace_download_to(tpace_rt *r, const tpace_chunk *ch, const tpace_array *arr, char *host,
-                                     const char *dev, size_t bytes)
-{
-    char *end = host + bytes;
-    if (!ch->last_block || arr->share_to == NULL || end <= arr->share_lo || host >= arr->share_hi) {
-        tpace_dev_download(r, host, dev, bytes, ch->slot);
-        return;
-    }
-    char *lo = host > arr->share_lo ? host : arr->share_lo, *hi = end < arr->share_hi ? end : arr->share_hi;
-    if (host < lo)
-        tpace_dev_download(r, host, dev, (size_t)(lo - host), ch->slot);
-    tpace_dev_download(r, arr->share_to + (lo - arr->share_lo), dev + (lo - host), (size_t)(hi - lo), ch->slot);
-    if (hi < end)
-        tpace_dev_download(r, hi, dev + (hi - host), (size_t)(end - hi), ch->slot);
-}
-
 /* Download planes [from, to) of every array that moves out, from chunk ch's buffers
  * (one download for the trace). */
 static inline void tpace_download_planes(tpace_rt *r, const tpace_chunk *ch, long from, long to)
@@ -1247,9 +1228,9 @@ static inline void tpace_download_planes(tpace_rt *r, const tpace_chunk *ch, lon
             moved += tpace_download_folded(r, ch, arr, from, to);
         if (tpace_moves_out(arr, ch->last_block)) {
             moved += tpace_planes_bytes(r, arr, to - from);
-            tpace_download_to(r, ch, arr, tpace_host_plane(r, arr, from),
-                              tpace_buf_plane(r, arr, tpace_final_buffer(r, ch, a), ch->base, from),
-                              tpace_planes_bytes(r, arr, to - from));
+            tpace_dev_download(r, tpace_host_plane(r, arr, from),
+                               tpace_buf_plane(r, arr, tpace_final_buffer(r, ch, a), ch->base, from),
+                               tpace_planes_bytes(r, arr, to - from), ch->slot);
         }
     }
     if (r->planes_out)

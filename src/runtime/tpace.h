@@ -135,10 +135,6 @@ typedef struct tpace_array {
     int to_root;                  /* several MPI ranks: 1 where the program only outputs it after the pipeline
                                    * (and only rank 0's output is kept), so rank 0 alone receives its final
                                    * values; 0: every rank does (the code after the pipeline may read it) */
-    char *share_lo, *share_hi;    /* several MPI ranks of one node: host bytes [share_lo, share_hi) of this
-                                   * array, whose final values the last block downloads to share_to instead:
-                                   * pages rank 0 maps over the same bytes of its own array (tpace_share_setup) */
-    char *share_to;
 } tpace_array;
 
 /* The array whose storage array a's pointer names after `steps` steps of a pipeline whose
