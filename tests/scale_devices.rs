@@ -1232,10 +1232,7 @@ fn ghost_planes_between_ranks_of_one_node_come_out_of_the_neighbours_memory() {
         source,
         target: Target::Openacc,
         mpi: true,
-        edit: (
-            "(const void *)(size_t)where[1], in_bytes,",
-            "(const void *)(size_t)where[1], in_bytes / 2,",
-        ),
+        edit: ("dst, from, bytes,", "dst, from, bytes / 2,"),
     };
     let p = Params {
         gpus: Some(1),
@@ -1249,5 +1246,39 @@ fn ghost_planes_between_ranks_of_one_node_come_out_of_the_neighbours_memory() {
         (&p, &[]),
         &seq,
         "half a neighbour's ghost planes copied",
+    );
+    // The planes above a rank's slab are lent, not packed: the rank's last chunks overwrite
+    // them only once the rank above has taken them. That rank 200 ms late to take them:
+    // the same answer; without the wait, not.
+    let late = [("TPACE_PULL_DELAY_MS", "200")];
+    let got = run(
+        &tc,
+        &translated.binary,
+        steps,
+        Some(3),
+        &p,
+        &late,
+        &dir.path().join("t.dump"),
+    );
+    assert_eq!(
+        first_difference(&seq.dump, &got.dump),
+        None,
+        "a rank late to take its lent planes"
+    );
+    let no_wait = Broken {
+        edit: (
+            "if (!s->lent || to <= s->lent_lo",
+            "if (1 || to <= s->lent_lo",
+        ),
+        ..half
+    };
+    assert_caught(
+        &tc,
+        dir.path(),
+        &no_wait,
+        (steps, Some(3)),
+        (&p, &late),
+        &seq,
+        "lent planes overwritten before the rank above took them",
     );
 }

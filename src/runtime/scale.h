@@ -15,8 +15,11 @@
  * Ghost planes between two devices of one process go device to device where the target
  * can (CUDA peer copies, over NVLink where there is one; TPACE_PEER=0: through host
  * memory): a device copies the planes its neighbour reads next block into the
- * neighbour's memory as it writes them back. Between ranks they go once per block in
- * non-blocking MPI messages that the first chunks' work hides.
+ * neighbour's memory as it writes them back. Between ranks of one node the rank that
+ * reads them copies them straight out of the other's memory into its ghost copies (the
+ * planes below a slab from a packed copy, those above from the host arrays themselves,
+ * which the slab's last chunks overwrite only once they are taken); elsewhere they go
+ * once per block in non-blocking MPI messages that the first chunks' work hides.
  *
  * After the pipeline each array goes where the program reads it, as the translation
  * says (the analysis of the code after the loop): to rank 0 alone where that code only
@@ -338,6 +341,7 @@ typedef struct tpace_device {
     size_t ghost_dev_bytes;   /* their device memory */
     size_t peer_bytes;        /* bytes it copied into its neighbours' ghost planes, device to device */
     size_t host_ghost_bytes;  /* bytes of ghost planes it copied through host memory */
+    size_t pulled_bytes;      /* bytes of a neighbour rank's planes it copied out of that rank's memory */
     double results_at;        /* when its results were in place */
     tpace_final *finals;      /* the last block's chunks whose planes go to rank 0, in the order issued */
     long nfinals, finals_cap;
@@ -386,8 +390,20 @@ typedef struct tpace_scale {
      * sender's memory (process_vm_readv, several threads) once the sender says where: */
     int pull[2];           /* [side]: this rank takes the neighbour's planes so */
     int pulled[2];         /* [side]: the neighbour takes this rank's planes so */
-    long long where_out[2][3], where_in[2][3]; /* [side]: {pid, address, bytes} said and heard */
+    long long *where_out[2], *where_in[2]; /* [side]: {pid, 0, bytes, then per array where its planes are (0: not
+                            * exchanged)} said and heard */
     MPI_Request said[2], ack[2];
+    int acked[2];          /* [side]: this block's acknowledgement sent to the neighbour (its planes taken) */
+    int taken[2];          /* [side]: this rank's executors took the neighbour's planes (threads: the caller
+                            * acknowledges) */
+    /* The planes above this rank's slab that the neighbour above reads next are lent, not
+     * packed: it copies them out of the host arrays, which this rank's last chunks
+     * overwrite only after it says it has them (tpace_download_gate). */
+    int lent;              /* this block lends them */
+    long lent_lo, lent_hi; /* ... planes [lent_lo, lent_hi) */
+    int lent_back;         /* ... and the neighbour has taken them */
+    long pull_delay_ms;    /* for tests (TPACE_PULL_DELAY_MS): an executor waits this long before it copies the
+                            * planes the neighbour below lent it out of that rank's memory */
     size_t out_cap[2];     /* bytes s->out[side] holds (kept from block to block) */
     size_t ghost_pulled, ghost_by_mpi; /* bytes of neighbours' planes taken each way */
     char *out[2];          /* [side]: the neighbour's planes [in_lo, in_hi) received, then this rank's edge planes */
@@ -605,47 +621,49 @@ static void tpace_exchange_setup(tpace_scale *s)
 #endif
 }
 
-/* A neighbour rank's ghost planes on `side` have arrived, in s->out[side]: the executors
- * copy them from there (tpace_ghost_from_rank). They never pass through the host arrays,
- * whose planes of other ranks only the results write (tpace_results_pump). */
+/* A neighbour rank's message for this block on `side` has come: its planes themselves (by
+ * MPI, in s->out[side]), or where they are in its memory, which the executors copy them
+ * out of (tpace_ghost_from_rank). They never pass through the host arrays, whose planes
+ * of other ranks only the results write (tpace_results_pump). */
 static void tpace_exchange_receive(tpace_scale *s, int side)
 {
     TPACE_MPI_CALL(MPI_Wait(&s->recv[side], MPI_STATUS_IGNORE));
     const size_t in_bytes = tpace_edge_bytes(s, s->in_lo[side], s->in_hi[side]);
     if (s->pull[side]) {
-        /* Straight out of the neighbour's memory, on this rank's cores; then say so (the
-         * neighbour keeps its planes until then). */
-        const long long *where = s->where_in[side];
-        if ((size_t)where[2] != in_bytes)
+        if ((size_t)s->where_in[side][2] != in_bytes)
             tpace_stop("MPI", "a neighbour rank offered ghost planes of another size than this rank needs");
-        const int err = tpace_copy_from((int)where[0], s->out[side], (const void *)(size_t)where[1], in_bytes,
-                                        tpace_host_cores());
-        if (err != 0) {
-            char msg[300];
-            snprintf(msg, sizeof msg,
-                     "copying a neighbour rank's ghost planes out of its memory failed (%s); set TPACE_CMA=0 (by MPI "
-                     "instead)",
-                     strerror(err));
-            tpace_stop("MPI", msg);
-        }
-        TPACE_MPI_CALL(MPI_Isend(NULL, 0, MPI_BYTE, tpace_neighbour(side), 8, MPI_COMM_WORLD, &s->ack[side]));
-        s->ghost_pulled += in_bytes;
     } else {
         s->ghost_by_mpi += in_bytes;
     }
     s->pending[side] = 0;
 }
 
-/* Executor r's ghost planes beyond this rank on `side`, from the neighbour rank's message:
- * its planes [in_lo, in_hi) of every exchanged array, one array after another. */
+/* Tell the neighbour on `side` that this rank has its planes (or will not read them):
+ * until then it keeps them where it said. Once a block. */
+static void tpace_exchange_ack(tpace_scale *s, int side)
+{
+    if (!s->pull[side] || s->acked[side])
+        return;
+    TPACE_MPI_CALL(MPI_Isend(NULL, 0, MPI_BYTE, tpace_neighbour(side), 8, MPI_COMM_WORLD, &s->ack[side]));
+    s->acked[side] = 1;
+}
+
+/* Executor r's ghost planes beyond this rank on `side`: the neighbour rank's planes
+ * [in_lo, in_hi) of every exchanged array, copied straight into its ghost copies out of
+ * the neighbour's memory (where it said they are: packed, or its host arrays) on this
+ * executor's share of the cores, or from the MPI message in s->out[side], one array
+ * after another. */
 static void tpace_ghost_from_rank(tpace_rt *r, int side)
 {
     tpace_scale *s = (tpace_scale *)r->scale;
+    tpace_device *d = &s->dev[r - s->rt];
     long lo, hi;
     tpace_ghost_region(r, side, &lo, &hi);
     const long first = lo; /* the ghost copy's first plane */
     lo = TPACE_MAX(lo, s->in_lo[side]);
     hi = TPACE_MIN(hi, s->in_hi[side]);
+    if (s->pull[side] && side == 0 && s->pull_delay_ms > 0) /* tests: late to take the planes lent from below */
+        nanosleep(&(struct timespec){s->pull_delay_ms / 1000, s->pull_delay_ms % 1000 * 1000000L}, NULL);
     size_t at = 0;
     for (int a = 0; a < r->narrays; a++) {
         const tpace_array *arr = &r->arrays[a];
@@ -653,12 +671,47 @@ static void tpace_ghost_from_rank(tpace_rt *r, int side)
             continue;
         const size_t plane = s->plane * arr->elem;
         if (lo < hi && r->ghost[side][a] != NULL) {
-            tpace_copy_wide(r->ghost[side][a] + (size_t)(lo - first) * plane,
-                            s->out[side] + at + (size_t)(lo - s->in_lo[side]) * plane, (size_t)(hi - lo) * plane,
-                            tpace_copy_threads(s));
-            s->dev[r - s->rt].host_ghost_bytes += (size_t)(hi - lo) * plane;
+            char *dst = r->ghost[side][a] + (size_t)(lo - first) * plane;
+            const size_t bytes = (size_t)(hi - lo) * plane, skip = (size_t)(lo - s->in_lo[side]) * plane;
+            if (s->pull[side]) {
+                const long long *where = s->where_in[side];
+                const void *from = (const void *)(size_t)(where[3 + a] + (long long)skip);
+                const int err = tpace_copy_from((int)where[0], dst, from, bytes, tpace_copy_threads(s));
+                if (err != 0) {
+                    char msg[300];
+                    snprintf(msg, sizeof msg,
+                             "copying a neighbour rank's ghost planes out of its memory failed (%s); set TPACE_CMA=0 "
+                             "(by MPI instead)",
+                             strerror(err));
+                    tpace_stop("MPI", msg);
+                }
+                d->pulled_bytes += bytes;
+            } else {
+                tpace_copy_wide(dst, s->out[side] + at + skip, bytes, tpace_copy_threads(s));
+                d->host_ghost_bytes += bytes;
+            }
         }
         at += (size_t)(s->in_hi[side] - s->in_lo[side]) * plane;
+    }
+}
+
+/* Before executor r downloads planes [from, to) of its slab: where the neighbour rank above
+ * may still be copying them out of this rank's host arrays (lent this block), wait until it
+ * says it has them; its message comes to the caller's thread (the only one that calls MPI),
+ * which says so, or, without threads, here. */
+static void tpace_download_gate(tpace_rt *r, long from, long to)
+{
+    tpace_scale *s = (tpace_scale *)r->scale;
+    if (!s->lent || to <= s->lent_lo || from >= s->lent_hi)
+        return;
+    if (s->crew.threads) {
+        TPACE_PTHREAD(pthread_mutex_lock(&s->crew.lock));
+        while (!s->lent_back)
+            TPACE_PTHREAD(pthread_cond_wait(&s->crew.arrived, &s->crew.lock));
+        TPACE_PTHREAD(pthread_mutex_unlock(&s->crew.lock));
+    } else if (!s->lent_back) {
+        TPACE_MPI_CALL(MPI_Wait(&s->send[1], MPI_STATUS_IGNORE));
+        s->lent_back = 1;
     }
 }
 #endif
@@ -720,6 +773,14 @@ static void tpace_ghost_fill(tpace_rt *r, int side)
     if (!s->crew.threads && s->pending[side])
         tpace_exchange_receive(s, side);
     tpace_ghost_from_rank(r, side);
+    if (!s->crew.threads) {
+        tpace_exchange_ack(s, side);
+    } else { /* the caller's thread acknowledges */
+        TPACE_PTHREAD(pthread_mutex_lock(&s->crew.lock));
+        s->taken[side] = 1;
+        TPACE_PTHREAD(pthread_cond_broadcast(&s->crew.done));
+        TPACE_PTHREAD(pthread_mutex_unlock(&s->crew.lock));
+    }
 #endif
     r->ghost_ready[side] = 1;
 }
@@ -775,12 +836,21 @@ static void tpace_planes_out(tpace_rt *r, const tpace_chunk *ch, long from, long
 
 #ifdef TPACE_MPI
 /* Post the block's exchange with the neighbour ranks: this rank's edge planes out, the
- * planes its ghost regions reach in (they land in the host arrays, where no executor of
- * this rank writes). */
+ * planes its ghost regions reach in (never into the host arrays: see
+ * tpace_exchange_receive). A neighbour of this node copies them out of this rank's memory
+ * itself: the planes below, which this block's first chunks overwrite, from a packed copy;
+ * the planes above, which its last chunks overwrite, from the host arrays themselves
+ * (lent: tpace_download_gate keeps them until the neighbour has them). Elsewhere they go
+ * by MPI, packed. */
 static void tpace_exchange_post(tpace_scale *s, long reach_lo, long reach_hi)
 {
+    const int words = 3 + s->narrays;
+    s->lent = 0;
+    s->lent_back = 0;
     for (int side = 0; side < 2; side++) {
         s->pending[side] = 0;
+        s->acked[side] = 0;
+        s->taken[side] = 0;
         const int peer = tpace_neighbour(side);
         if (peer < 0)
             continue;
@@ -795,9 +865,17 @@ static void tpace_exchange_post(tpace_scale *s, long reach_lo, long reach_hi)
         const size_t in_bytes = tpace_edge_bytes(s, recv_from, recv_to);
         if (out_bytes > (size_t)0x7fffffff || in_bytes > (size_t)0x7fffffff)
             tpace_stop("MPI", "a block's ghost planes exceed 2 GiB per message; lower TPACE_K");
-        /* Kept from block to block (its pages touched once): the planes received, then
-         * this rank's edge planes. */
-        const size_t need = TPACE_MAX(TPACE_MAX(out_bytes, in_bytes), (size_t)1) * 2;
+        if (s->where_out[side] == NULL) {
+            s->where_out[side] = (long long *)calloc((size_t)words, sizeof(long long));
+            s->where_in[side] = (long long *)calloc((size_t)words, sizeof(long long));
+            if (s->where_out[side] == NULL || s->where_in[side] == NULL)
+                tpace_stop("MPI", "host memory ran out for the ghost planes");
+        }
+        const int lend = s->pulled[side] && side == 1;
+        /* Kept from block to block (its pages touched once): the planes received by MPI,
+         * then this rank's edge planes, packed; as much as this side needs of it. */
+        const size_t in_room = s->pull[side] ? 0 : in_bytes, out_room = lend ? 0 : out_bytes;
+        const size_t need = TPACE_MAX(in_room + out_room, (size_t)1);
         if (s->out_cap[side] < need) {
             free(s->out[side]);
             s->out[side] = (char *)malloc(need);
@@ -805,17 +883,36 @@ static void tpace_exchange_post(tpace_scale *s, long reach_lo, long reach_hi)
             if (s->out[side] == NULL)
                 tpace_stop("MPI", "host memory ran out for the ghost planes");
         }
-        char *outgoing = s->out[side] + TPACE_MAX(in_bytes, (size_t)1);
-        tpace_edge_pack(s, send_from, send_to, outgoing);
-        if (s->pull[side]) /* where the neighbour's planes are: the receiver copies them itself */
-            TPACE_MPI_CALL(MPI_Irecv(s->where_in[side], 3, MPI_LONG_LONG, peer, 7, MPI_COMM_WORLD, &s->recv[side]));
+        char *outgoing = s->out[side] + in_room;
+        if (!lend)
+            tpace_edge_pack(s, send_from, send_to, outgoing);
+        if (s->pull[side]) /* where the neighbour's planes are: the executors copy them themselves */
+            TPACE_MPI_CALL(MPI_Irecv(s->where_in[side], words, MPI_LONG_LONG, peer, 7, MPI_COMM_WORLD,
+                                     &s->recv[side]));
         else
             TPACE_MPI_CALL(MPI_Irecv(s->out[side], (int)in_bytes, MPI_BYTE, peer, 7, MPI_COMM_WORLD, &s->recv[side]));
         if (s->pulled[side]) { /* say where this rank's planes are; the neighbour says when it has them */
-            s->where_out[side][0] = (long long)getpid();
-            s->where_out[side][1] = (long long)(size_t)outgoing;
-            s->where_out[side][2] = (long long)out_bytes;
-            TPACE_MPI_CALL(MPI_Isend(s->where_out[side], 3, MPI_LONG_LONG, peer, 7, MPI_COMM_WORLD, &s->said[side]));
+            long long *where = s->where_out[side];
+            where[0] = (long long)getpid();
+            where[1] = 0;
+            where[2] = (long long)out_bytes;
+            size_t at = 0;
+            for (int a = 0; a < s->narrays; a++) {
+                const tpace_array *arr = &s->arrays[a];
+                where[3 + a] = 0;
+                if (!tpace_exchanged(arr))
+                    continue;
+                const size_t plane = s->plane * arr->elem;
+                where[3 + a] = lend ? (long long)(size_t)((char *)arr->host + (size_t)(send_from - s->lo) * plane)
+                                    : (long long)(size_t)(outgoing + at);
+                at += (size_t)(send_to - send_from) * plane;
+            }
+            if (lend) {
+                s->lent = 1;
+                s->lent_lo = send_from;
+                s->lent_hi = send_to;
+            }
+            TPACE_MPI_CALL(MPI_Isend(where, words, MPI_LONG_LONG, peer, 7, MPI_COMM_WORLD, &s->said[side]));
             TPACE_MPI_CALL(MPI_Irecv(NULL, 0, MPI_BYTE, peer, 8, MPI_COMM_WORLD, &s->send[side]));
         } else {
             TPACE_MPI_CALL(MPI_Isend(outgoing, (int)out_bytes, MPI_BYTE, peer, 7, MPI_COMM_WORLD, &s->send[side]));
@@ -824,21 +921,61 @@ static void tpace_exchange_post(tpace_scale *s, long reach_lo, long reach_hi)
     }
 }
 
-/* The block is done: its sends are too (their buffers go with the next block). */
+/* The caller's thread while the executors run a block: acknowledge the neighbours' planes
+ * the executors have taken, and hear whether the neighbour above has taken the planes
+ * this rank lent it (then the executors may overwrite them). The crew's lock held. */
+static void tpace_exchange_progress(tpace_scale *s)
+{
+    tpace_crew *c = &s->crew;
+    for (int side = 0; side < 2; side++)
+        if (s->taken[side] && !s->acked[side]) {
+            TPACE_PTHREAD(pthread_mutex_unlock(&c->lock));
+            tpace_exchange_ack(s, side);
+            TPACE_PTHREAD(pthread_mutex_lock(&c->lock));
+        }
+    if (s->lent && !s->lent_back) {
+        int back = 0;
+        TPACE_PTHREAD(pthread_mutex_unlock(&c->lock));
+        TPACE_MPI_CALL(MPI_Test(&s->send[1], &back, MPI_STATUS_IGNORE));
+        TPACE_PTHREAD(pthread_mutex_lock(&c->lock));
+        if (back) {
+            s->lent_back = 1;
+            TPACE_PTHREAD(pthread_cond_broadcast(&c->arrived));
+        }
+    }
+}
+
+/* Whether the caller's thread still has something of the exchange to watch this block. */
+static int tpace_exchange_watching(const tpace_scale *s)
+{
+    for (int side = 0; side < 2; side++)
+        if (s->pull[side] && !s->acked[side] && tpace_neighbour(side) >= 0 && s->t > 0)
+            return 1;
+    return s->lent && !s->lent_back;
+}
+
+/* The block is done: its messages are too (their buffers go with the next block). Every
+ * acknowledgement first (a neighbour's planes this rank did not read are acknowledged
+ * all the same), then the waits. */
 static void tpace_exchange_end(tpace_scale *s)
 {
     for (int side = 0; side < 2; side++) {
-        const int peer = tpace_neighbour(side);
-        if (peer < 0)
+        if (tpace_neighbour(side) < 0)
             continue;
         if (s->pending[side])
             tpace_exchange_receive(s, side);
+        tpace_exchange_ack(s, side);
+    }
+    for (int side = 0; side < 2; side++) {
+        if (tpace_neighbour(side) < 0)
+            continue;
         TPACE_MPI_CALL(MPI_Wait(&s->send[side], MPI_STATUS_IGNORE));
         if (s->pulled[side])
             TPACE_MPI_CALL(MPI_Wait(&s->said[side], MPI_STATUS_IGNORE));
         if (s->pull[side])
             TPACE_MPI_CALL(MPI_Wait(&s->ack[side], MPI_STATUS_IGNORE));
     }
+    s->lent = 0;
 }
 
 #endif
@@ -1741,6 +1878,9 @@ static void tpace_device_setup(tpace_scale *s, int g)
     r->scale = s;
     r->ghost_fill = tpace_ghost_fill;
     r->planes_out = tpace_planes_out;
+#ifdef TPACE_MPI
+    r->download_gate = tpace_download_gate;
+#endif
     for (int side = 0; side < 2; side++) {
         const long planes = side == 0 ? d->own_lo - d->from : d->to - d->own_hi;
         r->ghost[side] = (char **)calloc((size_t)s->narrays, sizeof(char *));
@@ -2006,6 +2146,15 @@ static void tpace_crew_phase(tpace_scale *s, int phase)
     TPACE_PTHREAD(pthread_mutex_lock(&c->lock));
     while (c->pending > 0) {
 #ifdef TPACE_MPI
+        /* The exchange: acknowledgements as the executors take the neighbours' planes, and
+         * the neighbour's for the planes this rank lent (looked for every 0.1 ms). */
+        if (phase == TPACE_PHASE_BLOCK && tpace_the_world.ranks > 1 && s->t > 0) {
+            tpace_exchange_progress(s);
+            if (!s->live && tpace_exchange_watching(s)) {
+                tpace_crew_nap(c, 100000L);
+                continue;
+            }
+        }
         /* The last block: the results to rank 0 as the devices hand them over, MPI kept
          * moving (every millisecond at least, more often while pieces are on their way). */
         if (phase == TPACE_PHASE_BLOCK && s->live) {
@@ -2013,7 +2162,7 @@ static void tpace_crew_phase(tpace_scale *s, int phase)
             const int moving = tpace_results_pump(s, 1);
             TPACE_PTHREAD(pthread_mutex_lock(&c->lock));
             if (c->pending > 0 && s->handed == NULL)
-                tpace_crew_nap(c, moving ? 100000L : 1000000L);
+                tpace_crew_nap(c, moving || (s->t > 0 && tpace_exchange_watching(s)) ? 100000L : 1000000L);
             continue;
         }
 #endif
@@ -2218,6 +2367,9 @@ static void tpace_run_devices(const tpace_shape *shape, tpace_array *arrays, int
     s.early = early_bytes > 0;
     s.delay_ms = tpace_env_long("TPACE_RESULTS_DELAY_MS", 0, 0, 600000);
 #ifdef TPACE_MPI
+    s.pull_delay_ms = tpace_env_long("TPACE_PULL_DELAY_MS", 0, 0, 600000);
+#endif
+#ifdef TPACE_MPI
     if (w->ranks > 1) {
         tpace_results_setup(&s);
         tpace_exchange_setup(&s);
@@ -2324,6 +2476,10 @@ static void tpace_run_devices(const tpace_shape *shape, tpace_array *arrays, int
         between_ranks = tpace_sum_over_ranks(tpace_gather(&s, rank_lo, rank_hi) + s.arrived_bytes);
     free(s.out[0]);
     free(s.out[1]);
+    for (int side = 0; side < 2; side++) {
+        free(s.where_out[side]);
+        free(s.where_in[side]);
+    }
     if (w->ranks > 1)
         tpace_results_free(&s);
 #endif
@@ -2337,6 +2493,9 @@ static void tpace_run_devices(const tpace_shape *shape, tpace_array *arrays, int
         down_bytes += s.rt[g].plan.down_bytes;
         peer_bytes += s.dev[g].peer_bytes;
         host_ghost_bytes += s.dev[g].host_ghost_bytes;
+#ifdef TPACE_MPI
+        s.ghost_pulled += s.dev[g].pulled_bytes;
+#endif
     }
     tpace_plan whole = s.rt[0].plan; /* before the teardown frees what it points to */
     tpace_trace_devices(&s, start, blocks_end);

@@ -1221,6 +1221,8 @@ static inline void tpace_download_planes(tpace_rt *r, const tpace_chunk *ch, lon
     size_t moved = 0;
     if (from >= to)
         return;
+    if (r->download_gate)
+        r->download_gate(r, from, to);
     const int stamp = tpace_trace_from(r, ch->slot);
     for (int a = 0; a < r->narrays; a++) {
         tpace_array *arr = &r->arrays[a];

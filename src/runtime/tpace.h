@@ -264,7 +264,10 @@ typedef struct tpace_rt {
                                       * (copied there from the neighbours' devices: peer copies); NULL: the host copies */
     void (*planes_out)(struct tpace_rt *r, const tpace_chunk *ch, long from, long to); /* the slab's planes
                                       * [from, to) of chunk ch are on their way to the host (NULL: nothing more) */
-    void *scale;                     /* the scale-out part's state for ghost_fill and planes_out */
+    void (*download_gate)(struct tpace_rt *r, long from, long to); /* called before planes [from, to) of the
+                                      * slab are downloaded: waits while another rank may still read them there
+                                      * (NULL: nothing to wait for) */
+    void *scale;                     /* the scale-out part's state for ghost_fill, planes_out, download_gate */
     int finished;                    /* tpace_finish has run: the results are in place */
     /* Checking the model against the first chunk and block (tpace_replan_* in the schedule part): */
     int calibrating;                 /* 1 until the first chunk of the first block is measured */
