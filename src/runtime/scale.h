@@ -602,7 +602,7 @@ static void tpace_exchange_setup(tpace_scale *s)
     (void)prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0); /* Yama: the neighbours may; refused: the probe says */
     tpace_exchange_token = ((long long)getpid() << 20) ^ (long long)(tpace_now() * 1e6) ^ 0x7470616365LL;
     for (int side = 0; side < 2; side++) {
-        const int there = tpace_neighbour(side) >= 0 ? tpace_neighbour(side) : MPI_PROC_NULL;
+        const int next = tpace_neighbour(side), there = next >= 0 ? next : MPI_PROC_NULL;
         long long mine[4] = {w->node, (long long)getpid(), (long long)(size_t)&tpace_exchange_token,
                              tpace_exchange_token},
                   theirs[4] = {-1, 0, 0, 0};
