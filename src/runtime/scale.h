@@ -2150,6 +2150,8 @@ static void tpace_crew_phase(tpace_scale *s, int phase)
          * the neighbour's for the planes this rank lent (looked for every 0.1 ms). */
         if (phase == TPACE_PHASE_BLOCK && tpace_the_world.ranks > 1 && s->t > 0) {
             tpace_exchange_progress(s);
+            if (c->pending == 0) /* it may have let go of the lock: the executors may be done */
+                break;
             if (!s->live && tpace_exchange_watching(s)) {
                 tpace_crew_nap(c, 100000L);
                 continue;
