@@ -390,7 +390,7 @@ typedef struct tpace_scale {
      * sender's memory (process_vm_readv, several threads) once the sender says where: */
     int pull[2];           /* [side]: this rank takes the neighbour's planes so */
     int pulled[2];         /* [side]: the neighbour takes this rank's planes so */
-    long long *where_out[2], *where_in[2]; /* [side]: {pid, 0, bytes, then per array where its planes are (0: not
+    long long *where_out[2], *where_in[2]; /* [side]: {pid, bytes, then per array where its planes are (0: not
                             * exchanged)} said and heard */
     MPI_Request said[2], ack[2];
     int acked[2];          /* [side]: this block's acknowledgement sent to the neighbour (its planes taken) */
@@ -630,7 +630,7 @@ static void tpace_exchange_receive(tpace_scale *s, int side)
     TPACE_MPI_CALL(MPI_Wait(&s->recv[side], MPI_STATUS_IGNORE));
     const size_t in_bytes = tpace_edge_bytes(s, s->in_lo[side], s->in_hi[side]);
     if (s->pull[side]) {
-        if ((size_t)s->where_in[side][2] != in_bytes)
+        if ((size_t)s->where_in[side][1] != in_bytes)
             tpace_stop("MPI", "a neighbour rank offered ghost planes of another size than this rank needs");
     } else {
         s->ghost_by_mpi += in_bytes;
@@ -675,7 +675,7 @@ static void tpace_ghost_from_rank(tpace_rt *r, int side)
             const size_t bytes = (size_t)(hi - lo) * plane, skip = (size_t)(lo - s->in_lo[side]) * plane;
             if (s->pull[side]) {
                 const long long *where = s->where_in[side];
-                const void *from = (const void *)(size_t)(where[3 + a] + (long long)skip);
+                const void *from = (const void *)(size_t)(where[2 + a] + (long long)skip);
                 const int err = tpace_copy_from((int)where[0], dst, from, bytes, tpace_copy_threads(s));
                 if (err != 0) {
                     char msg[300];
@@ -844,7 +844,7 @@ static void tpace_planes_out(tpace_rt *r, const tpace_chunk *ch, long from, long
  * by MPI, packed. */
 static void tpace_exchange_post(tpace_scale *s, long reach_lo, long reach_hi)
 {
-    const int words = 3 + s->narrays;
+    const int words = 2 + s->narrays;
     s->lent = 0;
     s->lent_back = 0;
     for (int side = 0; side < 2; side++) {
@@ -894,16 +894,15 @@ static void tpace_exchange_post(tpace_scale *s, long reach_lo, long reach_hi)
         if (s->pulled[side]) { /* say where this rank's planes are; the neighbour says when it has them */
             long long *where = s->where_out[side];
             where[0] = (long long)getpid();
-            where[1] = 0;
-            where[2] = (long long)out_bytes;
+            where[1] = (long long)out_bytes;
             size_t at = 0;
             for (int a = 0; a < s->narrays; a++) {
                 const tpace_array *arr = &s->arrays[a];
-                where[3 + a] = 0;
+                where[2 + a] = 0;
                 if (!tpace_exchanged(arr))
                     continue;
                 const size_t plane = s->plane * arr->elem;
-                where[3 + a] = lend ? (long long)(size_t)((char *)arr->host + (size_t)(send_from - s->lo) * plane)
+                where[2 + a] = lend ? (long long)(size_t)((char *)arr->host + (size_t)(send_from - s->lo) * plane)
                                     : (long long)(size_t)(outgoing + at);
                 at += (size_t)(send_to - send_from) * plane;
             }
@@ -945,11 +944,12 @@ static void tpace_exchange_progress(tpace_scale *s)
     }
 }
 
-/* Whether the caller's thread still has something of the exchange to watch this block. */
+/* Whether the caller's thread still has something of the exchange to watch this block (the
+ * first block has no exchange; a side this rank pulls from has a neighbour). */
 static int tpace_exchange_watching(const tpace_scale *s)
 {
     for (int side = 0; side < 2; side++)
-        if (s->pull[side] && !s->acked[side] && tpace_neighbour(side) >= 0 && s->t > 0)
+        if (s->pull[side] && !s->acked[side] && s->t > 0)
             return 1;
     return s->lent && !s->lent_back;
 }
@@ -975,7 +975,7 @@ static void tpace_exchange_end(tpace_scale *s)
         if (s->pull[side])
             TPACE_MPI_CALL(MPI_Wait(&s->ack[side], MPI_STATUS_IGNORE));
     }
-    s->lent = 0;
+    s->lent = 0; /* taken (the wait above): no download after the block waits for it */
 }
 
 #endif
@@ -2164,7 +2164,7 @@ static void tpace_crew_phase(tpace_scale *s, int phase)
             const int moving = tpace_results_pump(s, 1);
             TPACE_PTHREAD(pthread_mutex_lock(&c->lock));
             if (c->pending > 0 && s->handed == NULL)
-                tpace_crew_nap(c, moving || (s->t > 0 && tpace_exchange_watching(s)) ? 100000L : 1000000L);
+                tpace_crew_nap(c, moving || tpace_exchange_watching(s) ? 100000L : 1000000L);
             continue;
         }
 #endif
@@ -2370,8 +2370,6 @@ static void tpace_run_devices(const tpace_shape *shape, tpace_array *arrays, int
     s.delay_ms = tpace_env_long("TPACE_RESULTS_DELAY_MS", 0, 0, 600000);
 #ifdef TPACE_MPI
     s.pull_delay_ms = tpace_env_long("TPACE_PULL_DELAY_MS", 0, 0, 600000);
-#endif
-#ifdef TPACE_MPI
     if (w->ranks > 1) {
         tpace_results_setup(&s);
         tpace_exchange_setup(&s);
