@@ -152,11 +152,21 @@ pub fn initializer(w: &Workload, m: &Machine) -> String {
     ));
     // The profile's measured kernel times for this pipeline's element type and shape
     // class, per steps per kernel (index 1: one step): seconds per point and step,
-    // scaled to its bytes per point (predict.rs `measured_point_cost`), and the rows.
+    // scaled to its bytes per point and kernels (predict.rs `scaled_figure_seconds`), and the rows.
     let depths = w.fuse_overhead.len();
     let figure = |d: usize| m.kernel_figure(w, d as u64).filter(|_| d >= 1);
     let seconds: Vec<String> = (0..depths)
-        .map(|d| c_double(figure(d).map_or(0.0, |f| f.ps * 1e-12 * (w.bytes_per_point / f.bytes))))
+        .map(|d| {
+            c_double(figure(d).map_or(0.0, |f| {
+                super::predict::scaled_figure_seconds(
+                    f,
+                    w.bytes_per_point,
+                    w.kernels_per_step,
+                    d as u64,
+                    m.memory_bps,
+                )
+            }))
+        })
         .collect();
     let rows: Vec<String> = (0..depths)
         .map(|d| format!("{}ULL", figure(d).map_or(0, |f| f.rows)))

@@ -188,7 +188,13 @@ impl Machine {
         } else {
             1.0
         };
-        f.ps * 1e-12 * (w.bytes_per_point / f.bytes) * rows_ratio
+        scaled_figure_seconds(
+            f,
+            w.bytes_per_point,
+            w.kernels_per_step,
+            fuse,
+            self.memory_bps,
+        ) * rows_ratio
     }
 
     /// Blocks a launch of `w`'s fused kernel with `fuse` steps aims at, as the runtime
@@ -406,6 +412,36 @@ pub fn fuse_for(w: &Workload, c: Config) -> u64 {
 /// Blocks a fused launch aims at where the machine's multiprocessors are unknown (the
 /// runtime's `TPACE_MC_FUSE_BLOCKS`); otherwise one wave ([`Machine::fuse_wave`]).
 pub const FUSE_BLOCKS: u64 = 2048;
+
+/// Seconds per point and step of a program with `bytes` device bytes per point and
+/// `kernels` kernels a step, from the kernel figure `f` measured on another program of
+/// its element type and shape class (one kernel a step), `fuse` steps a kernel. One
+/// step a kernel: the figure's memory time (its bytes at the device's copy rate
+/// `memory_bps`) scaled to the program's bytes, and the rest (instructions, latency:
+/// what a kernel costs beyond moving its bytes) once per kernel. Scaling the whole
+/// figure by the bytes priced CIP-2D's kernels (56 bytes, two kernels) from Jacobi-2D's
+/// one-step figure (8 bytes, 4.57 ps, of which 2.79 is memory at 2870 GB/s) at 32.0 ps
+/// a point and step; they took about 23.5 (H100, 2026-11-26: runs of 0.41 s where the
+/// model said 0.57), and Himeno's (56 bytes, from heat-3D's 3.63 ps) at 25.4 where its
+/// kernels took 22.4. Fused kernels are bound by instructions, which grow with the
+/// arrays a point reads: their figure scales by the bytes whole. The runtime's
+/// `tpace_scaled_figure_seconds`.
+pub fn scaled_figure_seconds(
+    f: &KernelFigure,
+    bytes: f64,
+    kernels: u64,
+    fuse: u64,
+    memory_bps: f64,
+) -> f64 {
+    let measured = f.ps * 1e-12;
+    if fuse > 1 || memory_bps <= 0.0 || f.bytes <= 0.0 {
+        return measured * (bytes / f.bytes.max(f64::MIN_POSITIVE));
+    }
+    // A figure faster than the copy rate allows (caches) is all memory time.
+    let memory = (f.bytes / memory_bps).min(measured);
+    let rest = measured - memory;
+    rest * kernels.max(1) as f64 + memory * (bytes / f.bytes)
+}
 
 /// Rows of the cut axis each block of a fused launch streams over, when `tiles`
 /// blocks cover the other axes, the launch has `rows` rows and aims at `blocks`

@@ -540,15 +540,23 @@ mod tests {
     }
 
     #[test]
-    fn h200_marks_spec_and_assumptions() {
+    fn h200_figures_come_from_the_probe() {
         let p = Profile::bundled("h200").unwrap();
-        assert_eq!(p.memory_gbs.as_ref().unwrap().kind, Provenance::Spec);
-        assert_eq!(p.h2d_gbs.as_ref().unwrap().kind, Provenance::Assumed);
-        assert!(
-            p.figures()
-                .iter()
-                .all(|(_, f)| f.kind != Provenance::Measured)
-        );
+        for figure in [&p.memory_gbs, &p.h2d_gbs, &p.d2h_gbs, &p.duplex_gbs] {
+            let f = figure.as_ref().unwrap();
+            assert_eq!(f.kind, Provenance::Measured, "{}", f.source);
+            assert!(
+                f.source.contains("tpace probe on NVIDIA H200"),
+                "{}",
+                f.source
+            );
+        }
+        // Its own kernel table, every shape class the probe times.
+        for shape in ["2d-r1", "3d-r1", "2d-r2"] {
+            assert!(p.kernel("float", shape, 1).is_some(), "{shape}");
+        }
+        // What the probe cannot measure stays marked as assumed.
+        assert_eq!(p.exchange_gbs.as_ref().unwrap().kind, Provenance::Assumed);
     }
 
     #[test]

@@ -467,6 +467,7 @@ pub fn probe_kernels(
                 runs[i].what.push_str(&more);
             }
         }
+        borrow_launch_costs(&mut runs[job_start..]);
     }
     Ok(KernelProbe {
         runs,
@@ -499,6 +500,33 @@ pub fn near_fastest(runs: &[KernelRun]) -> Vec<usize> {
         .filter(|(_, r)| fused(r) && r.ps <= FIT_WITHIN * best)
         .map(|(i, _)| i)
         .collect()
+}
+
+/// Fused depths of one program whose launch cost was not fitted (slower than
+/// [`FIT_WITHIN`] of the fastest, or runs the formula did not fit) take the nearest
+/// fitted depth's (the shallower on a tie), said in their `what`: pricing their
+/// launches as free made narrow chunks look as cheap as wide ones (four H100s,
+/// 2026-11-26: the model took 164-plane chunks at 4 steps a kernel, which ran 1.9 ps
+/// a point and step against its 1.1).
+pub fn borrow_launch_costs(runs: &mut [KernelRun]) {
+    let fitted: Vec<(u64, f64)> = runs
+        .iter()
+        .filter(|r| r.fuse > 1)
+        .filter_map(|r| r.launch_rows.map(|l| (r.fuse, l)))
+        .collect();
+    for r in runs
+        .iter_mut()
+        .filter(|r| r.fuse > 1 && r.launch_rows.is_none())
+    {
+        let Some(&(from, launch)) = fitted.iter().min_by_key(|(f, _)| (f.abs_diff(r.fuse), *f))
+        else {
+            continue;
+        };
+        r.launch_rows = Some(launch);
+        r.what.push_str(&format!(
+            "; launch cost not fitted for this depth: {launch:.1} rows, the fitted cost of {from} steps a kernel"
+        ));
+    }
 }
 
 /// What a segment and a launch of `base`'s kernel cost, in rows ([`super::segments::fit`]):
@@ -686,6 +714,55 @@ mod tests {
         ];
         assert_eq!(near_fastest(&runs), vec![1, 2, 3]);
         assert_eq!(near_fastest(&runs[..1]), Vec::<usize>::new());
+    }
+
+    /// Depths without a fitted launch cost take the nearest fitted depth's (the
+    /// shallower on a tie); one step a kernel and fitted depths keep theirs.
+    #[test]
+    fn unfitted_depths_borrow_the_nearest_launch_cost() {
+        let run = |fuse: u64, launch: Option<f64>| KernelRun {
+            elem: "float".into(),
+            shape: "2d-r1".into(),
+            fuse,
+            ps: 1.0,
+            bytes: 8.0,
+            rows: 2048,
+            blocks: if fuse > 1 { 528 } else { 0 },
+            segment_rows: None,
+            launch_rows: launch,
+            what: String::new(),
+        };
+        let mut runs = vec![
+            run(1, None),
+            run(2, None),
+            run(4, None),
+            run(5, Some(60.0)),
+            run(7, None),
+            run(9, Some(90.0)),
+        ];
+        borrow_launch_costs(&mut runs);
+        let launches: Vec<Option<f64>> = runs.iter().map(|r| r.launch_rows).collect();
+        assert_eq!(
+            launches,
+            [
+                None,
+                Some(60.0),
+                Some(60.0),
+                Some(60.0),
+                Some(60.0),
+                Some(90.0)
+            ]
+        );
+        assert!(
+            runs[1].what.contains("fitted cost of 5 steps"),
+            "{}",
+            runs[1].what
+        );
+        assert!(runs[3].what.is_empty());
+        // Nothing fitted: nothing to borrow.
+        let mut none = vec![run(2, None), run(3, None)];
+        borrow_launch_costs(&mut none);
+        assert!(none.iter().all(|r| r.launch_rows.is_none()));
     }
 
     /// Two uploads at once share the link: neither is a lone copy's rate, nor are

@@ -90,6 +90,23 @@ typedef struct tpace_machine {
     const tpace_kernel_figure *kernels;
 } tpace_machine;
 
+/* Seconds per point and step of a program with `bytes` bytes per point and `kernels` kernels a
+ * step from a kernel figure measured on another program of its class (one kernel a step), `fuse`
+ * steps a kernel: one step a kernel, the figure's memory time at the copy rate scaled to the
+ * program's bytes and the rest once per kernel; fused, the figure scaled by the bytes whole
+ * (predict.rs scaled_figure_seconds, which says why). */
+static inline double tpace_scaled_figure_seconds(const tpace_kernel_figure *f, double bytes, tpace_u64 kernels,
+                                                 tpace_u64 fuse, double memory_bps)
+{
+    const double measured = f->ps * 1e-12;
+    if (fuse > 1 || memory_bps <= 0.0 || f->bytes <= 0.0)
+        return f->bytes > 0.0 ? measured * (bytes / f->bytes) : measured;
+    /* A figure faster than the copy rate allows (caches) is all memory time. */
+    const double at_copy_rate = f->bytes / memory_bps;
+    const double memory = at_copy_rate < measured ? at_copy_rate : measured;
+    return (measured - memory) * (double)(kernels > 1 ? kernels : 1) + memory * (bytes / f->bytes);
+}
+
 /* `program`'s model with the machine's figures of `mc` (cmodel.rs `initializer` for another
  * profile): the measured kernel times of the program's element type and shape class scaled to
  * its bytes per point, and one wave of blocks from the machine's multiprocessors. */
@@ -118,7 +135,9 @@ static inline void tpace_model_on(const tpace_model *program, const tpace_machin
                 strcmp(mc->kernels[i].elem, program->kernel_elem) == 0 &&
                 strcmp(mc->kernels[i].shape, program->kernel_shape) == 0)
                 f = &mc->kernels[i];
-        out->kernel_s[d] = f ? f->ps * 1e-12 * (program->bytes_per_point / f->bytes) : 0.0;
+        out->kernel_s[d] = f ? tpace_scaled_figure_seconds(f, program->bytes_per_point, program->kernels_per_step, (tpace_u64)d,
+                                                          mc->memory_bps)
+                             : 0.0;
         out->kernel_rows[d] = f ? f->rows : 0;
         out->kernel_blocks[d] = f ? f->blocks : 0;
         out->kernel_segment_rows[d] = f ? f->segment_rows : -1.0;

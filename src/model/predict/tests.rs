@@ -463,12 +463,30 @@ fn measured_kernel_figures_are_picked_by_type_shape_and_depth() {
     assert!((one - 4.62e-12).abs() < 1e-18, "{one}");
     // Narrower chunks recompute more rows per row kept: dearer per point.
     assert!(m.fused_point_cost(&w, 4, 64) > four);
-    // Twice the bytes per point (same class): twice the time.
+    // Twice the bytes per point (same class), fused: twice the time (instructions
+    // grow with the arrays read). One step a kernel: the figure's memory time (8
+    // bytes a point at the copy rate) twice, the rest once; twice the kernels a
+    // step: the rest twice.
     let heavy = Workload {
         bytes_per_point: 16.0,
         ..w.clone()
     };
     assert!((m.fused_point_cost(&heavy, 4, 1536) - 2.0 * four).abs() < 1e-18);
+    let memory = 8.0 / m.memory_bps;
+    let heavy_one = m.fused_point_cost(&heavy, 1, 1536);
+    assert!(
+        (heavy_one - (one + memory)).abs() < 1e-18,
+        "{heavy_one} {one} {memory}"
+    );
+    let two_kernels = Workload {
+        kernels_per_step: 2,
+        ..w.clone()
+    };
+    let two_cost = m.fused_point_cost(&two_kernels, 1, 1536);
+    assert!(
+        (two_cost - (2.0 * one - memory)).abs() < 1e-18,
+        "{two_cost}"
+    );
     // No entry for the depth, the type or the shape: today's bandwidth figures.
     let mut plain = h100_measured();
     plain.kernels.clear();
