@@ -973,7 +973,7 @@ bench_case() {
     local label=$1 bin=$2 steps=$3 plans=$4
     shift 4
     local name=${label//[^A-Za-z0-9._-]/-}
-    local log="$out/$name.bench" start plan="" line note rc n=0 asked
+    local log="$out/$name.bench" start plan="" line note rc n=0 asked refused=0
     start=$(date +%s)
     env "$@" TPACE_BENCH_PLANS="$plans" ${run_timeout:+timeout "$run_timeout"} "$bin" "$steps" >/dev/null 2>"$log"
     rc=$?
@@ -985,6 +985,7 @@ bench_case() {
         case $line in
         *": bench plan refused: "*)
             row "$label" "?" "" "" "" "" "" "$steps" "" "" "$plan: refused (${line#*refused: })"
+            refused=$((refused + 1))
             plan="" ;;
         *": bench plan "[0-9]*": "*)
             [[ -n $plan ]] && row "$label" "?" "" "" "" "" "" "$steps" "" "" "$plan: FAILED: no report (log: bench-logs/$name.txt)"
@@ -1009,8 +1010,9 @@ bench_case() {
     [[ -n $plan ]] && row "$label" "?" "" "" "" "" "" "$steps" "" "" "$plan: FAILED: no report (log: bench-logs/$name.txt)"
     if ! grep -aq ': bench plan 1: ' "$log"; then
         row "$label" "?" "" "" "" "" "" "$steps" "" "" "FAILED: the program ran no TPACE_BENCH_PLANS plan (translated by a tpace older than it? run bash bench/prepare.sh and carry bench/gen again)"
-    elif [[ $(wc -l <"$log.rows") -lt $asked ]]; then
-        row "$label" "?" "" "" "" "" "" "$steps" "" "" "FAILED: $(wc -l <"$log.rows") of $asked plans reported; last words: $(grep -av '^tpace: .*\(schedule=\|bench plan\)' "$log" | tail -2 | tr '\n' ' ' | cut -c1-300)"
+    elif [[ $(($(wc -l <"$log.rows") + refused)) -lt $asked ]]; then
+        # (a plan the program refused, too big for the budget, is answered: its row says why)
+        row "$label" "?" "" "" "" "" "" "$steps" "" "" "FAILED: $(wc -l <"$log.rows") of $asked plans reported, $refused refused; last words: $(grep -av '^tpace: .*\(schedule=\|bench plan\)' "$log" | tail -2 | tr '\n' ' ' | cut -c1-300)"
     fi
     [[ $rc == 0 ]] || echo "    ($label: the process ended with status $rc${run_timeout:+ (124: stopped after $run_timeout s)}; log: bench-logs/$name.txt)" | tee -a "$table"
     echo "    ($label: $(($(date +%s) - start)) s for the process, set-up included)" | tee -a "$table"

@@ -186,7 +186,7 @@ impl Machine {
             fuse_row_overhead(w, rows, fuse, wave, Some(f))
                 / fuse_row_overhead(w, f.rows, fuse, measured_at, Some(f))
         } else {
-            1.0
+            one_step_row_overhead(f, rows) / one_step_row_overhead(f, f.rows)
         };
         scaled_figure_seconds(
             f,
@@ -485,6 +485,15 @@ pub fn fuse_row_overhead(
         .unwrap_or_else(|| rows_in_vain(w, fuse));
     let launch = figure.and_then(|f| f.launch_rows).unwrap_or(0.0);
     1.0 + segment / seg as f64 + launch / rows.max(1) as f64
+}
+
+/// What a one-step launch over chunks of `rows` planes costs per row it computes: each
+/// launch `launch_rows` more where the figure `f` gives it (a launch's ramp and tail;
+/// absent: none). Measured on the H200 (2026-11-26): Himeno ELARGE at k = 64 on chunks
+/// of 2 planes under a 4 GB budget ran 0.81 s where the model, pricing its 16448
+/// launches of two planes each as the heat-3D figure's 40-plane ones, said 0.55 s.
+pub fn one_step_row_overhead(f: &KernelFigure, rows: u64) -> f64 {
+    1.0 + f.launch_rows.unwrap_or(0.0) / rows.max(1) as f64
 }
 
 /// Rows of each segment of `w`'s fused launches with `fuse` steps over chunks of

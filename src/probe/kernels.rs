@@ -468,6 +468,27 @@ pub fn probe_kernels(
             }
         }
         borrow_launch_costs(&mut runs[job_start..]);
+        // One step a kernel: what a launch costs beyond its rows, from half the width.
+        if let Some(i) = runs[job_start..].iter().position(|r| r.fuse == 1) {
+            let i = job_start + i;
+            let launch = one_step_launch_cost(
+                &binary,
+                dir.path(),
+                w,
+                *steps,
+                *rows,
+                &runs[i],
+                launch_s,
+                log,
+            )?;
+            if let Some(l) = launch {
+                runs[i].launch_rows = Some(l);
+                runs[i].what.push_str(&format!(
+                    "; launch cost fitted with a run at b={}",
+                    (*rows / 2).max(1)
+                ));
+            }
+        }
     }
     Ok(KernelProbe {
         runs,
@@ -527,6 +548,57 @@ pub fn borrow_launch_costs(runs: &mut [KernelRun]) {
             "; launch cost not fitted for this depth: {launch:.1} rows, the fitted cost of {from} steps a kernel"
         ));
     }
+}
+
+/// What a launch of `base`'s one-step kernel costs beyond its rows, in rows: `base` and
+/// a run at half its width ([`super::segments::fit`], one segment a launch, none of
+/// it computed in vain). `None` where the run fails or the fit finds no such cost (logged).
+#[allow(clippy::too_many_arguments)]
+fn one_step_launch_cost(
+    binary: &Path,
+    dir: &Path,
+    w: &Workload,
+    steps: u64,
+    rows: u64,
+    base: &KernelRun,
+    launch_s: f64,
+    log: &mut dyn FnMut(&str),
+) -> Result<Option<f64>, Failure> {
+    use super::segments::{SegmentRun, fit};
+    let half = (rows / 2).max(1);
+    let (stderr, ok) = time_aiming(binary, dir, steps, half, 1, None)?;
+    let trace = std::fs::read_to_string(dir.join("trace.tsv")).unwrap_or_default();
+    let Some(cost) = steady_cost(&trace, w, steps, half, 1, launch_s).filter(|_| ok) else {
+        log(&format!(
+            "{} {} fuse 1 b={half}: no steady kernels ({}); launch cost not fitted",
+            base.shape,
+            base.elem,
+            stderr.lines().last().unwrap_or("")
+        ));
+        return Ok(None);
+    };
+    let wide = SegmentRun {
+        seconds: base.ps * 1e-12,
+        seg: rows,
+        rows,
+    };
+    let narrow = SegmentRun {
+        seconds: cost.per_point_s,
+        seg: half,
+        rows: half,
+    };
+    let launch = fit(&[wide, wide, narrow], 0.0).map(|(_, l)| l);
+    log(&format!(
+        "{} {} fuse 1: {:.4} / {:.4} ps per point and step (chunks of {rows} / {half}): {}",
+        base.shape,
+        base.elem,
+        wide.seconds * 1e12,
+        narrow.seconds * 1e12,
+        launch.map_or("no launch cost fits (not written)".into(), |l| format!(
+            "{l:.1} rows a launch"
+        ))
+    ));
+    Ok(launch)
 }
 
 /// What a segment and a launch of `base`'s kernel cost, in rows ([`super::segments::fit`]):

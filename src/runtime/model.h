@@ -945,6 +945,11 @@ static inline double tpace_mc_point_cost(const tpace_model *m, tpace_u64 fuse, t
             const double here = tpace_mc_fuse_row_overhead(m, plane, rows, fuse, tpace_mc_wave(m, fuse), 1);
             overhead = m->fuse_overhead[fuse] * here;
             ratio = here / tpace_mc_fuse_row_overhead(m, plane, m->kernel_rows[fuse], fuse, m->kernel_blocks[fuse], 1);
+        } else if (m->kernel_launch_rows[1] > 0.0) {
+            /* One step a kernel: a launch's ramp and tail (predict.rs one_step_row_overhead). */
+            const double launch = m->kernel_launch_rows[1];
+            const double measured_rows = (double)(m->kernel_rows[1] > 0 ? m->kernel_rows[1] : 1);
+            ratio = (1.0 + launch / (double)(rows > 0 ? rows : 1)) / (1.0 + launch / measured_rows);
         }
         double measured = m->kernel_s[fuse > 1 ? fuse : 1] * ratio;
         double flops_m = flops_only * overhead;

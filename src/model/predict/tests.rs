@@ -584,6 +584,25 @@ fn fused_launches_are_priced_by_their_segments_and_launches() {
     assert!(one_wave < 1e-12 * 0.96, "{one_wave}");
 }
 
+/// One step a kernel: a figure with a launch cost prices narrow chunks dearer per
+/// point, by `1 + launch_rows / b` against its own width's; without one, any width alike.
+#[test]
+fn one_step_launches_are_priced_by_their_launch_cost() {
+    let mut w = jacobi_example(false);
+    w.fuse = 1;
+    let mut m = h100();
+    m.kernels = vec![KernelFigure {
+        launch_rows: Some(2.0),
+        ..figure("float", "2d-r1", 1, 4.0, 8.0, 40)
+    }];
+    let at = |m: &Machine, b: u64| m.fused_point_cost(&w, 1, b);
+    assert!((at(&m, 40) - 4.0e-12).abs() < 1e-20, "{}", at(&m, 40));
+    let two = at(&m, 2) / at(&m, 40);
+    assert!((two - 2.0 / (1.0 + 2.0 / 40.0)).abs() < 1e-12, "{two}");
+    m.kernels[0].launch_rows = None;
+    assert_eq!(at(&m, 2), at(&m, 40));
+}
+
 /// Issue 19's measurement: with the swap's temporary still downloaded (24.2 GB down,
 /// 12.1 GB up) mmtb k=128 b=1586 ran 1.19x faster with 3 streams than with 2. With
 /// 2 queues a chunk's upload waits for the download two chunks back on its queue, so
