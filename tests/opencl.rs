@@ -867,6 +867,58 @@ fn the_program_chooses_what_the_model_chooses() {
     }
 }
 
+/// The work group and T come from the profile the run plans with: TPACE_MACHINE's
+/// file (here the C2070's, whose choice for this grid differs from the H100's the
+/// program was translated for) gives that profile's choice, and the report says so; a
+/// file without the evolution-vector figures (the K40c's) leaves the translated one's.
+#[test]
+fn the_work_group_follows_the_profile_the_run_plans_with() {
+    if !opencl_here() {
+        return;
+    }
+    let set = ["NX=256", "NY=256", "NZ=256"];
+    let pr = pair("examples/heat3d.c", &set);
+    let setv: Vec<String> = set.iter().map(|s| s.to_string()).collect();
+    let macros = tpace::model::expr::Macros::new(&setv, &pr.compiled.program.source).unwrap();
+    let extents = workload::extents(pr.compiled.unit(0), &macros).unwrap();
+    let model = |name: &str| {
+        let c = tpace::model::opencl::choose(
+            pr.compiled.unit(0),
+            &Profile::bundled(name).unwrap(),
+            &extents,
+        )
+        .unwrap();
+        (c.params().group, c.params().t)
+    };
+    assert_ne!(model("c2070"), model("h100"), "the test needs two choices");
+    let file = |name: &str| {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("profiles/{name}.toml"));
+        vec![("TPACE_MACHINE", path.display().to_string())]
+    };
+    let env = file("c2070");
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let got = pr.run(&pr.translated.binary, 0, &Params::default(), &env);
+    assert_eq!(chosen(&got), model("c2070"), "{}", got.stderr);
+    assert!(
+        got.stderr.contains(
+            "the evolution-vector model for c2070 (named by TPACE_MACHINE; the program was translated for h100)"
+        ),
+        "{}",
+        got.stderr
+    );
+    let env = file("k40c");
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let got = pr.run(&pr.translated.binary, 0, &Params::default(), &env);
+    assert_eq!(chosen(&got), model("h100"), "{}", got.stderr);
+    assert!(
+        got.stderr.contains(
+            "the evolution-vector model for h100 (profile k40c, named by TPACE_MACHINE, has no OpenCL figures)"
+        ),
+        "{}",
+        got.stderr
+    );
+}
+
 /// `tpace plan --target opencl` on the paper's machines and sizes: Table 6's
 /// choices where tpace's kernels allow them, with the rounds that led there.
 #[test]

@@ -235,6 +235,8 @@ fn read_profile(text: &str) -> String {
          for (int i = 0; i < m.nkernels; i++)\n        printf(\"k %s %s %llu %.17g %.17g %llu %llu %.17g %.17g\\n\", \
          m.kernels[i].elem, m.kernels[i].shape, m.kernels[i].fuse, m.kernels[i].ps, m.kernels[i].bytes, \
          m.kernels[i].rows, m.kernels[i].blocks, m.kernels[i].segment_rows, m.kernels[i].launch_rows);\n    \
+         printf(\"cl %d %d %.17g %llu %llu %llu %.17g %.17g\\n\", m.cl.known, m.cl.phi, m.cl.bf_sys, m.cl.tile_bytes, \
+         m.cl.min_groups, m.cl.max_group, m.cl.stream_bps, m.cl.tile_point_s);\n    \
          return 0;\n}}\n",
         path.display()
     );
@@ -263,6 +265,30 @@ fn the_c_reader_reads_every_bundled_profile_as_rust_does() {
         assert_eq!(num(f[7]), m.launch_s, "{}", p.name);
         assert_eq!(f[8], m.units.to_string());
         assert_eq!(f[9], m.kernels.len().to_string());
+        // OpenCL's figures (the work-group choice takes them from the profile the run plans with).
+        let cl: Vec<&str> = got
+            .lines()
+            .find(|l| l.starts_with("cl "))
+            .unwrap()
+            .split_whitespace()
+            .collect();
+        match tpace::model::evolution::EvolutionMachine::from_profile(&p) {
+            Ok(e) => {
+                assert_eq!(cl[1], "1", "{}", p.name);
+                assert_eq!(
+                    cl[2],
+                    u8::from(e.arch == tpace::model::profile::Arch::XeonPhi).to_string()
+                );
+                assert_eq!(num(cl[3]), e.bytes_per_flop, "{}", p.name);
+                assert_eq!(cl[4], e.tile_bytes.to_string());
+                assert_eq!(cl[5], e.min_groups.to_string());
+                assert_eq!(cl[6], e.max_group_size.unwrap_or(0).to_string());
+                let stream = e.stream_bps.filter(|_| e.tile_point_s.is_some());
+                assert_eq!(num(cl[7]), stream.unwrap_or(0.0), "{}", p.name);
+                assert_eq!(num(cl[8]), e.tile_point_s.unwrap_or(0.0), "{}", p.name);
+            }
+            Err(_) => assert_eq!(cl[1], "0", "{}", p.name),
+        }
         for (line, k) in got.lines().skip(1).zip(&m.kernels) {
             let g: Vec<&str> = line.split_whitespace().collect();
             assert_eq!((g[1], g[2]), (k.elem.as_str(), k.shape.as_str()));

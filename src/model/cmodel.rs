@@ -240,7 +240,7 @@ pub fn runtime_profiles() -> Vec<Profile> {
 pub fn machine_initializer(p: &Profile, kernels: &str) -> Result<String, String> {
     let m = Machine::from_profile(p)?;
     let device = p.device.as_deref().map_or("NULL".to_string(), c_string);
-    let fields: [(String, &str); 17] = [
+    let fields: [(String, &str); 18] = [
         (c_string(&m.name), "profile"),
         (device, "the device it describes"),
         (c_double(m.memory_bps), "device copy bandwidth, bytes/s"),
@@ -282,6 +282,10 @@ pub fn machine_initializer(p: &Profile, kernels: &str) -> Result<String, String>
         (format!("{}ULL", m.units), "multiprocessors (0: unknown)"),
         (m.kernels.len().to_string(), "measured kernel times"),
         (kernels.to_string(), "... the table"),
+        (
+            opencl_figures(p),
+            "OpenCL's work groups and T (the evolution-vector model's figures)",
+        ),
     ];
     let mut out = String::from("{\n");
     for (value, what) in &fields {
@@ -289,6 +293,29 @@ pub fn machine_initializer(p: &Profile, kernels: &str) -> Result<String, String>
     }
     out.push_str("    }");
     Ok(out)
+}
+
+/// The `tpace_cl_figures` initializer of a profile (runtime/model.h): the figures
+/// the evolution-vector model chooses OpenCL's work groups and T with
+/// ([`super::evolution::EvolutionMachine`]), `{0}` where the profile lacks them.
+fn opencl_figures(p: &Profile) -> String {
+    let Ok(m) = super::evolution::EvolutionMachine::from_profile(p) else {
+        return "{0, 0, 0.0, 0ULL, 0ULL, 0ULL, 0.0, 0.0}".into();
+    };
+    format!(
+        "{{1, {}, {}, {}ULL, {}ULL, {}ULL, {}, {}}}",
+        i32::from(m.arch == super::profile::Arch::XeonPhi),
+        c_double(m.bytes_per_flop),
+        m.tile_bytes,
+        m.min_groups,
+        m.max_group_size.unwrap_or(0),
+        c_double(
+            m.stream_bps
+                .filter(|_| m.tile_point_s.is_some())
+                .unwrap_or(0.0)
+        ),
+        c_double(m.tile_point_s.unwrap_or(0.0)),
+    )
 }
 
 /// The C definitions of the machine profiles a generated program carries

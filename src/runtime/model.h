@@ -75,6 +75,16 @@ typedef struct tpace_kernel_figure {
     double launch_rows;       /* rows a launch cost beyond its segments' (0: not measured) */
 } tpace_kernel_figure;
 
+/* A profile's figures for OpenCL's work groups and T (evolution.rs EvolutionMachine, as
+ * opencl.rs c_config prints them into a pipeline's tpace_cl_config). */
+typedef struct tpace_cl_figures {
+    int known;                 /* the profile has them (bytes_per_flop, tile_bytes, min_work_groups) */
+    int phi;                   /* growth rule: 0 GPU, 1 Xeon Phi */
+    double bf_sys;             /* system B/F */
+    unsigned long long tile_bytes, min_groups, max_group; /* on-chip bytes a tile, fewest groups, most items */
+    double stream_bps, tile_point_s; /* the priced choice's figures (0: the paper's choice) */
+} tpace_cl_figures;
+
 /* A machine profile's figures in the model's units (predict.rs Machine::from_profile): the
  * bundled profiles a program carries, or a TPACE_MACHINE file (tpace_machine_read). */
 typedef struct tpace_machine {
@@ -88,6 +98,7 @@ typedef struct tpace_machine {
     tpace_u64 units;             /* multiprocessors (0: unknown) */
     int nkernels;
     const tpace_kernel_figure *kernels;
+    tpace_cl_figures cl;
 } tpace_machine;
 
 /* Seconds per point and step of a program with `bytes` bytes per point and `kernels` kernels a
@@ -216,6 +227,7 @@ typedef struct tpace_profile_text {
     char *err;           /* where a failure is said */
     size_t err_size;
     int failed;
+    int xeon_phi; /* arch = "xeon-phi" */
     char name[128];
     double value[32];
     int seen[32];        /* bit 0 value, 1 kind, 2 source */
@@ -330,6 +342,8 @@ static inline void tpace_toml_set(tpace_profile_text *t, int section, const char
         if ((strcmp(key, "description") == 0 || strcmp(key, "arch") == 0) && kind == 's') {
             if (strcmp(key, "arch") == 0 && strcmp(str, "gpu") != 0 && strcmp(str, "xeon-phi") != 0)
                 tpace_toml_fail(t, "`arch` must be \"gpu\" or \"xeon-phi\"");
+            if (strcmp(key, "arch") == 0)
+                t->xeon_phi = strcmp(str, "xeon-phi") == 0;
             return;
         }
         if (tpace_figure_index(key) >= 0)
@@ -646,6 +660,22 @@ static inline int tpace_machine_read(const char *path, tpace_machine *mc, char *
     mc->exchange_latency_s = TPACE_HAS("exchange_latency_us") ? TPACE_FIG("exchange_latency_us") / 1e6 : 0.0;
     mc->host_memory_bps = TPACE_HAS("host_memory_gbs") ? TPACE_FIG("host_memory_gbs") * 1e9 : 0.0;
     mc->units = TPACE_HAS("compute_units") ? (tpace_u64)TPACE_FIG("compute_units") : 0;
+    /* OpenCL's figures (evolution.rs EvolutionMachine::from_profile). */
+    const double bf = TPACE_HAS("bytes_per_flop") ? TPACE_FIG("bytes_per_flop")
+                      : TPACE_HAS("peak_gflops")  ? TPACE_FIG("memory_gbs") / TPACE_FIG("peak_gflops")
+                                                  : 0.0;
+    if (bf > 0.0 && TPACE_HAS("tile_bytes") && TPACE_HAS("min_work_groups")) {
+        mc->cl.known = 1;
+        mc->cl.phi = t->xeon_phi;
+        mc->cl.bf_sys = bf;
+        mc->cl.tile_bytes = (unsigned long long)TPACE_FIG("tile_bytes");
+        mc->cl.min_groups = (unsigned long long)TPACE_FIG("min_work_groups");
+        mc->cl.max_group = (unsigned long long)TPACE_FIG("max_work_group_size");
+        if (TPACE_HAS("tile_point_ps")) {
+            mc->cl.tile_point_s = TPACE_FIG("tile_point_ps") * 1e-12;
+            mc->cl.stream_bps = mc->kernel_bps;
+        }
+    }
 #undef TPACE_FIG
 #undef TPACE_HAS
     mc->nkernels = t->nkernels;

@@ -1079,6 +1079,43 @@ static inline size_t tpace_cl_group_limit(const tpace_cl *cl, const tpace_cl_con
     return limit;
 }
 
+/* The pipeline's configuration with the OpenCL figures of the profile the run plans with, as
+ * tpace_pick_model takes it: TPACE_MACHINE=FILE.toml, else the bundled profile whose device
+ * pattern the device's name matches, else the one it was translated for (`c` itself, also where
+ * the profile taken has no such figures). `about` gets what the report says of it. */
+static inline const tpace_cl_config *tpace_cl_for_device(const tpace_shape *s, const tpace_cl_config *c,
+                                                         const char *device, char *about, size_t size)
+{
+    static tpace_cl_config mine;
+    const tpace_machine *m = NULL;
+    const char *file = tpace_getenv("TPACE_MACHINE");
+    const char *why = "matching the device";
+    if (file != NULL && *file != '\0') {
+        m = tpace_env_machine(file);
+        why = "named by TPACE_MACHINE";
+    }
+    for (int i = 0; m == NULL && i < s->nmachines; i++)
+        if (tpace_device_matches(s->machines[i].device, device))
+            m = &s->machines[i];
+    if (m == NULL || strcmp(m->name, c->machine) == 0)
+        return c;
+    if (!m->cl.known) {
+        snprintf(about, size, " (profile %s, %s, has no OpenCL figures)", m->name, why);
+        return c;
+    }
+    mine = *c;
+    mine.machine = m->name;
+    mine.phi = m->cl.phi;
+    mine.bf_sys = m->cl.bf_sys;
+    mine.tile_bytes = m->cl.tile_bytes;
+    mine.min_groups = m->cl.min_groups;
+    mine.max_group = m->cl.max_group;
+    mine.stream_bps = m->cl.stream_bps;
+    mine.tile_point_s = m->cl.tile_point_s;
+    snprintf(about, size, " (%s; the program was translated for %s)", why, c->machine);
+    return &mine;
+}
+
 /* Choose the pipeline's work-group shape and steps per tiled kernel for its extents
  * on the device: the model's, or TPACE_WG / TPACE_T; say what was chosen. Returns T
  * (the executor's steps per kernel). */
@@ -1090,11 +1127,14 @@ static inline int tpace_cl_choose(const tpace_shape *s, tpace_cl_config *c)
     unsigned long long ext[3] = {1, 1, 1};
     for (int d = 0; d < rank; d++)
         ext[d] = (unsigned long long)TPACE_MAX(s->dim_n[s->rank - 1 - d], 1L);
-    const tpace_cl_pv pv = tpace_cl_priced(c, ext);
+    /* The figures of the profile the run plans with (as tpace_pick_model takes it). */
+    char about[256] = "";
+    const tpace_cl_config *priced = tpace_cl_for_device(s, c, cl->device_name, about, sizeof about);
+    const tpace_cl_pv pv = tpace_cl_priced(priced, ext);
     size_t wg[3] = {(size_t)pv.g[0], (size_t)pv.g[1], (size_t)pv.g[2]};
     int t = (int)pv.t;
-    char how[512];
-    int at = snprintf(how, sizeof how, "the evolution-vector model for %s", c->machine);
+    char how[768];
+    int at = snprintf(how, sizeof how, "the evolution-vector model for %s%s", priced->machine, about);
     const int wg_set = tpace_cl_env_wg(s, rank, wg);
     const long t_env = tpace_env_long("TPACE_T", 0, 1, TPACE_CL_T_MAX);
     if (wg_set)
