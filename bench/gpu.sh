@@ -466,10 +466,12 @@ if [[ $parts == *ab* ]]; then
         echo "== A/B: this translation (new) against $rev (old), 128 steps ==" | tee -a "$table"
         for cfg in "jacobi2d -DX=49152 -DY=61440" "heat3d -DNX=1152 -DNY=1536 -DNZ=1728"; do
             read -r name defs <<<"$cfg"
+            [[ -d bench/gen/ab-$name ]] || continue
             nvcc $nvflags $defs $(cuda_sources "bench/gen/$name") -o "$work/$name.new" &
             nvcc $nvflags $defs $(cuda_sources "bench/gen/ab-$name") -o "$work/$name.old" &
             wait
             for v in old new; do
+                [[ ${AB_NCU:-1} == 1 ]] || continue
                 TPACE_SCHEDULE=incore ncu --clock-control none --section SpeedOfLight -k regex:_fused \
                     --launch-skip 2 --launch-count 1 "$work/$name.$v" 8 >"$out/ncu-ab-$name-$v.txt" 2>&1
                 echo "$name $v: one fused launch in-core: $(grep -E "Duration" "$out/ncu-ab-$name-$v.txt" | tr -s ' ' | head -1)" | tee -a "$table"
@@ -479,6 +481,21 @@ if [[ $parts == *ab* ]]; then
                 run "$name $v default 8G" "$work/$name.$v" 128 TPACE_DEVICE_MEM=8G
             done
         done
+        # Himeno ELARGE (64 steps; AB_HIMENO=0 leaves it out), where the runtime's copies matter
+        # most (14 arrays a chunk): the default plan without a budget and under 4G, and mmtb k=64
+        # b=26 at 2 and 4 streams, old and new alternating.
+        if [[ ${AB_HIMENO:-1} == 1 && -d bench/gen/ab-himeno ]]; then
+            nvcc $nvflags -DELARGE $(cuda_sources bench/gen/himeno) -o "$work/himeno.new" &
+            nvcc $nvflags -DELARGE $(cuda_sources bench/gen/ab-himeno) -o "$work/himeno.old" &
+            wait
+            for v in old new; do
+                run "himeno ELARGE $v default" "$work/himeno.$v" 64
+                run "himeno ELARGE $v default 4G" "$work/himeno.$v" 64 TPACE_DEVICE_MEM=4G
+                for S in 2 4; do
+                    run "himeno ELARGE $v k64 b26 S$S" "$work/himeno.$v" 64 TPACE_SCHEDULE=mmtb TPACE_K=64 TPACE_CHUNK=26 TPACE_STREAMS=$S
+                done
+            done
+        fi
     fi
 fi
 if [[ $parts == *mpi* ]]; then

@@ -86,7 +86,7 @@ if [[ -n ${AB_REV:-} ]]; then
     git worktree add --detach -q "$ab/tree" "$AB_REV"
     trap 'git worktree remove --force "$ab/tree"; rm -rf "$ab"' EXIT
     cargo build --release -q --manifest-path "$ab/tree/Cargo.toml" --target-dir "$ab/target"
-    for name in jacobi2d heat3d; do
+    for name in jacobi2d heat3d himeno; do
         mkdir -p "bench/gen/ab-$name"
         # A revision from before the split writes one .cu text; a later one writes two files.
         "$ab/target/release/tpace" translate "examples/$name.c" --target cuda -o "bench/gen/ab-$name/translated.cu"
