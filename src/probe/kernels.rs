@@ -444,18 +444,17 @@ pub fn probe_kernels(
             }
         }
         // What segments and launches cost, for every fused depth the model may pick.
+        let fitting = FitRuns {
+            binary: &binary,
+            dir: dir.path(),
+            w,
+            steps: *steps,
+            rows: *rows,
+            launch_s,
+        };
         for i in near_fastest(&runs[job_start..]) {
             let i = job_start + i;
-            let costs = segment_costs(
-                &binary,
-                dir.path(),
-                w,
-                *steps,
-                *rows,
-                &runs[i],
-                launch_s,
-                log,
-            )?;
+            let costs = segment_costs(&fitting, &runs[i], log)?;
             (runs[i].segment_rows, runs[i].launch_rows) = costs;
             if costs.1.is_some() {
                 let more = format!(
@@ -471,16 +470,7 @@ pub fn probe_kernels(
         // One step a kernel: what a launch costs beyond its rows, from half the width.
         if let Some(i) = runs[job_start..].iter().position(|r| r.fuse == 1) {
             let i = job_start + i;
-            let launch = one_step_launch_cost(
-                &binary,
-                dir.path(),
-                w,
-                *steps,
-                *rows,
-                &runs[i],
-                launch_s,
-                log,
-            )?;
+            let launch = one_step_launch_cost(&fitting, &runs[i], log)?;
             if let Some(l) = launch {
                 runs[i].launch_rows = Some(l);
                 runs[i].what.push_str(&format!(
@@ -550,25 +540,34 @@ pub fn borrow_launch_costs(runs: &mut [KernelRun]) {
     }
 }
 
+/// Where and how the probe's extra runs for a program's launch costs are made: its built
+/// binary and folder, its workload, steps and chunk width, and the launch overhead the
+/// kernel times are taken net of.
+#[derive(Clone, Copy)]
+struct FitRuns<'a> {
+    binary: &'a Path,
+    dir: &'a Path,
+    w: &'a Workload,
+    steps: u64,
+    rows: u64,
+    launch_s: f64,
+}
+
 /// What a launch of `base`'s one-step kernel costs beyond its rows, in rows: `base` and
 /// a run at half its width ([`super::segments::fit`], one segment a launch, none of
 /// it computed in vain). `None` where the run fails or the fit finds no such cost (logged).
-#[allow(clippy::too_many_arguments)]
 fn one_step_launch_cost(
-    binary: &Path,
-    dir: &Path,
-    w: &Workload,
-    steps: u64,
-    rows: u64,
+    at: &FitRuns<'_>,
     base: &KernelRun,
-    launch_s: f64,
     log: &mut dyn FnMut(&str),
 ) -> Result<Option<f64>, Failure> {
     use super::segments::{SegmentRun, fit};
+    let rows = at.rows;
     let half = (rows / 2).max(1);
-    let (stderr, ok) = time_aiming(binary, dir, steps, half, 1, None)?;
-    let trace = std::fs::read_to_string(dir.join("trace.tsv")).unwrap_or_default();
-    let Some(cost) = steady_cost(&trace, w, steps, half, 1, launch_s).filter(|_| ok) else {
+    let (stderr, ok) = time_aiming(at.binary, at.dir, at.steps, half, 1, None)?;
+    let trace = std::fs::read_to_string(at.dir.join("trace.tsv")).unwrap_or_default();
+    let Some(cost) = steady_cost(&trace, at.w, at.steps, half, 1, at.launch_s).filter(|_| ok)
+    else {
         log(&format!(
             "{} {} fuse 1 b={half}: no steady kernels ({}); launch cost not fitted",
             base.shape,
@@ -604,19 +603,21 @@ fn one_step_launch_cost(
 /// What a segment and a launch of `base`'s kernel cost, in rows ([`super::segments::fit`]):
 /// `base` and two runs more, its width aiming at four waves, and half its width.
 /// `(None, None)` where a run fails or the fit finds no such cost (logged).
-#[allow(clippy::too_many_arguments)]
 fn segment_costs(
-    binary: &Path,
-    dir: &Path,
-    w: &Workload,
-    steps: u64,
-    rows: u64,
+    at: &FitRuns<'_>,
     base: &KernelRun,
-    launch_s: f64,
     log: &mut dyn FnMut(&str),
 ) -> Result<(Option<f64>, Option<f64>), Failure> {
     use super::segments::{SegmentRun, fit};
     use crate::model::predict::{rows_in_vain, segment_of};
+    let FitRuns {
+        binary,
+        dir,
+        w,
+        steps,
+        rows,
+        launch_s,
+    } = *at;
     let depth = base.fuse;
     let seg = |b: u64, blocks: u64| segment_of(w, b, depth, blocks);
     let mut fitted = vec![SegmentRun {
