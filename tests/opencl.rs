@@ -891,13 +891,12 @@ fn the_work_group_follows_the_profile_the_run_plans_with() {
         (c.params().group, c.params().t)
     };
     assert_ne!(model("c2070"), model("h100"), "the test needs two choices");
-    let file = |name: &str| {
+    let with_profile = |name: &str| {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("profiles/{name}.toml"));
-        vec![("TPACE_MACHINE", path.display().to_string())]
+        let env = [("TPACE_MACHINE", path.to_str().unwrap())];
+        pr.run(&pr.translated.binary, 0, &Params::default(), &env)
     };
-    let env = file("c2070");
-    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    let got = pr.run(&pr.translated.binary, 0, &Params::default(), &env);
+    let got = with_profile("c2070");
     assert_eq!(chosen(&got), model("c2070"), "{}", got.stderr);
     assert!(
         got.stderr.contains(
@@ -906,9 +905,7 @@ fn the_work_group_follows_the_profile_the_run_plans_with() {
         "{}",
         got.stderr
     );
-    let env = file("k40c");
-    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    let got = pr.run(&pr.translated.binary, 0, &Params::default(), &env);
+    let got = with_profile("k40c");
     assert_eq!(chosen(&got), model("h100"), "{}", got.stderr);
     assert!(
         got.stderr.contains(

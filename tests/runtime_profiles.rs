@@ -283,8 +283,7 @@ fn the_c_reader_reads_every_bundled_profile_as_rust_does() {
                 assert_eq!(cl[4], e.tile_bytes.to_string());
                 assert_eq!(cl[5], e.min_groups.to_string());
                 assert_eq!(cl[6], e.max_group_size.unwrap_or(0).to_string());
-                let stream = e.stream_bps.filter(|_| e.tile_point_s.is_some());
-                assert_eq!(num(cl[7]), stream.unwrap_or(0.0), "{}", p.name);
+                assert_eq!(num(cl[7]), e.priced_stream_bps(), "{}", p.name);
                 assert_eq!(num(cl[8]), e.tile_point_s.unwrap_or(0.0), "{}", p.name);
             }
             Err(_) => assert_eq!(cl[1], "0", "{}", p.name),

@@ -309,11 +309,7 @@ fn opencl_figures(p: &Profile) -> String {
         m.tile_bytes,
         m.min_groups,
         m.max_group_size.unwrap_or(0),
-        c_double(
-            m.stream_bps
-                .filter(|_| m.tile_point_s.is_some())
-                .unwrap_or(0.0)
-        ),
+        c_double(m.priced_stream_bps()),
         c_double(m.tile_point_s.unwrap_or(0.0)),
     )
 }

@@ -107,6 +107,14 @@ impl EvolutionMachine {
             tile_point_s: p.tile_point_ps.as_ref().map(|f| f.value * 1e-12),
         })
     }
+
+    /// The one-step kernels' stream rate the priced choice uses, bytes a second: 0 where
+    /// the profile has no tile cost (`tile_point_s`), which leaves the paper's choice.
+    pub fn priced_stream_bps(&self) -> f64 {
+        self.stream_bps
+            .filter(|_| self.tile_point_s.is_some())
+            .unwrap_or(0.0)
+    }
 }
 
 /// The stencil side of the algorithm. Dimensions are listed x first (x the

@@ -601,11 +601,7 @@ pub fn c_config(unit: Unit<'_>, profile: &Profile, max_t: u64) -> Result<String,
             "tiled kernel: bytes per element of its array",
         ),
         (
-            c_double(
-                m.stream_bps
-                    .filter(|_| m.tile_point_s.is_some())
-                    .unwrap_or(0.0),
-            ),
+            c_double(m.priced_stream_bps()),
             "priced choice: bytes a second one-step kernels stream (0: the paper's choice)",
         ),
         (

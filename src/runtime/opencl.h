@@ -1079,24 +1079,17 @@ static inline size_t tpace_cl_group_limit(const tpace_cl *cl, const tpace_cl_con
     return limit;
 }
 
-/* The pipeline's configuration with the OpenCL figures of the profile the run plans with, as
- * tpace_pick_model takes it: TPACE_MACHINE=FILE.toml, else the bundled profile whose device
- * pattern the device's name matches, else the one it was translated for (`c` itself, also where
- * the profile taken has no such figures). `about` gets what the report says of it. */
+/* The pipeline's configuration with the OpenCL figures of the profile the run plans with
+ * (tpace_machine_for, as the out-of-core plan takes it); `c` itself where that is the profile it
+ * was translated for, or one without such figures. `about` gets what the report says of it. */
 static inline const tpace_cl_config *tpace_cl_for_device(const tpace_shape *s, const tpace_cl_config *c,
                                                          const char *device, char *about, size_t size)
 {
     static tpace_cl_config mine;
-    const tpace_machine *m = NULL;
-    const char *file = tpace_getenv("TPACE_MACHINE");
-    const char *why = "matching the device";
-    if (file != NULL && *file != '\0') {
-        m = tpace_env_machine(file);
-        why = "named by TPACE_MACHINE";
-    }
-    for (int i = 0; m == NULL && i < s->nmachines; i++)
-        if (tpace_device_matches(s->machines[i].device, device))
-            m = &s->machines[i];
+    const tpace_machine *match = NULL;
+    const char *file = NULL;
+    const tpace_machine *m = tpace_machine_for(s, device, &match, &file);
+    const char *why = file != NULL ? "named by TPACE_MACHINE" : "matching the device";
     if (m == NULL || strcmp(m->name, c->machine) == 0)
         return c;
     if (!m->cl.known) {

@@ -353,9 +353,25 @@ static inline const tpace_machine *tpace_env_machine(const char *path)
     return got;
 }
 
+/* The profile a run on device `device` plans with: TPACE_MACHINE=FILE.toml's (its path in *file),
+ * else the bundled profile whose device pattern the name matches, else NULL (the profile the
+ * program was translated for). *match: the bundled profile the name matches, whichever is taken. */
+static inline const tpace_machine *tpace_machine_for(const tpace_shape *shape, const char *device,
+                                                     const tpace_machine **match, const char **file)
+{
+    *match = NULL;
+    for (int i = 0; i < shape->nmachines && *match == NULL; i++)
+        if (tpace_device_matches(shape->machines[i].device, device))
+            *match = &shape->machines[i];
+    *file = tpace_getenv("TPACE_MACHINE");
+    if (*file != NULL && **file != '\0')
+        return tpace_env_machine(*file);
+    *file = NULL;
+    return *match;
+}
+
 /* The model a run plans with, into *out (NULL where the program has none), and what the report
- * says of it in `about`: the profile of TPACE_MACHINE=FILE.toml, else the bundled profile whose
- * device pattern the device's name matches, else the profile the program was translated for. */
+ * says of it in `about` (tpace_machine_for chooses the profile). */
 static inline const tpace_model *tpace_pick_model(tpace_rt *r, const tpace_shape *shape, tpace_model *out,
                                                   char *about, size_t size)
 {
@@ -365,19 +381,16 @@ static inline const tpace_model *tpace_pick_model(tpace_rt *r, const tpace_shape
     char name[256] = "";
     tpace_dev_name(r, name, sizeof name);
     const tpace_machine *match = NULL;
-    for (int i = 0; i < shape->nmachines && match == NULL; i++)
-        if (tpace_device_matches(shape->machines[i].device, name))
-            match = &shape->machines[i];
-    const char *file = tpace_getenv("TPACE_MACHINE");
-    if (file != NULL && *file != '\0') {
-        const tpace_machine *mine = tpace_env_machine(file);
-        tpace_model_on(shape->model, mine, out);
-        snprintf(about, size, "device %s, profile %s (TPACE_MACHINE file %s)%s%s%s", name, mine->name, file,
+    const char *file = NULL;
+    const tpace_machine *taken = tpace_machine_for(shape, name, &match, &file);
+    if (file != NULL) {
+        tpace_model_on(shape->model, taken, out);
+        snprintf(about, size, "device %s, profile %s (TPACE_MACHINE file %s)%s%s%s", name, taken->name, file,
                  match ? "; the device matches bundled profile " : "", match ? match->name : "",
                  match ? "" : "; no bundled profile matches the device");
-    } else if (match != NULL) {
-        tpace_model_on(shape->model, match, out);
-        snprintf(about, size, "device %s, profile %s (bundled, matches the device)", name, match->name);
+    } else if (taken != NULL) {
+        tpace_model_on(shape->model, taken, out);
+        snprintf(about, size, "device %s, profile %s (bundled, matches the device)", name, taken->name);
     } else {
         *out = *shape->model;
         snprintf(about, size, "device %s, profile %s (translated for); no bundled profile matches", name,
