@@ -896,24 +896,23 @@ fn the_work_group_follows_the_profile_the_run_plans_with() {
         let env = [("TPACE_MACHINE", path.to_str().unwrap())];
         pr.run(&pr.translated.binary, 0, &Params::default(), &env)
     };
-    let got = with_profile("c2070");
-    assert_eq!(chosen(&got), model("c2070"), "{}", got.stderr);
-    assert!(
-        got.stderr.contains(
-            "the evolution-vector model for c2070 (named by TPACE_MACHINE; the program was translated for h100)"
+    // (the file, the profile whose choice it gets, what the work-group note says)
+    for (file, takes, note) in [
+        (
+            "c2070",
+            "c2070",
+            "the evolution-vector model for c2070 (named by TPACE_MACHINE; the program was translated for h100)",
         ),
-        "{}",
-        got.stderr
-    );
-    let got = with_profile("k40c");
-    assert_eq!(chosen(&got), model("h100"), "{}", got.stderr);
-    assert!(
-        got.stderr.contains(
-            "the evolution-vector model for h100 (profile k40c, named by TPACE_MACHINE, has no OpenCL figures)"
+        (
+            "k40c",
+            "h100",
+            "the evolution-vector model for h100 (profile k40c, named by TPACE_MACHINE, has no OpenCL figures)",
         ),
-        "{}",
-        got.stderr
-    );
+    ] {
+        let got = with_profile(file);
+        assert_eq!(chosen(&got), model(takes), "{file}: {}", got.stderr);
+        assert!(got.stderr.contains(note), "{file}: {}", got.stderr);
+    }
 }
 
 /// `tpace plan --target opencl` on the paper's machines and sizes: Table 6's
