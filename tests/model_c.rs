@@ -92,22 +92,35 @@ fn cases() -> Vec<Case> {
             });
         }
     }
-    // The grids traced on the H100 on 2026-11-25 under the benchmark's 8G: there the
-    // copies outlast the kernels with two queues and meet on the link, and stream counts
-    // tie or nearly tie (the slack rule).
-    for (file, extents) in [
-        ("examples/jacobi2d.c", vec![49152, 61440]),
-        ("examples/heat3d.c", vec![1152, 1536, 1728]),
+    // The grids of issue 27's sweeps (traced on the H100 on 2026-11-25 under the
+    // benchmark's 8G): stream counts tie or nearly tie, and the tie goes to more streams
+    // where the copies together outlast the kernels (Jacobi-2D), to fewer where they fit
+    // in the kernels' time (heat-3D, CIP-2D without a budget) or one copy outlasts them
+    // (Himeno ELARGE on the H200): search.rs `gives_way`.
+    let himeno = compiled("examples/himeno.c");
+    let elarge = Macros::new(
+        &["MIMAX=513".into(), "MJMAX=513".into(), "MKMAX=1025".into()],
+        &himeno.program.source,
+    )
+    .unwrap();
+    let himeno_ext = workload::extents(himeno.unit(0), &elarge).unwrap();
+    for (file, extents, steps) in [
+        ("examples/jacobi2d.c", vec![49152, 61440], 128),
+        ("examples/heat3d.c", vec![1152, 1536, 1728], 128),
+        ("examples/cip2d.c", vec![16384, 16384], 64),
+        ("examples/himeno.c", himeno_ext, 64),
     ] {
         let c = compiled(file);
-        let w = Workload::from_unit(c.unit(0), &extents, 128).unwrap();
-        for cap in [Some(8u128 << 30), Some(4u128 << 30), None] {
-            out.push(Case {
-                label: format!("{file} {extents:?} 128 steps cap {cap:?}"),
-                w: w.clone(),
-                m: h100.clone(),
-                cap,
-            });
+        let w = Workload::from_unit(c.unit(0), &extents, steps).unwrap();
+        for m in [&h100, &h200] {
+            for cap in [Some(8u128 << 30), Some(4u128 << 30), None] {
+                out.push(Case {
+                    label: format!("{file} {extents:?} {steps} steps on {} cap {cap:?}", m.name),
+                    w: w.clone(),
+                    m: m.clone(),
+                    cap,
+                });
+            }
         }
     }
     // A wide halo over a short axis, and budgets that fit only the smallest plans.

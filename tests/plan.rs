@@ -178,6 +178,69 @@ fn the_traced_jacobi2d_grid_gets_more_than_two_streams() {
     assert!(streams.contains("taken for its slack"), "{streams}");
 }
 
+/// Issue 27's sweeps: where stream counts tie and the copies fit in the kernels' time
+/// (heat-3D without a budget) or one copy outlasts them (Himeno ELARGE on the H200),
+/// two streams ran as fast or fastest on the H100 and the H200 (Himeno: S=2 0.351 s,
+/// S=4 0.371 s); the plan takes the fewest streams of the tie and says why.
+#[test]
+fn ties_go_to_fewer_streams_where_more_buy_no_slack() {
+    for (args, why) in [
+        (
+            vec![
+                "examples/heat3d.c",
+                "--set",
+                "NX=1152",
+                "--set",
+                "NY=1536",
+                "--set",
+                "NZ=1728",
+                "--steps",
+                "128",
+                "--machine",
+                "h100",
+            ],
+            "the copies fit in the kernels' time",
+        ),
+        (
+            vec![
+                "examples/himeno.c",
+                "--set",
+                "MIMAX=513",
+                "--set",
+                "MJMAX=513",
+                "--set",
+                "MKMAX=1025",
+                "--steps",
+                "64",
+                "--machine",
+                "h200",
+            ],
+            "the link sets the pace",
+        ),
+    ] {
+        let mut all = vec!["plan", "--target", "cuda"];
+        all.extend(args);
+        let report = report_of(&tpace(&all));
+        let best = report
+            .lines()
+            .find(|l| l.starts_with("best plan: "))
+            .unwrap();
+        assert!(
+            best.contains("mmtb") && best.contains("streams=2 "),
+            "{best}"
+        );
+        let streams = report
+            .lines()
+            .find(|l| l.trim_start().starts_with("streams "))
+            .unwrap();
+        assert!(
+            streams.contains("S=3, S=4 predicted as fast or within 1 %, S=2 taken"),
+            "{streams}"
+        );
+        assert!(streams.contains(why), "{streams}");
+    }
+}
+
 #[test]
 fn heat3d_plan_with_the_files_defaults() {
     let out = tpace(&["plan", "examples/heat3d.c", "--steps", "40"]);

@@ -91,6 +91,20 @@ fn the_decision_and_the_refit_with_given_timings() {
          /* A second depth later: the first keeps what it measured. */\n    \
          tpace_model r2;\n    x.kernel_depth = 4; x.kernel_s = 3.0;\n    tpace_model_refit(&r, &x, &r2);\n    \
          printf(\"again %d %llu %d\\n\", r2.kernel_s[8] == r.kernel_s[8], r2.refit_depths, r2.kernel_s[2] > r.kernel_s[2]);\n    \
+         /* One depth at two widths (a re-plan that changed the chunk width): each width priced as\n     \
+          * it measured, whatever the profile said of the width's cost; no fit, the profile's. */\n    \
+         tpace_measured y;\n    memset(&y, 0, sizeof y);\n    \
+         y.kernel_depth = 4; y.kernel_points = 1e9; y.kernel_plane = 61440; y.kernel_rows = 24;\n    \
+         y.kernel_s = 4e-3; y.kernel_pred_s = 2e-3;\n    tpace_model a, b;\n    tpace_model_refit(&m, &y, &a);\n    \
+         /* The wider chunks measured as a launch cost of twice the profile's and 50 rows more\n     \
+          * would have it. */\n    \
+         tpace_model t = a;\n    t.kernel_launch_rows[4] = 2.0 * a.kernel_launch_rows[4] + 50.0;\n    \
+         const double c2 = tpace_mc_point_cost(&t, 4, 61440, 72);\n    \
+         y.kernel_rows = 72; y.kernel_s = c2 * 1e9; y.kernel_pred_s = 3e-3;\n    tpace_model_refit(&a, &y, &b);\n    \
+         printf(\"widths %.9f %.9f %.9f\\n\", tpace_mc_point_cost(&b, 4, 61440, 24) / 4e-12, \
+         tpace_mc_point_cost(&b, 4, 61440, 72) / c2, b.kernel_launch_rows[4] / t.kernel_launch_rows[4]);\n    \
+         y.kernel_rows = 240; y.kernel_s = 5e-3;\n    tpace_model c;\n    tpace_model_refit(&b, &y, &c);\n    \
+         printf(\"wider %d\\n\", c.kernel_launch_rows[4] == b.kernel_launch_rows[4]);\n    \
          return 0;\n}\n",
     );
     let text = run_harness(&h);
@@ -111,6 +125,14 @@ fn the_decision_and_the_refit_with_given_timings() {
     assert_eq!(depth[1], depth[2], "{text}");
     assert_eq!(&depth[3..], ["1967", "256", "2"], "{text}");
     assert_eq!(lines[11], "again 1 272 1", "{text}");
+    // The launch cost that the two widths give reproduces both; before, the wider one was
+    // priced from the narrower one's figure as the profile's launch cost scales it.
+    assert_eq!(
+        lines[12], "widths 1.000000000 1.000000000 1.000000000",
+        "{text}"
+    );
+    // Wider chunks measured dearer a point than narrower ones: no launch cost fits.
+    assert_eq!(lines[13], "wider 1", "{text}");
 }
 
 /// What re-planning buys, in the model: a program on an H100 planned with the H200's
@@ -174,7 +196,7 @@ fn a_spec_sheet_profile_refitted_to_the_measured_device_plans_near_its_best() {
          x.upload_s = (double)blk.h2d / ft.h2d_bps;\n        x.upload_pred_s = (double)blk.h2d / fs.h2d_bps;\n        \
          x.wall_s = x.kernel_s + x.upload_s;\n        x.wall_pred_s = x.kernel_pred_s + x.upload_pred_s;\n        \
          x.kernel_depth = (int)f;\n        x.kernel_points = (double)blk.points;\n        \
-         x.kernel_launches = (double)blk.launches;\n        x.kernel_rows = c.b;\n        \
+         x.kernel_launches = (double)blk.launches;\n        x.kernel_rows = c.b;\n        x.kernel_plane = w.plane;\n        \
          if (!tpace_model_off(&x, TPACE_REPLAN_TOLERANCE))\n            break;\n        off = 1;\n        \
          tpace_model r;\n        tpace_model_refit(&spec, &x, &r);\n        spec = r;\n        \
          /* The model the runtime's re-plan searches with (the running plan's depth given). */\n        \

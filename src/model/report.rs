@@ -454,24 +454,30 @@ fn streams_line(w: &Workload, m: &Machine, p: &Prediction, cap: Option<u128>) ->
     .into_iter()
     .fold((0.0, "kernels"), |a, b| if b.0 > a.0 { b } else { a })
     .1;
-    // Fewer streams that fit, predicted as fast or faster but within the slack tie, gave
-    // way to this plan's slack.
+    // Other stream counts that fit, predicted within the tie, gave way to this plan:
+    // fewer ones to its slack, or more ones where slack does not pay.
     let gave_way: Vec<String> = all
         .iter()
         .filter(|q| {
-            q.config.streams < p.config.streams
-                && q.total_s <= p.total_s
+            q.config.streams != p.config.streams
                 && !(two_at_least && q.config.streams == 1)
                 && cap.is_none_or(|c| q.device_bytes <= c)
-                && super::search::outslacked(q, std::slice::from_ref(p))
+                && super::search::gives_way(q, std::slice::from_ref(p))
         })
         .map(|q| format!("S={}", q.config.streams))
         .collect();
+    let why = if super::search::slack_pays(p) {
+        "taken for its slack (copies that run long)"
+    } else if u < k && d < k {
+        "taken: the copies fit in the kernels' time, where more queues only put more copies on the link at once"
+    } else {
+        "taken: the link sets the pace, where more queues only put more copies on it at once"
+    };
     let bound = if gave_way.is_empty() {
         bound.to_string()
     } else {
         format!(
-            "{bound}; {} predicted as fast or within {:.0} %, S={} taken for its slack (copies that run long)",
+            "{bound}; {} predicted as fast or within {:.0} %, S={} {why}",
             gave_way.join(", "),
             super::search::SLACK_TIE * 100.0,
             p.config.streams

@@ -7,10 +7,11 @@
 //! 1 to 16 blocks (so that 64 is tried for 128 steps); b is n / C for C = 1..16
 //! and then chunk counts growing by about a quarter up to n; streams are 1
 //! to 4 (mmtb with two chunks or more: 2 to 4, since the runtime keeps two
-//! queues at one stream). Between stream counts of the same schedule, k and b,
-//! more streams win unless fewer are predicted faster by more than
-//! [`SLACK_TIE`] ([`outslacked`]); other ties go to the plan with less device
-//! memory.
+//! queues at one stream). Between stream counts of the same schedule, k and b
+//! predicted within [`SLACK_TIE`] of each other ([`gives_way`]), more streams
+//! win where their slack pays ([`slack_pays`]: a chunk's copies together outlast
+//! its kernels, neither alone does), fewer streams elsewhere; other ties go to
+//! the plan with less device memory.
 
 use super::predict::{
     Config, Machine, Prediction, Schedule, device_bytes, normalise, predict_streams,
@@ -38,27 +39,62 @@ pub struct Choice {
 const STREAMS: [u64; 4] = [1, 2, 3, 4];
 
 /// How much faster (relatively) a plan must be predicted than the same schedule, k
-/// and b with more streams to be kept over it: 1 %.
-///
-/// More streams are slack: a chunk's copies may grow by `K - (U + K + D) / S` before
-/// they, rather than the kernels, set the pace. Copies vary from chunk to chunk
-/// (Jacobi-2D's uploads took 9.2 to 11.4 ms around 10.0 in the trace of
-/// 2026-11-25, tests/fixtures/traces), kernels much less (15.0 to 15.4 ms), so a plan
-/// whose copies the model puts just within the kernels' time loses, when they run
-/// long, what one with another queue does not; and a stream that buys nothing costs
-/// only device memory, which the plan has (it fits). Within 1 % the model cannot tell
-/// the two apart (its totals are a few per cent off), so the slack decides.
+/// and b with another stream count to be kept over it: 1 %. Within 1 % the model
+/// cannot tell the two apart (its totals are a few per cent off), so
+/// [`slack_pays`] decides which way the tie goes.
 pub const SLACK_TIE: f64 = 0.01;
 
-/// Whether `p` gives way to a plan of the same schedule, k and b among `all` with
-/// more streams predicted at most [`SLACK_TIE`] slower (the runtime's
-/// `tpace_model_choose` does the same).
-pub fn outslacked(p: &Prediction, all: &[Prediction]) -> bool {
+/// Whether more streams buy slack at this plan's schedule, k and b: where a
+/// chunk's upload and download together outlast its kernels, or come within
+/// [`SLACK_NEAR`] of them (U + D > 0.9 K), but neither alone outlasts them.
+///
+/// There a stream more is slack: with two queues a chunk's upload waits for the
+/// download two chunks back, and copies vary from chunk to chunk (Jacobi-2D's
+/// uploads took 9.2 to 11.4 ms around 10.0 in the trace of 2026-11-25,
+/// tests/fixtures/traces) much more than kernels do, so a plan whose copies the model
+/// puts just within the kernels' time loses, when they run long, what one with
+/// another queue does not (Jacobi-2D 49152 x 61440 fuse 8 on the H100: 4 streams
+/// 0.406 to 0.414 s, 3 streams 0.430 s; bench/RESULTS.md, eighth session).
+/// Elsewhere more queues buy nothing and cost time the model does not price: where
+/// both copies fit in the kernels' time two queues already keep the kernels busy,
+/// and where one copy outlasts them the link sets the pace whatever the queues; more
+/// queues then only put more copies on the link at once (the first chunks' uploads
+/// share it; a chunk's hand-over waits behind uploads queued before it, the trace of
+/// bench/RESULTS.md, tenth session, call 8). Every such tie in issue 27's sweeps
+/// (the H100's of the eighth session, the H200's of the tenth) ran as fast or
+/// fastest with the fewest streams: heat-3D, CIP-2D and Himeno without a budget
+/// (Himeno ELARGE on the H200: S=2 0.351 s, S=4 0.371 s).
+pub fn slack_pays(p: &Prediction) -> bool {
+    let kernels = p.kernel_s + p.launch_s + p.d2d_s;
+    p.h2d_s < kernels && p.d2h_s < kernels && p.h2d_s + p.d2h_s > kernels * (1.0 - SLACK_NEAR)
+}
+
+/// How near (relatively) the copies together may come to the kernels' time before the
+/// slack of more streams pays anyway: 10 %. The kernels' figure is a few per cent off
+/// for a depth the profile measured and more for one it did not (a re-plan scales
+/// those by what another depth measured: a spec-sheet profile refitted on an H100
+/// priced Jacobi-2D's eight-step kernels 25 % slow, so the copies seemed to fit), and
+/// two queues where the copies outlast the kernels cost more (Jacobi-2D on the H100:
+/// 10 %) than more queues where they fit (Himeno, heat-3D: 3 to 6 %). Himeno ELARGE
+/// on the H100 (copies 0.875 of the kernels' time) is the nearest of the sweeps'
+/// that ran fastest with two streams.
+pub const SLACK_NEAR: f64 = 0.10;
+
+/// Whether `p` gives way to a plan of the same schedule, k and b among `all`
+/// predicted at most [`SLACK_TIE`] slower: one with more streams where
+/// [`slack_pays`], else one with fewer (the runtime's `tpace_model_choose` does the
+/// same).
+pub fn gives_way(p: &Prediction, all: &[Prediction]) -> bool {
+    let more = slack_pays(p);
     all.iter().any(|q| {
         q.config.schedule == p.config.schedule
             && q.config.k == p.config.k
             && q.config.b == p.config.b
-            && q.config.streams > p.config.streams
+            && (if more {
+                q.config.streams > p.config.streams
+            } else {
+                q.config.streams < p.config.streams
+            })
             && q.total_s <= p.total_s * (1.0 + SLACK_TIE)
     })
 }
@@ -236,7 +272,7 @@ fn choose_among(
                     let top = &mut tops[schedule as usize];
                     let all = predict_streams(w, m, base, &fitting)?;
                     for p in &all {
-                        if !outslacked(p, &all) {
+                        if !gives_way(p, &all) {
                             keep_best(top, p.clone(), 4);
                         }
                     }

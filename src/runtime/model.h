@@ -1069,10 +1069,33 @@ static inline double tpace_mc_block_time(const tpace_model *m, const tpace_model
     return tpace_mc_pipeline(m, n_chunks, slots, (double)b->h2d / cn, kernel / cn, (double)b->d2h / cn);
 }
 
+/* How near the copies may come to the kernels' time before more streams' slack pays (search.rs
+ * SLACK_NEAR). */
+#define TPACE_MC_SLACK_NEAR 0.10
+
+/* Whether more streams buy slack (search.rs `slack_pays`): a run's uploads and downloads together
+ * outlast its kernels (with launches and device copies) or come within TPACE_MC_SLACK_NEAR of them,
+ * neither alone outlasts them. */
+static inline int tpace_mc_slack_pays(const tpace_model *m, const tpace_model_run *w, tpace_model_config c,
+                                      tpace_u64 n_chunks, tpace_u64 full_blocks, const tpace_mc_block *full,
+                                      const tpace_mc_block *last)
+{
+    const double times = (double)full_blocks;
+    const double points = (double)full->points * times + (double)last->points;
+    const double launches = (double)full->launches * times + (double)last->launches;
+    const double d2d = (double)full->d2d * times + (double)last->d2d;
+    const double up = ((double)full->h2d * times + (double)last->h2d) / m->h2d_bps;
+    const double down = ((double)full->d2h * times + (double)last->d2h) / m->d2h_bps;
+    const double kernels = points * tpace_mc_point_cost(m, tpace_mc_fuse_for(m, c, n_chunks), w->plane, c.b) +
+                           launches * m->launch_s + 2.0 * d2d / m->memory_bps;
+    return up < kernels && down < kernels && up + down > kernels * (1.0 - TPACE_MC_SLACK_NEAR);
+}
+
 /* Predicted seconds of one schedule, k and b for each of `nstreams` stream counts
- * (predict.rs `predict_streams`: the counts are shared, only the overlap differs). */
+ * (predict.rs `predict_streams`: the counts are shared, only the overlap differs), and in
+ * *slack_pays (unless NULL) whether more of them buy slack. */
 static inline void tpace_mc_predict_streams(const tpace_model *m, const tpace_model_run *w, tpace_model_config base,
-                                            const tpace_u64 *streams, int nstreams, double *seconds)
+                                            const tpace_u64 *streams, int nstreams, double *seconds, int *slack_pays)
 {
     base.streams = 1;
     tpace_model_config c = tpace_mc_normalise(w, base);
@@ -1095,6 +1118,8 @@ static inline void tpace_mc_predict_streams(const tpace_model *m, const tpace_mo
             full = tpace_mc_block_of(m, w, c, n_chunks, c.k, 0);
         last = tpace_mc_block_of(m, w, c, n_chunks, last_k, 1);
     }
+    if (slack_pays != NULL)
+        *slack_pays = tpace_mc_slack_pays(m, w, c, n_chunks, full_blocks, &full, &last);
     for (int i = 0; i < nstreams; i++) {
         tpace_model_config ci = c;
         ci.streams = streams[i];
@@ -1114,7 +1139,7 @@ static inline void tpace_mc_predict_streams(const tpace_model *m, const tpace_mo
 static inline double tpace_model_predict(const tpace_model *m, const tpace_model_run *w, tpace_model_config c)
 {
     double s = 0.0;
-    tpace_mc_predict_streams(m, w, c, &c.streams, 1, &s);
+    tpace_mc_predict_streams(m, w, c, &c.streams, 1, &s, NULL);
     return s;
 }
 
@@ -1259,15 +1284,17 @@ static inline tpace_model_choice tpace_model_choose(const tpace_model *m, const 
                 if (nfit == 0)
                     continue;
                 double seconds[4];
-                tpace_mc_predict_streams(m, w, base, fitting, nfit, seconds);
+                int slack_pays = 0;
+                tpace_mc_predict_streams(m, w, base, fitting, nfit, seconds, &slack_pays);
                 for (int i = 0; i < nfit; i++) {
-                    /* More streams at the same k and b win unless fewer are predicted faster by
-                     * more than TPACE_MC_SLACK_TIE (search.rs `outslacked`: their slack). */
-                    int outslacked = 0;
+                    /* Within TPACE_MC_SLACK_TIE of each other, more streams at the same k and b win
+                     * where their slack pays, fewer elsewhere (search.rs `gives_way`). */
+                    int gives_way = 0;
                     for (int j = 0; j < nfit; j++)
-                        if (fitting[j] > fitting[i] && seconds[j] <= seconds[i] * (1.0 + TPACE_MC_SLACK_TIE))
-                            outslacked = 1;
-                    if (outslacked)
+                        if ((slack_pays ? fitting[j] > fitting[i] : fitting[j] < fitting[i]) &&
+                            seconds[j] <= seconds[i] * (1.0 + TPACE_MC_SLACK_TIE))
+                            gives_way = 1;
+                    if (gives_way)
                         continue;
                     if (best.found && !(seconds[i] < best.seconds ||
                                         (seconds[i] == best.seconds && need_of[i] < best.device_bytes)))
@@ -1364,6 +1391,7 @@ typedef struct tpace_measured {
     int kernel_depth;
     double kernel_points, kernel_launches, kernel_copy_s;
     tpace_u64 kernel_rows;
+    tpace_u64 kernel_plane; /* points a plane (0: not said; a depth measured at two widths needs it) */
 } tpace_measured;
 
 /* Measured over predicted, 1 where either is missing. */
@@ -1380,13 +1408,36 @@ static inline int tpace_model_off(const tpace_measured *x, double tolerance)
     return r > 1.0 + tolerance || r < 1.0 - tolerance;
 }
 
+/* The rows a launch of `d` steps a kernel costs beyond its own, fitted to two widths the run
+ * measured (`c1` seconds a point and step on chunks of `b1` planes of `plane` points, `c2` on
+ * `b2`), so that each width's cost is what it measured and neither is priced from the other by
+ * the profile's guess (the probe's two-width fit, segments.rs): c = a (s(b) + L / b), s the
+ * segments' overhead (1 at one step a kernel). Where no L >= 0 fits (the wider chunks dearer a
+ * point), the profile's L stays. A run that flipped between 24 and 72 planes at four steps a
+ * kernel, each width priced from the other's figure, kept the slower one (bench/RESULTS.md,
+ * ninth session, call 1). */
+static inline double tpace_mc_two_width_launch_rows(const tpace_model *m, int d, tpace_u64 plane, double c1,
+                                                    tpace_u64 b1, double c2, tpace_u64 b2)
+{
+    tpace_model flat = *m;
+    flat.kernel_launch_rows[d] = 0.0;
+    const double s1 = d > 1 ? tpace_mc_fuse_row_overhead(&flat, plane, b1, (tpace_u64)d, tpace_mc_wave(m, (tpace_u64)d), 1)
+                            : 1.0;
+    const double s2 = d > 1 ? tpace_mc_fuse_row_overhead(&flat, plane, b2, (tpace_u64)d, tpace_mc_wave(m, (tpace_u64)d), 1)
+                            : 1.0;
+    const double den = c1 / (double)b2 - c2 / (double)b1;
+    const double rows = den != 0.0 ? (c2 * s1 - c1 * s2) / den : -1.0;
+    return rows >= 0.0 && rows < 1e12 ? rows : m->kernel_launch_rows[d];
+}
+
 /* `m` with the figures the measurement gives. The kernels: the steps per kernel that ran get
  * what they measured, per grid point and step at the chunk width they ran on (a measured
  * figure, as a profile's [[kernels]] entry); every other cost the run has not measured itself
  * (other depths, the bandwidth figures, launches, device copies) is scaled by what the kernels
  * took over what the model predicted, as nothing says otherwise. The host-to-device rate goes
  * by the uploads' factor, the way back by the downloads' (the uploads' where no download was
- * measured: the same link), both ways at once by the mean of the two. */
+ * measured: the same link), both ways at once by the mean of the two. A depth measured before
+ * at another width gets the launch cost the two widths give. */
 static inline void tpace_model_refit(const tpace_model *m, const tpace_measured *x, tpace_model *out)
 {
     const double fk = tpace_mc_ratio(x->kernel_s, x->kernel_pred_s);
@@ -1409,6 +1460,9 @@ static inline void tpace_model_refit(const tpace_model *m, const tpace_measured 
         const double per =
             (x->kernel_s - x->kernel_launches * out->launch_s - x->kernel_copy_s) / x->kernel_points;
         if (per > 0.0) {
+            if ((m->refit_depths >> d & 1) && m->kernel_rows[d] != x->kernel_rows && x->kernel_plane > 0)
+                out->kernel_launch_rows[d] = tpace_mc_two_width_launch_rows(m, d, x->kernel_plane, m->kernel_s[d],
+                                                                            m->kernel_rows[d], per, x->kernel_rows);
             out->kernel_s[d] = per;
             out->kernel_rows[d] = x->kernel_rows;
             out->kernel_blocks[d] = tpace_mc_wave(m, (tpace_u64)d);

@@ -1690,6 +1690,7 @@ static inline int tpace_replan_first_chunk(tpace_rt *r, const tpace_chunk *first
         x.kernel_points = points;
         x.kernel_launches = (double)r->launches;
         x.kernel_rows = (tpace_u64)p->b;
+        x.kernel_plane = (tpace_u64)p->s.plane;
         /* After a switch (the run started over) the first chunk's upload is not the link's rate:
          * on an H100 it ran at 25.5 GB/s against 52.9 before the switch, the device's memory just
          * freed and taken again (bench/RESULTS.md, 2026-11-26, eighth session, call 9); the
@@ -1803,6 +1804,7 @@ static inline void tpace_replan_first_block(tpace_rt *r, long t, int kb)
         x.kernel_launches = (double)blk.launches;
         x.kernel_copy_s = 2.0 * (double)blk.d2d / m->memory_bps * tpace_mc_ratio(x.kernel_s, x.kernel_pred_s);
         x.kernel_rows = c.b;
+        x.kernel_plane = run.plane;
         const double t_in = (double)blk.h2d / cn / m->h2d_bps, t_out = (double)blk.d2h / cn / m->d2h_bps;
         double up = t_in, down = t_out;
         if (slots > 1 && chunks > 1)

@@ -631,7 +631,8 @@ fn a_third_stream_pays_where_two_queues_round_trip_too_slowly() {
 /// Today's Jacobi (the temporary is not downloaded). With 4 steps per kernel (1.19 ps)
 /// a chunk's U + D is about its K: every stream count keeps the kernels busy, and
 /// 2, 3 and 4 streams ran within 0.8 % of each other (bench/RESULTS.md, 2026-11-25);
-/// the tie goes to the most streams' slack. With 8 steps per kernel (0.98 ps, the
+/// the copies come within search::SLACK_NEAR of the kernels' time, so the tie goes to
+/// the most streams' slack (search::slack_pays). With 8 steps per kernel (0.98 ps, the
 /// trace of 2026-11-25) U + D (about 19 ms) exceeds K (about 15 ms): with two queues a
 /// chunk's upload waits for the download two chunks back and the round trip sets the
 /// pace; S=2 ran in 0.440 to 0.449 s, S=3 in 0.404 s, and the model ranks them so.
@@ -642,6 +643,7 @@ fn a_third_stream_pays_where_copies_outlast_the_kernels() {
     let ps = predict_streams(&w, &m, cfg(Schedule::Mmtb, 128, 1586, 1), &[2, 3, 4]).unwrap();
     assert_eq!(ps[0].total_s, ps[1].total_s);
     assert_eq!(ps[1].total_s, ps[2].total_s);
+    assert!(crate::model::search::slack_pays(&ps[0]), "{:?}", ps[0]);
     let choice = crate::model::search::choose(&w, &m, Some(8 << 30)).unwrap();
     assert_eq!(choice.best.config.streams, 4, "{:?}", choice.best.config);
     // Those runs' launches aimed at 2048 blocks, as the profile's figure was measured.
