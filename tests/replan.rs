@@ -105,6 +105,9 @@ fn the_decision_and_the_refit_with_given_timings() {
          tpace_mc_point_cost(&b, 4, 61440, 72) / c2, b.kernel_launch_rows[4] / t.kernel_launch_rows[4]);\n    \
          y.kernel_rows = 240; y.kernel_s = 5e-3;\n    tpace_model c;\n    tpace_model_refit(&b, &y, &c);\n    \
          printf(\"wider %d\\n\", c.kernel_launch_rows[4] == b.kernel_launch_rows[4]);\n    \
+         /* A depth measured again leaves the others and the device's figures as they were. */\n    \
+         printf(\"kept %d %d %d %d\\n\", b.kernel_s[2] == a.kernel_s[2], b.launch_s == a.launch_s, \
+         b.memory_bps == a.memory_bps, a.kernel_s[2] != m.kernel_s[2]);\n    \
          return 0;\n}\n",
     );
     let text = run_harness(&h);
@@ -133,6 +136,7 @@ fn the_decision_and_the_refit_with_given_timings() {
     );
     // Wider chunks measured dearer a point than narrower ones: no launch cost fits.
     assert_eq!(lines[13], "wider 1", "{text}");
+    assert_eq!(lines[14], "kept 1 1 1 1", "{text}");
 }
 
 /// What re-planning buys, in the model: a program on an H100 planned with the H200's
@@ -142,8 +146,10 @@ fn the_decision_and_the_refit_with_given_timings() {
 /// `tpace_model_for_replan`) to a plan that the H100's profile predicts within 10 % of
 /// its own best; the spec-sheet plan itself is predicted further off. (heat-3D at 8 GB and
 /// 128 steps starts at one step a kernel: a re-plan that searched from the running depth
-/// only would keep it.) (A simulation in the model, with the measured profile as
-/// the device; bench/gpu.sh part `showit` measures it on the GPUs.)
+/// only would keep it.) 8 GB is bench/gpu.sh's 8G (8e9 bytes: TPACE_DEVICE_MEM), which
+/// gives the spec-sheet plans the GPU runs (heat-3D 128 steps: k=128 b=58 one step a
+/// kernel). (A simulation in the model, with the measured profile as the device;
+/// bench/gpu.sh part `showit` measures it on the GPUs.)
 #[test]
 fn a_spec_sheet_profile_refitted_to_the_measured_device_plans_near_its_best() {
     // The H200's spec-sheet profile (the bundled h200 is measured since 2026-11-26).
@@ -152,11 +158,16 @@ fn a_spec_sheet_profile_refitted_to_the_measured_device_plans_near_its_best() {
     let truth = Machine::from_profile(&Profile::bundled("h100").unwrap()).unwrap();
     let mut h = String::new();
     let cases = [
-        ("jacobi2d.c", vec![49152u64, 61440], 128u64, 8u128 << 30),
-        ("jacobi2d.c", vec![49152, 61440], 512, 8 << 30),
-        ("heat3d.c", vec![1152, 1536, 1728], 128, 8 << 30),
+        (
+            "jacobi2d.c",
+            vec![49152u64, 61440],
+            128u64,
+            8_000_000_000u128,
+        ),
+        ("jacobi2d.c", vec![49152, 61440], 512, 8_000_000_000),
+        ("heat3d.c", vec![1152, 1536, 1728], 128, 8_000_000_000),
         ("heat3d.c", vec![1152, 1536, 1728], 128, 80 << 30),
-        ("heat3d.c", vec![1152, 1536, 1728], 512, 8 << 30),
+        ("heat3d.c", vec![1152, 1536, 1728], 512, 8_000_000_000),
     ];
     for (i, (name, extents, steps, _)) in cases.iter().enumerate() {
         let c = compile(&program_path(name));

@@ -1288,10 +1288,15 @@ static inline tpace_model_choice tpace_model_choose(const tpace_model *m, const 
                 tpace_mc_predict_streams(m, w, base, fitting, nfit, seconds, &slack_pays);
                 for (int i = 0; i < nfit; i++) {
                     /* Within TPACE_MC_SLACK_TIE of each other, more streams at the same k and b win
-                     * where their slack pays, fewer elsewhere (search.rs `gives_way`). */
+                     * where their slack pays, fewer elsewhere (search.rs `gives_way`). A re-plan's
+                     * model (refitted) gives ties to more streams always: its kernels' figures are
+                     * partly scaled from another depth or width, too rough to say the copies fit
+                     * (an H100 planned with a spec sheet re-planned Jacobi-2D to two streams where
+                     * the copies outlast the kernels: 0.490 s against 0.405 with four;
+                     * bench/RESULTS.md, eleventh session). */
                     int gives_way = 0;
                     for (int j = 0; j < nfit; j++)
-                        if ((slack_pays ? fitting[j] > fitting[i] : fitting[j] < fitting[i]) &&
+                        if ((slack_pays || m->refit_depths ? fitting[j] > fitting[i] : fitting[j] < fitting[i]) &&
                             seconds[j] <= seconds[i] * (1.0 + TPACE_MC_SLACK_TIE))
                             gives_way = 1;
                     if (gives_way)
@@ -1437,10 +1442,14 @@ static inline double tpace_mc_two_width_launch_rows(const tpace_model *m, int d,
  * took over what the model predicted, as nothing says otherwise. The host-to-device rate goes
  * by the uploads' factor, the way back by the downloads' (the uploads' where no download was
  * measured: the same link), both ways at once by the mean of the two. A depth measured before
- * at another width gets the launch cost the two widths give. */
+ * changes its own figure only (at another width: the launch cost the two widths give). */
 static inline void tpace_model_refit(const tpace_model *m, const tpace_measured *x, tpace_model *out)
 {
-    const double fk = tpace_mc_ratio(x->kernel_s, x->kernel_pred_s);
+    /* A depth measured again (another width, or its first block after its first chunk) says how
+     * the model prices that depth's widths, not how fast the device is: the rest stays. */
+    const int again = x->kernel_depth >= 1 && x->kernel_depth <= TPACE_MC_FUSE_MAX &&
+                      (m->refit_depths >> x->kernel_depth & 1);
+    const double fk = again ? 1.0 : tpace_mc_ratio(x->kernel_s, x->kernel_pred_s);
     const double fu = tpace_mc_ratio(x->upload_s, x->upload_pred_s);
     const double fd = x->download_pred_s > 0.0 ? tpace_mc_ratio(x->download_s, x->download_pred_s) : fu;
     *out = *m;

@@ -1737,8 +1737,10 @@ static inline int tpace_replan_first_chunk(tpace_rt *r, const tpace_chunk *first
 }
 
 /* Union of the intervals of the trace's operations of kind `what` (and `also`, or -1) in the
- * block that starts at step t, in seconds; *first and *last widen to their extent. */
-static inline double tpace_ops_busy(tpace_rt *r, long t, int what, int also, double *first, double *last)
+ * block that starts at step t, in seconds, chunks before `from_chunk` left out; *first and *last
+ * widen to their extent. */
+static inline double tpace_ops_busy(tpace_rt *r, long t, int what, int also, long from_chunk, double *first,
+                                    double *last)
 {
     const tpace_trace *tr = &r->trace;
     tpace_span *v = (tpace_span *)malloc((size_t)TPACE_MAX(tr->n, 1L) * sizeof *v);
@@ -1747,7 +1749,7 @@ static inline double tpace_ops_busy(tpace_rt *r, long t, int what, int also, dou
     long n = 0;
     for (long i = 0; i < tr->n; i++) {
         const tpace_trace_op *o = &tr->ops[i];
-        if (o->t != t || (o->what != what && o->what != also))
+        if (o->t != t || (o->what != what && o->what != also) || o->c < from_chunk)
             continue;
         v[n].from = tpace_dev_stamp_ms(r, tr->origin, o->from) * 1e-3;
         v[n].to = tpace_dev_stamp_ms(r, tr->origin, o->to) * 1e-3;
@@ -1782,9 +1784,14 @@ static inline void tpace_replan_first_block(tpace_rt *r, long t, int kb)
         double first = 1e300, last = -1e300;
         tpace_measured x;
         memset(&x, 0, sizeof x);
-        x.kernel_s = tpace_ops_busy(r, t, TPACE_TRACE_KERNELS, TPACE_TRACE_HANDOVER, &first, &last);
-        x.upload_s = tpace_ops_busy(r, t, TPACE_TRACE_UPLOAD, -1, &first, &last);
-        x.download_s = tpace_ops_busy(r, t, TPACE_TRACE_DOWNLOAD, -1, &first, &last);
+        /* After a switch the first chunk's upload is not the link's rate (tpace_replan_first_chunk):
+         * the uploads are timed from the second chunk on (the block's wall from its first). */
+        const long uploads_from = p->replans > 0 ? 1 : 0;
+        double up_first = 1e300, up_last = -1e300;
+        x.kernel_s = tpace_ops_busy(r, t, TPACE_TRACE_KERNELS, TPACE_TRACE_HANDOVER, 0, &first, &last);
+        x.upload_s = tpace_ops_busy(r, t, TPACE_TRACE_UPLOAD, -1, uploads_from, &up_first, &up_last);
+        (void)tpace_ops_busy(r, t, TPACE_TRACE_UPLOAD, -1, 0, &first, &last);
+        x.download_s = tpace_ops_busy(r, t, TPACE_TRACE_DOWNLOAD, -1, 0, &first, &last);
         x.wall_s = last > first ? last - first : 0.0;
         /* The model's block (predict.rs `block` and `pipeline`): the kernels' time, and each
          * copy's, stretched where uploads and downloads share the link. */
@@ -1809,7 +1816,7 @@ static inline void tpace_replan_first_block(tpace_rt *r, long t, int kb)
         double up = t_in, down = t_out;
         if (slots > 1 && chunks > 1)
             tpace_mc_cycle_parts(m, slots, (double)blk.h2d / cn, x.kernel_pred_s / cn, (double)blk.d2h / cn, &up, &down);
-        x.upload_pred_s = t_in + (cn - 1.0) * up;
+        x.upload_pred_s = (uploads_from > 0 ? 0.0 : t_in) + (cn - 1.0) * up;
         x.download_pred_s = t_out + (cn - 1.0) * down;
         x.wall_pred_s = tpace_mc_block_time(m, &run, c, chunks, slots, &blk);
         char found[400];
