@@ -213,6 +213,9 @@ fn a_spec_sheet_profile_refitted_to_the_measured_device_plans_near_its_best() {
          /* The model the runtime's re-plan searches with (the running plan's depth given). */\n        \
          tpace_model scratch;\n        \
          const tpace_model *re = tpace_model_for_replan(&spec, 0, s.fuse, &scratch);\n        \
+         /* A later check searches the depths measured (tpace_replan_with). */\n        \
+         if (round > 0) {\n            scratch = *re;\n            re = &scratch;\n            \
+         scratch.search_depths = spec.refit_depths | 1ULL << f;\n        }\n        \
          tpace_model_choice a = tpace_model_choose_fused(re, &w, cap, -1, 0, 0, 0, 0, 8);\n        \
          if (a.best.schedule == s.best.schedule && a.best.k == s.best.k && a.best.b == s.best.b &&\n            \
          a.best.streams == s.best.streams && a.fuse == s.fuse)\n            break;\n        s = a;\n    }\n    \

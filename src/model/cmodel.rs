@@ -220,7 +220,8 @@ pub fn initializer(w: &Workload, m: &Machine) -> String {
         "    {{{}}}, /* fused kernels: blocks a multiprocessor holds, per step count */\n",
         per_sm.join(", ")
     ));
-    out.push_str("    0ULL /* steps per kernel the run measured itself: none yet */\n}");
+    out.push_str("    0ULL, /* steps per kernel the run measured itself: none yet */\n");
+    out.push_str("    0ULL /* steps per kernel a search may take: any */\n}");
     out
 }
 

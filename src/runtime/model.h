@@ -63,6 +63,7 @@ typedef struct tpace_model {
     const char *kernel_shape;    /* ... and shape class, e.g. "2d-r1" */
     tpace_u64 fuse_blocks_per_sm[TPACE_MC_FUSE_MAX + 1]; /* per fused step count: its blocks a multiprocessor holds */
     tpace_u64 refit_depths;      /* bit d: the run measured steps-per-kernel d itself (tpace_model_refit) */
+    tpace_u64 search_depths;     /* bit d: a search may take d steps per kernel (0: any; a later re-plan's) */
 } tpace_model;
 
 /* One measured kernel time of a machine profile's [[kernels]] table (profile.rs KernelFigure). */
@@ -1355,7 +1356,14 @@ static inline tpace_model_choice tpace_model_choose_fused(const tpace_model *m, 
                                                           int fixed_schedule, tpace_u64 fixed_k, tpace_u64 fixed_b,
                                                           tpace_u64 fixed_streams, int fixed_fuse, tpace_u64 fuse_most)
 {
-    tpace_model_choice best = tpace_model_choose(m, w, cap, fixed_schedule, fixed_k, fixed_b, fixed_streams);
+    /* A depth the search may take (m->search_depths: 0, any). */
+#define TPACE_MC_DEPTH_OK(t) (m->search_depths == 0 || (m->search_depths >> (t) & 1))
+    tpace_model_choice best;
+    if (TPACE_MC_DEPTH_OK(m->fuse) || fixed_fuse) {
+        best = tpace_model_choose(m, w, cap, fixed_schedule, fixed_k, fixed_b, fixed_streams);
+    } else {
+        memset(&best, 0, sizeof best);
+    }
     best.fuse = m->fuse;
     if (m->fuse <= 1 || fixed_fuse)
         return best;
@@ -1364,7 +1372,7 @@ static inline tpace_model_choice tpace_model_choose_fused(const tpace_model *m, 
     for (tpace_u64 t = most > TPACE_MC_FUSE_MAX ? TPACE_MC_FUSE_MAX : most;; t--) {
         if (t < 2)
             t = 1; /* one step per kernel last */
-        if (t != m->fuse) {
+        if (t != m->fuse && TPACE_MC_DEPTH_OK(t)) {
             other.fuse = t;
             tpace_model_choice c = tpace_model_choose(&other, w, cap, fixed_schedule, fixed_k, fixed_b, fixed_streams);
             c.fuse = t;
@@ -1374,6 +1382,7 @@ static inline tpace_model_choice tpace_model_choose_fused(const tpace_model *m, 
         if (t == 1)
             break;
     }
+#undef TPACE_MC_DEPTH_OK
     return best;
 }
 

@@ -1605,6 +1605,18 @@ static inline int tpace_replan_with(tpace_rt *r, const tpace_model *refit, long 
     tpace_plan *p = &r->plan;
     tpace_model scratch;
     const tpace_model *m = tpace_model_for_replan(refit, p->fuse_set, (tpace_u64)p->fuse_wanted, &scratch);
+    if (p->replans > 0 && !p->fuse_set) {
+        /* A later check searches the depths the run measured (and the one running) only: another
+         * depth's figure is the profile's scaled by what those measured, too rough to leave a
+         * measured depth for (an H100 planned with a spec sheet went from four steps a kernel,
+         * measured, to three, never run, and ran 1.25 times the best; bench/RESULTS.md,
+         * eleventh session), and a search of every depth keeps the kernels waiting 15 ms. */
+        if (m != &scratch) {
+            scratch = *m;
+            m = &scratch;
+        }
+        scratch.search_depths = refit->refit_depths | 1ULL << p->fuse;
+    }
     tpace_model_choice c = tpace_plan_search(p, m, left, -1, 0, 0, 0, p->fuse_set);
     const double now = tpace_plan_predict(p, refit, left);
     char before[160], note[900];
@@ -1673,21 +1685,31 @@ static inline int tpace_replan_first_chunk(tpace_rt *r, const tpace_chunk *first
          * of a point, its launches, its upload (and the copies that start the swap buffers). */
         tpace_model scratch;
         const tpace_model *m = tpace_model_fusing(p->model, (tpace_u64)p->fuse_wanted, &scratch);
-        double points = 0.0;
+        /* Each step's window priced at its own width: the first chunk's windows narrow step by step
+         * (mmtb: b - skew x i planes), where a point costs more than on the plan's b planes (heat-3D
+         * at b=24, k=64 on an H100: 12 planes on average; priced at 24 its kernels measured 1.67
+         * times the prediction, and the re-plan left for b=72, which the H100's own profile prices
+         * no faster; bench/RESULTS.md, eleventh session). `width_points`: the points as many at
+         * width b would cost, so that the refit's figure is the plan's width's. */
+        const double at_b = tpace_mc_point_cost(m, (tpace_u64)p->fuse, (tpace_u64)p->s.plane, (tpace_u64)p->b);
+        double width_points = 0.0;
         for (int i = 0; i < first->kb; i++) {
             long from = 0, to = 0;
             tpace_window(p, first, i, 0, 0, 0, &from, &to);
             from = TPACE_MAX(from, p->s.lo);
             to = TPACE_MIN(to, p->s.lo + p->s.n);
-            points += (double)TPACE_MAX(to - from, 0L) * (double)p->s.plane;
+            const long rows = TPACE_MAX(to - from, 0L);
+            if (rows > 0)
+                width_points += (double)rows * (double)p->s.plane *
+                                tpace_mc_point_cost(m, (tpace_u64)p->fuse, (tpace_u64)p->s.plane, (tpace_u64)rows) /
+                                at_b;
         }
         tpace_measured x;
         memset(&x, 0, sizeof x);
         x.kernel_s = tpace_stamps_s(r, kern->from, kern->to);
-        x.kernel_pred_s = points * tpace_mc_point_cost(m, (tpace_u64)p->fuse, (tpace_u64)p->s.plane, (tpace_u64)p->b) +
-                          (double)r->launches * m->launch_s;
+        x.kernel_pred_s = width_points * at_b + (double)r->launches * m->launch_s;
         x.kernel_depth = p->fuse;
-        x.kernel_points = points;
+        x.kernel_points = width_points;
         x.kernel_launches = (double)r->launches;
         x.kernel_rows = (tpace_u64)p->b;
         x.kernel_plane = (tpace_u64)p->s.plane;
