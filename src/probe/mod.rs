@@ -302,7 +302,8 @@ fn kernels_toml(probed: &Probed, date: &str) -> String {
     let mut out = format!(
         "\n{KERNELS_MARK} on {date}; the model prices a pipeline's kernels by the entry of\n\
          # its element type, shape class (rank and widest halo) and steps per kernel: `ps` per grid\n\
-         # point and step, scaled by its bytes per point over `bytes`, measured on chunks of `rows` planes.\n"
+         # point and step, measured on chunks of `rows` planes, scaled by its bytes per point over `bytes`\n\
+         # (at one step a kernel only the memory part: `bytes` at the device copy rate; the rest once).\n"
     );
     for k in &probed.kernels {
         // What fused launches aimed at and what their segments and launches cost, where known.
