@@ -345,7 +345,67 @@ fn a_wildly_wrong_profile_re_plans_bit_for_bit_and_the_switches_turn_it_off() {
         on.stderr
     );
     // The link is slower than the profile says by far more than the kernels are.
-    assert!(on.stderr.contains("x, upload "), "{}", on.stderr);
+    assert!(
+        on.stderr.contains(" planes on average, upload "),
+        "{}",
+        on.stderr
+    );
+    // The first chunk's kernels are measured on its windows, and the refit's figure is of
+    // their mean width: mmtb's narrow step by step (below b), mm's reach past the chunk by
+    // the steps left (above b), naive's are b. Here with the h100 profile the translation
+    // planned for (mm, k > 1, on the emulation far slower than an H100).
+    let gpu_profile = run_with(
+        &b.binary,
+        STEPS,
+        &Params::default(),
+        &[
+            ("TPACE_DEVICE_MEM".to_string(), "400000".to_string()),
+            ("TPACE_REPLAN".to_string(), "1".to_string()),
+        ],
+        &dump,
+    );
+    assert_eq!(first_difference(&b.reference.dump, &gpu_profile.dump), None);
+    for run in [&on, &gpu_profile] {
+        let text = &run.stderr;
+        let mean: u64 = text
+            .split("on windows of ")
+            .nth(1)
+            .and_then(|t| t.split_whitespace().next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no mean window width in {text}"));
+        // The first plan: the one a note says became another, else the report's.
+        let (schedule, k, width) = match text.split(" became ").next() {
+            Some(before) if text.contains(" became ") => {
+                let words: Vec<&str> = before
+                    .rsplit("; ")
+                    .next()
+                    .unwrap()
+                    .split_whitespace()
+                    .collect();
+                let at = words.len() - 9; // SCHEDULE k K b B streams S fuse F
+                (
+                    words[at].to_string(),
+                    words[at + 2].parse::<u64>().unwrap(),
+                    words[at + 4].parse::<u64>().unwrap(),
+                )
+            }
+            _ => (
+                run.report["schedule"].clone(),
+                run.report["k"].parse().unwrap(),
+                run.report["b"].parse().unwrap(),
+            ),
+        };
+        match schedule.as_str() {
+            "mmtb" if k > 1 => assert!(mean < width, "{mean} {width}: {text}"),
+            "mm" if k > 1 => assert!(mean > width, "{mean} {width}: {text}"),
+            _ => assert_eq!(mean, width, "{text}"),
+        }
+    }
+    assert!(
+        gpu_profile.report["schedule"] != "naive",
+        "{}",
+        gpu_profile.stderr
+    );
     // A switch starts the run over, and the new plan's first chunk is checked on its kernels
     // alone (the first upload after a switch is not the link's rate).
     if on.stderr.contains("re-planned after the first chunk") && on.report["chunks"] != "1" {

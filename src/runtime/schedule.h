@@ -1687,31 +1687,34 @@ static inline int tpace_replan_first_chunk(tpace_rt *r, const tpace_chunk *first
         const tpace_model *m = tpace_model_fusing(p->model, (tpace_u64)p->fuse_wanted, &scratch);
         /* Each step's window priced at its own width: the first chunk's windows narrow step by step
          * (mmtb: b - skew x i planes), where a point costs more than on the plan's b planes (heat-3D
-         * at b=24, k=64 on an H100: 12 planes on average; priced at 24 its kernels measured 1.67
+         * at b=24, k=64 on an H100: 12.5 planes on average; priced at 24 its kernels measured 1.67
          * times the prediction, and the re-plan left for b=72, which the H100's own profile prices
-         * no faster; bench/RESULTS.md, eleventh session). `width_points`: the points as many at
-         * width b would cost, so that the refit's figure is the plan's width's. */
-        const double at_b = tpace_mc_point_cost(m, (tpace_u64)p->fuse, (tpace_u64)p->s.plane, (tpace_u64)p->b);
-        double width_points = 0.0;
+         * no faster; bench/RESULTS.md, eleventh session). The figure the refit takes is that of the
+         * windows' mean width (a launch's cost per row kept goes as 1 / width, and a window's points
+         * as its width: the mean of the widths), not of b. */
+        double points = 0.0, priced = 0.0, rows_sum = 0.0, windows = 0.0;
         for (int i = 0; i < first->kb; i++) {
             long from = 0, to = 0;
             tpace_window(p, first, i, 0, 0, 0, &from, &to);
             from = TPACE_MAX(from, p->s.lo);
             to = TPACE_MIN(to, p->s.lo + p->s.n);
             const long rows = TPACE_MAX(to - from, 0L);
-            if (rows > 0)
-                width_points += (double)rows * (double)p->s.plane *
-                                tpace_mc_point_cost(m, (tpace_u64)p->fuse, (tpace_u64)p->s.plane, (tpace_u64)rows) /
-                                at_b;
+            if (rows == 0)
+                continue;
+            const double n = (double)rows * (double)p->s.plane;
+            points += n;
+            priced += n * tpace_mc_point_cost(m, (tpace_u64)p->fuse, (tpace_u64)p->s.plane, (tpace_u64)rows);
+            rows_sum += (double)rows;
+            windows += 1.0;
         }
         tpace_measured x;
         memset(&x, 0, sizeof x);
         x.kernel_s = tpace_stamps_s(r, kern->from, kern->to);
-        x.kernel_pred_s = width_points * at_b + (double)r->launches * m->launch_s;
+        x.kernel_pred_s = priced + (double)r->launches * m->launch_s;
         x.kernel_depth = p->fuse;
-        x.kernel_points = width_points;
+        x.kernel_points = points;
         x.kernel_launches = (double)r->launches;
-        x.kernel_rows = (tpace_u64)p->b;
+        x.kernel_rows = windows > 0.0 ? (tpace_u64)(rows_sum / windows + 0.5) : (tpace_u64)p->b;
         x.kernel_plane = (tpace_u64)p->s.plane;
         /* After a switch (the run started over) the first chunk's upload is not the link's rate:
          * on an H100 it ran at 25.5 GB/s against 52.9 before the switch, the device's memory just
@@ -1724,16 +1727,18 @@ static inline int tpace_replan_first_chunk(tpace_rt *r, const tpace_chunk *first
         }
         x.wall_s = x.kernel_s + x.upload_s;
         x.wall_pred_s = x.kernel_pred_s + x.upload_pred_s;
-        char found[400];
+        char found[512];
         if (!after_switch)
             snprintf(found, sizeof found, "its upload and kernels took %.3g s, profile %s predicts %.3g s (kernels "
-                                          "%.2fx, upload %.2fx, taken for the link both ways)",
+                                          "%.2fx on windows of %llu planes on average, upload %.2fx, taken for the link "
+                                          "both ways)",
                      x.wall_s, p->model->machine, x.wall_pred_s, tpace_mc_ratio(x.kernel_s, x.kernel_pred_s),
-                     tpace_mc_ratio(x.upload_s, x.upload_pred_s));
+                     (unsigned long long)x.kernel_rows, tpace_mc_ratio(x.upload_s, x.upload_pred_s));
         else
-            snprintf(found, sizeof found, "its kernels took %.3g s, profile %s predicts %.3g s (%.2fx; its upload, the "
-                                          "first after a switch, not counted)",
-                     x.kernel_s, p->model->machine, x.kernel_pred_s, tpace_mc_ratio(x.kernel_s, x.kernel_pred_s));
+            snprintf(found, sizeof found, "its kernels took %.3g s, profile %s predicts %.3g s (%.2fx on windows of %llu "
+                                          "planes on average; its upload, the first after a switch, not counted)",
+                     x.kernel_s, p->model->machine, x.kernel_pred_s, tpace_mc_ratio(x.kernel_s, x.kernel_pred_s),
+                     (unsigned long long)x.kernel_rows);
         if (!tpace_model_off(&x, TPACE_REPLAN_TOLERANCE)) {
             char say[200];
             snprintf(say, sizeof say, "the first chunk as predicted (%.2fx)", tpace_mc_ratio(x.wall_s, x.wall_pred_s));
