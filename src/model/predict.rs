@@ -298,6 +298,11 @@ pub struct Prediction {
 }
 
 impl Prediction {
+    /// Seconds of the device's own work: kernels, their launches and device copies.
+    pub fn device_s(&self) -> f64 {
+        self.kernel_s + self.launch_s + self.d2d_s
+    }
+
     /// Sum of the parts, as if nothing overlapped.
     pub fn serial_s(&self) -> f64 {
         self.h2d_s + self.d2h_s + self.kernel_s + self.launch_s + self.d2d_s

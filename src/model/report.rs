@@ -428,7 +428,7 @@ fn streams_line(w: &Workload, m: &Machine, p: &Prediction, cap: Option<u128>) ->
     // Per chunk of a block, as the pipeline sees it: the copies as they run (stretched
     // where they must meet on the link, predict::steady).
     let per = (p.chunks * p.blocks.max(1)) as f64;
-    let k = (p.kernel_s + p.launch_s + p.d2d_s) / per;
+    let k = p.device_s() / per;
     let st = super::predict::steady(
         m,
         p.slots.max(2),
@@ -468,7 +468,7 @@ fn streams_line(w: &Workload, m: &Machine, p: &Prediction, cap: Option<u128>) ->
         .collect();
     let why = if super::search::slack_pays(p) {
         "taken for its slack (copies that run long)"
-    } else if u < k && d < k {
+    } else if p.h2d_s.max(p.d2h_s) < p.device_s() {
         "taken: the copies fit in the kernels' time, where more queues only put more copies on the link at once"
     } else {
         "taken: the link sets the pace, where more queues only put more copies on it at once"

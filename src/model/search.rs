@@ -65,7 +65,7 @@ pub const SLACK_TIE: f64 = 0.01;
 /// fastest with the fewest streams: heat-3D, CIP-2D and Himeno without a budget
 /// (Himeno ELARGE on the H200: S=2 0.351 s, S=4 0.371 s).
 pub fn slack_pays(p: &Prediction) -> bool {
-    let kernels = p.kernel_s + p.launch_s + p.d2d_s;
+    let kernels = p.device_s();
     p.h2d_s < kernels && p.d2h_s < kernels && p.h2d_s + p.d2h_s > kernels * (1.0 - SLACK_NEAR)
 }
 

@@ -1058,12 +1058,19 @@ static inline tpace_u64 tpace_mc_slots_for(tpace_model_config c, tpace_u64 n_chu
     return want < n_chunks ? want : n_chunks;
 }
 
+/* Seconds of kernels computing `points` grid-point updates in `launches` launches with `d2d` bytes of
+ * device copies among them (predict.rs: kernel_s + launch_s + d2d_s). */
+static inline double tpace_mc_kernels_s(const tpace_model *m, const tpace_model_run *w, tpace_model_config c,
+                                        tpace_u64 n_chunks, double points, double launches, double d2d)
+{
+    return points * tpace_mc_point_cost(m, tpace_mc_fuse_for(m, c, n_chunks), w->plane, c.b) + launches * m->launch_s +
+           2.0 * d2d / m->memory_bps;
+}
+
 static inline double tpace_mc_block_time(const tpace_model *m, const tpace_model_run *w, tpace_model_config c,
                                          tpace_u64 n_chunks, tpace_u64 slots, const tpace_mc_block *b)
 {
-    double kernel = (double)b->points * tpace_mc_point_cost(m, tpace_mc_fuse_for(m, c, n_chunks), w->plane, c.b) +
-                    (double)b->launches * m->launch_s +
-                    2.0 * (double)b->d2d / m->memory_bps;
+    double kernel = tpace_mc_kernels_s(m, w, c, n_chunks, (double)b->points, (double)b->launches, (double)b->d2d);
     if (c.schedule == TPACE_MODEL_INCORE)
         return (double)b->h2d / m->h2d_bps + kernel + (double)b->d2h / m->d2h_bps;
     double cn = (double)n_chunks;
@@ -1087,8 +1094,7 @@ static inline int tpace_mc_slack_pays(const tpace_model *m, const tpace_model_ru
     const double d2d = (double)full->d2d * times + (double)last->d2d;
     const double up = ((double)full->h2d * times + (double)last->h2d) / m->h2d_bps;
     const double down = ((double)full->d2h * times + (double)last->d2h) / m->d2h_bps;
-    const double kernels = points * tpace_mc_point_cost(m, tpace_mc_fuse_for(m, c, n_chunks), w->plane, c.b) +
-                           launches * m->launch_s + 2.0 * d2d / m->memory_bps;
+    const double kernels = tpace_mc_kernels_s(m, w, c, n_chunks, points, launches, d2d);
     return up < kernels && down < kernels && up + down > kernels * (1.0 - TPACE_MC_SLACK_NEAR);
 }
 
@@ -1285,8 +1291,8 @@ static inline tpace_model_choice tpace_model_choose(const tpace_model *m, const 
                 if (nfit == 0)
                     continue;
                 double seconds[4];
-                int slack_pays = 0;
-                tpace_mc_predict_streams(m, w, base, fitting, nfit, seconds, &slack_pays);
+                int slack_pays = 0; /* (only where stream counts compete) */
+                tpace_mc_predict_streams(m, w, base, fitting, nfit, seconds, nfit > 1 ? &slack_pays : NULL);
                 for (int i = 0; i < nfit; i++) {
                     /* Within TPACE_MC_SLACK_TIE of each other, more streams at the same k and b win
                      * where their slack pays, fewer elsewhere (search.rs `gives_way`). A re-plan's

@@ -1764,8 +1764,8 @@ static inline int tpace_replan_first_chunk(tpace_rt *r, const tpace_chunk *first
 }
 
 /* Union of the intervals of the trace's operations of kind `what` (and `also`, or -1) in the
- * block that starts at step t, in seconds, chunks before `from_chunk` left out; *first and *last
- * widen to their extent. */
+ * block that starts at step t, in seconds, those of chunks before `from_chunk` left out; *first
+ * and *last widen to the extent of them all. */
 static inline double tpace_ops_busy(tpace_rt *r, long t, int what, int also, long from_chunk, double *first,
                                     double *last)
 {
@@ -1776,13 +1776,14 @@ static inline double tpace_ops_busy(tpace_rt *r, long t, int what, int also, lon
     long n = 0;
     for (long i = 0; i < tr->n; i++) {
         const tpace_trace_op *o = &tr->ops[i];
-        if (o->t != t || (o->what != what && o->what != also) || o->c < from_chunk)
+        if (o->t != t || (o->what != what && o->what != also))
             continue;
         v[n].from = tpace_dev_stamp_ms(r, tr->origin, o->from) * 1e-3;
         v[n].to = tpace_dev_stamp_ms(r, tr->origin, o->to) * 1e-3;
         *first = TPACE_MIN(*first, v[n].from);
         *last = TPACE_MAX(*last, v[n].to);
-        n++;
+        if (o->c >= from_chunk)
+            n++;
     }
     const double busy = tpace_spans_length(v, n);
     free(v);
@@ -1814,10 +1815,8 @@ static inline void tpace_replan_first_block(tpace_rt *r, long t, int kb)
         /* After a switch the first chunk's upload is not the link's rate (tpace_replan_first_chunk):
          * the uploads are timed from the second chunk on (the block's wall from its first). */
         const long uploads_from = p->replans > 0 ? 1 : 0;
-        double up_first = 1e300, up_last = -1e300;
         x.kernel_s = tpace_ops_busy(r, t, TPACE_TRACE_KERNELS, TPACE_TRACE_HANDOVER, 0, &first, &last);
-        x.upload_s = tpace_ops_busy(r, t, TPACE_TRACE_UPLOAD, -1, uploads_from, &up_first, &up_last);
-        (void)tpace_ops_busy(r, t, TPACE_TRACE_UPLOAD, -1, 0, &first, &last);
+        x.upload_s = tpace_ops_busy(r, t, TPACE_TRACE_UPLOAD, -1, uploads_from, &first, &last);
         x.download_s = tpace_ops_busy(r, t, TPACE_TRACE_DOWNLOAD, -1, 0, &first, &last);
         x.wall_s = last > first ? last - first : 0.0;
         /* The model's block (predict.rs `block` and `pipeline`): the kernels' time, and each
@@ -1831,8 +1830,8 @@ static inline void tpace_replan_first_block(tpace_rt *r, long t, int kb)
         const tpace_u64 chunks = tpace_mc_count(run.n, c.b), slots = tpace_mc_slots_for(c, chunks);
         const tpace_mc_block blk = tpace_mc_block_of(m, &run, c, chunks, (tpace_u64)kb, 0);
         const double cn = (double)chunks;
-        x.kernel_pred_s = (double)blk.points * tpace_mc_point_cost(m, tpace_mc_fuse_for(m, c, chunks), run.plane, c.b) +
-                          (double)blk.launches * m->launch_s + 2.0 * (double)blk.d2d / m->memory_bps;
+        x.kernel_pred_s =
+            tpace_mc_kernels_s(m, &run, c, chunks, (double)blk.points, (double)blk.launches, (double)blk.d2d);
         x.kernel_depth = (int)tpace_mc_fuse_for(m, c, chunks);
         x.kernel_points = (double)blk.points;
         x.kernel_launches = (double)blk.launches;
