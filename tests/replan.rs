@@ -44,6 +44,8 @@ fn run_harness(c: &str) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     let run = Command::new(&bin).output().expect("harness runs");
+    // (what a harness says on stderr shows with --nocapture: TPACE_SIM_SAY=1, say)
+    eprint!("{}", String::from_utf8_lossy(&run.stderr));
     assert!(run.status.success());
     String::from_utf8(run.stdout).unwrap()
 }
@@ -139,12 +141,58 @@ fn the_decision_and_the_refit_with_given_timings() {
     assert_eq!(lines[14], "kept 1 1 1 1", "{text}");
 }
 
+/// A first chunk timed in two parts (its wider windows, then its narrower ones) gives the
+/// depth's launch cost, so that its figure holds at every width; the depths the run did not
+/// measure follow the depth's cost without launches, not the wider part's ratio; a depth
+/// between two measured is priced from them, and a later search takes it; the device's
+/// rates follow one step a kernel, not a fused depth measured after the first.
+#[test]
+fn two_parts_give_the_launch_cost_and_depths_between_measured_ones_follow_them() {
+    let c = compile(&program_path("heat3d.c"));
+    let w = Workload::from_unit(c.unit(0), &[1152, 1536, 1728], 128).unwrap();
+    let spec_file = program_path("bench/showit/h200-spec.toml");
+    let spec = Machine::from_profile(&Profile::load(spec_file.to_str().unwrap()).unwrap()).unwrap();
+    let mut h = format!(
+        "static const tpace_model m = {};\nstatic const tpace_u64 plane = {}ULL;\n",
+        initializer(&w, &spec),
+        w.plane
+    );
+    h.push_str(include_str!("fixtures/replan/refit_parts.c"));
+    let text = run_harness(&h);
+    let lines: Vec<Vec<f64>> = text
+        .lines()
+        .map(|l| {
+            l.split_whitespace()
+                .skip(1)
+                .map(|v| v.parse().unwrap())
+                .collect()
+        })
+        .collect();
+    let near = |a: f64, b: f64| (a - b).abs() < 1e-5;
+    // The fitted curve reproduces the device at both widths and at a third.
+    assert!(lines[0].iter().all(|&v| near(v, 1.0)), "{text}");
+    // The rest: other depths and the memory rate by the cost without launches; the wider
+    // part alone would have priced them higher (its windows' launch cost in the factor).
+    assert!(near(lines[1][0], 1.0) && near(lines[1][1], 1.0), "{text}");
+    assert!(lines[1][2] > 1.2, "{text}");
+    // Between one and four steps a kernel, measured: two and three priced from them, and a
+    // later search takes 1 to 4 (bits 2 to 16), where only 4 had been measured (bit 16).
+    assert!(near(lines[2][0], 1.0) && near(lines[2][1], 1.0), "{text}");
+    assert_eq!(&lines[2][2..], [16.0, 30.0], "{text}");
+    // One step a kernel measured three times its prediction: memory and launches follow;
+    // two steps a kernel measured after four: they stay.
+    assert!(near(lines[3][0], 3.0) && near(lines[3][1], 3.0), "{text}");
+    assert_eq!(lines[3][2], 1.0, "{text}");
+}
+
 /// What re-planning buys, in the model: a program on an H100 planned with the H200's
 /// spec-sheet profile (kernels predicted far faster than the H100 runs them), each first
 /// chunk timed as the H100's measured profile predicts it, re-plans (the depth that ran
 /// measured, up to three times; each search with the model the runtime's re-plan takes,
-/// `tpace_model_for_replan`) to a plan that the H100's profile predicts within 10 % of
-/// its own best; the spec-sheet plan itself is predicted further off. (heat-3D at 8 GB and
+/// `tpace_model_for_replan`; the first chunk timed in two parts) to a plan that the H100's
+/// profile predicts within 3 % of its own best (before the two parts and the pricing of
+/// depths between measured ones: 0.92 of it for heat-3D, 128 steps, where the GPU ran
+/// 0.863); the spec-sheet plan itself is predicted further off. (heat-3D at 8 GB and
 /// 128 steps starts at one step a kernel: a re-plan that searched from the running depth
 /// only would keep it.) 8 GB is bench/gpu.sh's 8G (8e9 bytes: TPACE_DEVICE_MEM), which
 /// gives the spec-sheet plans the GPU runs (heat-3D 128 steps: k=128 b=58 one step a
@@ -185,43 +233,8 @@ fn a_spec_sheet_profile_refitted_to_the_measured_device_plans_near_its_best() {
         )
         .unwrap();
     }
-    h.push_str(
-        "/* The time `m` predicts for the plan c chose (its steps per kernel). */\n\
-         static double on(const tpace_model *m, const tpace_model_run *w, tpace_model_choice c)\n{\n    \
-         tpace_model f = *m;\n    f.fuse = c.fuse;\n    return tpace_model_predict(&f, w, c.best);\n}\n\
-         /* As a run re-plans: the first chunk of each plan measured (here: as the true profile\n\
-          * prices its block), checked, the model refitted with that depth measured and the plan\n\
-          * chosen again, up to three times, while the plan changes. */\n\
-         static void one(const tpace_model *spec0, const tpace_model *truth, tpace_model_run w, tpace_u128 cap)\n{\n    \
-         tpace_model spec = *spec0;\n    \
-         tpace_model_choice t = tpace_model_choose_fused(truth, &w, cap, -1, 0, 0, 0, 0, 8);\n    \
-         tpace_model_choice s = tpace_model_choose_fused(&spec, &w, cap, -1, 0, 0, 0, 0, 8);\n    \
-         const double first = on(truth, &w, s);\n    int off = 0;\n    \
-         for (int round = 0; round < 3; round++) {\n        \
-         tpace_model fs = spec, ft = *truth;\n        fs.fuse = ft.fuse = s.fuse;\n        \
-         tpace_model_config c = tpace_mc_normalise(&w, s.best);\n        tpace_u64 n = tpace_mc_count(w.n, c.b);\n        \
-         tpace_mc_block blk = tpace_mc_block_of(&fs, &w, c, n, c.k, 0);\n        tpace_u64 f = tpace_mc_fuse_for(&fs, c, n);\n        \
-         tpace_measured x;\n        memset(&x, 0, sizeof x);\n        \
-         x.kernel_pred_s = (double)blk.points * tpace_mc_point_cost(&fs, f, w.plane, c.b) + (double)blk.launches * fs.launch_s;\n        \
-         x.kernel_s = (double)blk.points * tpace_mc_point_cost(&ft, f, w.plane, c.b) + (double)blk.launches * ft.launch_s;\n        \
-         x.upload_s = (double)blk.h2d / ft.h2d_bps;\n        x.upload_pred_s = (double)blk.h2d / fs.h2d_bps;\n        \
-         x.wall_s = x.kernel_s + x.upload_s;\n        x.wall_pred_s = x.kernel_pred_s + x.upload_pred_s;\n        \
-         x.kernel_depth = (int)f;\n        x.kernel_points = (double)blk.points;\n        \
-         x.kernel_launches = (double)blk.launches;\n        x.kernel_rows = c.b;\n        x.kernel_plane = w.plane;\n        \
-         if (!tpace_model_off(&x, TPACE_REPLAN_TOLERANCE))\n            break;\n        off = 1;\n        \
-         tpace_model r;\n        tpace_model_refit(&spec, &x, &r);\n        spec = r;\n        \
-         /* The model the runtime's re-plan searches with (the running plan's depth given). */\n        \
-         tpace_model scratch;\n        \
-         const tpace_model *re = tpace_model_for_replan(&spec, 0, s.fuse, &scratch);\n        \
-         /* A later check searches the depths measured (tpace_replan_with). */\n        \
-         if (round > 0) {\n            scratch = *re;\n            re = &scratch;\n            \
-         scratch.search_depths = spec.refit_depths | 1ULL << f;\n        }\n        \
-         tpace_model_choice a = tpace_model_choose_fused(re, &w, cap, -1, 0, 0, 0, 0, 8);\n        \
-         if (a.best.schedule == s.best.schedule && a.best.k == s.best.k && a.best.b == s.best.b &&\n            \
-         a.best.streams == s.best.streams && a.fuse == s.fuse)\n            break;\n        s = a;\n    }\n    \
-         printf(\"%d %.6g %.6g %.6g\\n\", off, on(truth, &w, t), first, on(truth, &w, s));\n}\n\
-         int main(void)\n{\n",
-    );
+    h.push_str(include_str!("fixtures/replan/spec_sheet_sim.c"));
+    h.push_str("int main(void)\n{\n");
     for (i, (_, _, _, cap)) in cases.iter().enumerate() {
         let c = compile(&program_path(cases[i].0));
         let w = Workload::from_unit(c.unit(0), &cases[i].1, cases[i].2).unwrap();
@@ -252,7 +265,7 @@ fn a_spec_sheet_profile_refitted_to_the_measured_device_plans_near_its_best() {
             f[0], 1.0,
             "{case:?}: the spec sheet is off by more than 15 % here"
         );
-        assert!(best / replanned >= 0.90, "{case:?}: {line}");
+        assert!(best / replanned >= 0.97, "{case:?}: {line}");
         assert!(replanned <= spec_plan * 1.0001, "{case:?}: {line}");
     }
 }
@@ -450,6 +463,59 @@ fn a_wildly_wrong_profile_re_plans_bit_for_bit_and_the_switches_turn_it_off() {
     // Without the check the wrong profile's plan runs as chosen, and the check kept or
     // changed it: either way the report says what ran.
     assert_eq!(off.report["schedule"], default.report["schedule"]);
+}
+
+/// A profile whose kernels are the H100's and whose host link is a thousand times slower
+/// than any: the model moves as little as it can (mmtb, the steps in one block, narrow
+/// chunks), and the emulation's kernels run far slower than it predicts.
+fn slow_link_profile(dir: &Path) -> String {
+    let path = dir.join("slow-link.toml");
+    std::fs::write(
+        &path,
+        "name = \"slow-link\"\ndescription = \"a link no machine has\"\narch = \"gpu\"\n\
+         [memory_gbs]\nvalue = 2979.6\nkind = \"assumed\"\nsource = \"test\"\n\
+         [h2d_gbs]\nvalue = 0.05\nkind = \"assumed\"\nsource = \"test\"\n\
+         [d2h_gbs]\nvalue = 0.05\nkind = \"assumed\"\nsource = \"test\"\n\
+         [launch_overhead_us]\nvalue = 4\nkind = \"assumed\"\nsource = \"test\"\n",
+    )
+    .unwrap();
+    path.display().to_string()
+}
+
+/// The first chunk of an mmtb plan computes windows that narrow step by step: the check
+/// times its kernels in two parts (the wider windows, then the narrower ones), so that the
+/// refit has the depth at two widths (its launch cost) from one chunk, and says both; the
+/// arrays stay bit for bit.
+#[test]
+fn the_first_chunk_is_timed_in_two_parts_where_its_windows_narrow() {
+    let b = built("heat3d.c", Target::Cuda, Flavour::CudaEmulation, STEPS);
+    let machine = slow_link_profile(b.dir.path());
+    let dump = b.dir.path().join("t.dump");
+    let env = [
+        ("TPACE_MACHINE".to_string(), machine),
+        ("TPACE_DEVICE_MEM".to_string(), "2000000".to_string()),
+        ("TPACE_REPLAN".to_string(), "1".to_string()),
+    ];
+    let run = run_with(&b.binary, STEPS, &Params::default(), &env, &dump);
+    let text = &run.stderr;
+    assert_eq!(first_difference(&b.reference.dump, &run.dump), None);
+    assert!(
+        text.contains("after the first chunk: its upload and kernels took"),
+        "{text}"
+    );
+    let number_after = |what: &str| -> f64 {
+        text.split(what)
+            .nth(1)
+            .and_then(|t| t.split([' ', ',', ')']).next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no `{what}` in {text}"))
+    };
+    let (all, wide, narrow) = (
+        number_after(" on windows of "),
+        number_after(" on its windows of "),
+        number_after(" on its narrower ones of "),
+    );
+    assert!(narrow < all && all < wide, "{narrow} {all} {wide}: {text}");
 }
 
 /// The executor takes another plan after the first chunk (starting over) or after the

@@ -966,8 +966,34 @@ static inline tpace_u64 tpace_mc_wave(const tpace_model *m, tpace_u64 fuse)
     return m->fuse_wave[fuse] > 0 ? m->fuse_wave[fuse] : TPACE_MC_FUSE_BLOCKS;
 }
 
+/* The measured depths a depth the profile has no figure for lies between (`*lo` < fuse < `*hi`,
+ * both measured by this run: tpace_model_refit), 1 where there are such, 0 where not. */
+static inline int tpace_mc_measured_around(const tpace_model *m, tpace_u64 fuse, tpace_u64 *lo, tpace_u64 *hi)
+{
+    *lo = *hi = 0;
+    if (fuse < 2 || fuse >= TPACE_MC_FUSE_MAX || m->kernel_s[fuse] > 0 || (m->refit_depths >> fuse & 1))
+        return 0;
+    for (tpace_u64 d = fuse - 1; d >= 1 && !*lo; d--)
+        if (m->refit_depths >> d & 1)
+            *lo = d;
+    for (tpace_u64 d = fuse + 1; d <= TPACE_MC_FUSE_MAX && !*hi; d++)
+        if (m->refit_depths >> d & 1)
+            *hi = d;
+    return *lo && *hi;
+}
+
 static inline double tpace_mc_point_cost(const tpace_model *m, tpace_u64 fuse, tpace_u64 plane, tpace_u64 rows)
 {
+    tpace_u64 lo, hi;
+    if (tpace_mc_measured_around(m, fuse, &lo, &hi)) {
+        /* A depth the profile has no figure for, between two this run measured: their costs at
+         * this width, weighed by the distance in depth. The profile's formula scaled by what the
+         * run measured priced it from the first depth measured (a spec sheet on an H100: three
+         * steps a kernel at 1.2 times its cost after four steps were measured on narrow chunks;
+         * bench/RESULTS.md, twelfth session); the two measured around it bound it on the device. */
+        const double t = (double)(fuse - lo) / (double)(hi - lo);
+        return (1.0 - t) * tpace_mc_point_cost(m, lo, plane, rows) + t * tpace_mc_point_cost(m, hi, plane, rows);
+    }
     double flops_only = m->peak_flops > 0 ? m->flops_per_point / m->peak_flops : 0.0;
     if (m->kernel_s[fuse > 1 ? fuse : 1] > 0) {
         /* Measured (predict.rs measured_point_cost): narrower chunks recompute more rows. */
@@ -1346,6 +1372,24 @@ static inline const tpace_model *tpace_model_for_replan(const tpace_model *refit
     return fuse_set ? tpace_model_fusing(refit, fuse_wanted, scratch) : refit;
 }
 
+/* The depths a later re-plan searches (tpace_model.search_depths): those the run measured, the
+ * one running, and those between two measured that the profile has no figure for (priced from
+ * the two: tpace_mc_measured_around). Another depth's figure is the profile's scaled by what
+ * the run measured, too rough to leave a measured depth for (an H100 planned with a spec sheet
+ * went from four steps a kernel, measured, to three priced so, and ran 1.25 times the best;
+ * bench/RESULTS.md, eleventh session), and a search of every depth kept the kernels waiting
+ * 15 ms. */
+static inline tpace_u64 tpace_model_replan_depths(const tpace_model *refit, tpace_u64 running)
+{
+    tpace_u64 depths = refit->refit_depths | 1ULL << running;
+    for (tpace_u64 d = 2; d < TPACE_MC_FUSE_MAX; d++) {
+        tpace_u64 lo, hi;
+        if (tpace_mc_measured_around(refit, d, &lo, &hi))
+            depths |= 1ULL << d;
+    }
+    return depths;
+}
+
 /* Whether choice a beats choice b: faster, then smaller. */
 static inline int tpace_mc_better(const tpace_model_choice *a, const tpace_model_choice *b)
 {
@@ -1467,15 +1511,22 @@ static inline void tpace_model_refit(const tpace_model *m, const tpace_measured 
     const double fk = again ? 1.0 : tpace_mc_ratio(x->kernel_s, x->kernel_pred_s);
     const double fu = tpace_mc_ratio(x->upload_s, x->upload_pred_s);
     const double fd = x->download_pred_s > 0.0 ? tpace_mc_ratio(x->download_s, x->download_pred_s) : fu;
+    /* The device's own rates (memory, launches, arithmetic) go by the run's first kernels or by
+     * one step a kernel (bound by memory); a fused depth's first figure after those says how
+     * the profile prices fused kernels, not how fast memory is (a spec sheet on an H100: four
+     * steps a kernel on narrow chunks 1.9 times the prediction halved the device copies' rate
+     * again, after one step a kernel had set it, and priced the best plan 17 % slow;
+     * bench/RESULTS.md, twelfth session). */
+    const double fr = m->refit_depths == 0 || x->kernel_depth == 1 ? fk : 1.0;
     *out = *m;
     for (int d = 0; d <= TPACE_MC_FUSE_MAX; d++)
         if (!(m->refit_depths >> d & 1))
             out->kernel_s[d] = m->kernel_s[d] * fk;
-    out->kernel_bps = m->kernel_bps / fk;
-    out->peak_flops = m->peak_flops / fk;
+    out->kernel_bps = m->kernel_bps / fr;
+    out->peak_flops = m->peak_flops / fr;
     out->fused_point_s = m->fused_point_s * fk;
-    out->launch_s = m->launch_s * fk;
-    out->memory_bps = m->memory_bps / fk;
+    out->launch_s = m->launch_s * fr;
+    out->memory_bps = m->memory_bps / fr;
     out->h2d_bps = m->h2d_bps / fu;
     out->d2h_bps = m->d2h_bps / fd;
     out->duplex_bps = m->duplex_bps / ((fu + fd) / 2.0);
@@ -1493,6 +1544,53 @@ static inline void tpace_model_refit(const tpace_model *m, const tpace_measured 
             out->refit_depths |= 1ULL << d;
         }
     }
+}
+
+/* Where a chunk's kernels are timed in two parts: the first step whose window is at most half
+ * as wide as the first window (mmtb's first chunk: the windows narrow a plane or more a step),
+ * given the first window's width `first_rows` and this one's `rows`. */
+static inline int tpace_mc_second_part(tpace_u64 first_rows, tpace_u64 rows)
+{
+    return first_rows >= 4 && rows > 0 && 2 * rows <= first_rows;
+}
+
+/* `m` refitted with a first chunk timed in two parts: its wider windows (`wide`: the run's
+ * first figure for that depth, what the device's rates follow) and then its narrower ones
+ * (`narrow`: the same depth at another width, which gives its launch cost). One width alone
+ * left the launch cost to the profile: a spec sheet has none, and four steps a kernel measured
+ * on windows of 13 planes priced every wider chunk 1.5 times what it ran (bench/RESULTS.md,
+ * eleventh session, call 9). `narrow` may be NULL or hold no points: one width. */
+static inline void tpace_model_refit_parts(const tpace_model *m, const tpace_measured *wide,
+                                           const tpace_measured *narrow, tpace_model *out)
+{
+    const int d = wide->kernel_depth;
+    const int two = narrow != NULL && narrow->kernel_points > 0.0 && narrow->kernel_rows != wide->kernel_rows &&
+                    d == narrow->kernel_depth && d >= 1 && d <= TPACE_MC_FUSE_MAX;
+    tpace_measured again;
+    if (two) {
+        again = *narrow;
+        again.upload_s = again.upload_pred_s = again.download_s = again.download_pred_s = 0.0;
+    }
+    tpace_model_refit(m, wide, out);
+    if (!two)
+        return;
+    tpace_model once = *out;
+    tpace_model_refit(&once, &again, out);
+    if (m->refit_depths >> d & 1)
+        return;
+    /* What the rest of the model follows: the depth's cost without its launches (on chunks so
+     * wide they vanish) over what the profile priced there, not the wider part's ratio, which
+     * holds launch costs a profile without them leaves out (a spec sheet's two steps a kernel on
+     * windows of 7 to 13 planes: 4.9 times its prediction, while its cost without launches was
+     * 2.2 times the spec sheet's; every other depth priced by the first factor, the re-plan kept
+     * two steps a kernel at 1.19 times the best; tests/replan.rs). */
+    const tpace_u64 wide_rows = (tpace_u64)1 << 24;
+    const double without = tpace_mc_ratio(tpace_mc_point_cost(out, (tpace_u64)d, wide->kernel_plane, wide_rows),
+                                          tpace_mc_point_cost(m, (tpace_u64)d, wide->kernel_plane, wide_rows));
+    tpace_measured rescaled = *wide;
+    rescaled.kernel_pred_s = wide->kernel_s / without;
+    tpace_model_refit(m, &rescaled, &once);
+    tpace_model_refit(&once, &again, out);
 }
 
 /* ==== end of tpace runtime, model part ==== */

@@ -1606,16 +1606,13 @@ static inline int tpace_replan_with(tpace_rt *r, const tpace_model *refit, long 
     tpace_model scratch;
     const tpace_model *m = tpace_model_for_replan(refit, p->fuse_set, (tpace_u64)p->fuse_wanted, &scratch);
     if (p->replans > 0 && !p->fuse_set) {
-        /* A later check searches the depths the run measured (and the one running) only: another
-         * depth's figure is the profile's scaled by what those measured, too rough to leave a
-         * measured depth for (an H100 planned with a spec sheet went from four steps a kernel,
-         * measured, to three, never run, and ran 1.25 times the best; bench/RESULTS.md,
-         * eleventh session), and a search of every depth keeps the kernels waiting 15 ms. */
+        /* A later check searches the depths the run measured and those between them only
+         * (tpace_model_replan_depths says why). */
         if (m != &scratch) {
             scratch = *m;
             m = &scratch;
         }
-        scratch.search_depths = refit->refit_depths | 1ULL << p->fuse;
+        scratch.search_depths = tpace_model_replan_depths(refit, p->fuse);
     }
     tpace_model_choice c = tpace_plan_search(p, m, left, -1, 0, 0, 0, p->fuse_set);
     const double now = tpace_plan_predict(p, refit, left);
@@ -1644,6 +1641,72 @@ static inline int tpace_replan_with(tpace_rt *r, const tpace_model *refit, long 
 static inline double tpace_stamps_s(tpace_rt *r, int from, int to)
 {
     return tpace_dev_stamp_ms(r, from, to) * 1e-3;
+}
+
+/* Planes of the first block's chunk `ch` that step i's window covers (the whole grid's planes). */
+static inline long tpace_window_rows(const tpace_plan *p, const tpace_chunk *ch, int i)
+{
+    long from = 0, to = 0;
+    tpace_window(p, ch, i, 0, 0, 0, &from, &to);
+    from = TPACE_MAX(from, p->s.lo);
+    to = TPACE_MIN(to, p->s.lo + p->s.n);
+    return TPACE_MAX(to - from, 0L);
+}
+
+/* The step of the run's first chunk where its kernels are timed apart from those before: the
+ * first group of steps whose window is at most half as wide as the first (tpace_mc_second_part;
+ * mmtb's first windows narrow step by step), so that the check measures the depth at two
+ * widths. -1 where the windows keep their width. */
+static inline int tpace_first_chunk_split(const tpace_plan *p, const tpace_chunk *ch)
+{
+    const long first = tpace_window_rows(p, ch, 0);
+    for (int i = 0, len = 1; i < ch->kb; i += len) {
+        len = tpace_group_steps(p, ch, i);
+        if (i > 0 && tpace_mc_second_part((tpace_u64)first, (tpace_u64)tpace_window_rows(p, ch, i)))
+            return i;
+    }
+    return -1;
+}
+
+/* The model's time for steps [from, to) of the first chunk `first` (its points, their price at
+ * each window's width, the windows and their widths summed) with model m. */
+typedef struct tpace_first_part {
+    double points, priced, rows_sum, windows;
+} tpace_first_part;
+
+static inline tpace_first_part tpace_first_chunk_part(const tpace_plan *p, const tpace_model *m,
+                                                     const tpace_chunk *first, int from, int to)
+{
+    tpace_first_part q;
+    memset(&q, 0, sizeof q);
+    for (int i = from; i < to; i++) {
+        const long rows = tpace_window_rows(p, first, i);
+        if (rows == 0)
+            continue;
+        const double n = (double)rows * (double)p->s.plane;
+        q.points += n;
+        q.priced += n * tpace_mc_point_cost(m, (tpace_u64)p->fuse, (tpace_u64)p->s.plane, (tpace_u64)rows);
+        q.rows_sum += (double)rows;
+        q.windows += 1.0;
+    }
+    return q;
+}
+
+/* The kernels of one part of the first chunk as the refit takes them: `seconds` measured,
+ * `launches` issued. */
+static inline tpace_measured tpace_first_part_measured(const tpace_plan *p, const tpace_model *m,
+                                                      tpace_first_part q, double seconds, double launches)
+{
+    tpace_measured x;
+    memset(&x, 0, sizeof x);
+    x.kernel_s = seconds;
+    x.kernel_pred_s = q.priced + launches * m->launch_s;
+    x.kernel_depth = p->fuse;
+    x.kernel_points = q.points;
+    x.kernel_launches = launches;
+    x.kernel_rows = q.windows > 0.0 ? (tpace_u64)(q.rows_sum / q.windows + 0.5) : (tpace_u64)p->b;
+    x.kernel_plane = (tpace_u64)p->s.plane;
+    return x;
 }
 
 /* After the first chunk of the first block, its kernels issued and the second chunk brought in
@@ -1692,30 +1755,20 @@ static inline int tpace_replan_first_chunk(tpace_rt *r, const tpace_chunk *first
          * no faster; bench/RESULTS.md, eleventh session). The figure the refit takes is that of the
          * windows' mean width (a launch's cost per row kept goes as 1 / width, and a window's points
          * as its width: the mean of the widths), not of b. */
-        double points = 0.0, priced = 0.0, rows_sum = 0.0, windows = 0.0;
-        for (int i = 0; i < first->kb; i++) {
-            long from = 0, to = 0;
-            tpace_window(p, first, i, 0, 0, 0, &from, &to);
-            from = TPACE_MAX(from, p->s.lo);
-            to = TPACE_MIN(to, p->s.lo + p->s.n);
-            const long rows = TPACE_MAX(to - from, 0L);
-            if (rows == 0)
-                continue;
-            const double n = (double)rows * (double)p->s.plane;
-            points += n;
-            priced += n * tpace_mc_point_cost(m, (tpace_u64)p->fuse, (tpace_u64)p->s.plane, (tpace_u64)rows);
-            rows_sum += (double)rows;
-            windows += 1.0;
+        tpace_measured x = tpace_first_part_measured(p, m, tpace_first_chunk_part(p, m, first, 0, first->kb),
+                                                     tpace_stamps_s(r, kern->from, kern->to), (double)r->launches);
+        /* Its kernels in two parts where the windows narrow (tpace_first_chunk_split): the depth
+         * at two widths. */
+        const int split = r->first_split > 0 && r->first_split_stamp >= 0 ? r->first_split : 0;
+        tpace_measured wide, narrow;
+        if (split) {
+            wide = tpace_first_part_measured(p, m, tpace_first_chunk_part(p, m, first, 0, split),
+                                             tpace_stamps_s(r, kern->from, r->first_split_stamp),
+                                             (double)r->first_split_launches);
+            narrow = tpace_first_part_measured(p, m, tpace_first_chunk_part(p, m, first, split, first->kb),
+                                               tpace_stamps_s(r, r->first_split_stamp, kern->to),
+                                               (double)(r->launches - r->first_split_launches));
         }
-        tpace_measured x;
-        memset(&x, 0, sizeof x);
-        x.kernel_s = tpace_stamps_s(r, kern->from, kern->to);
-        x.kernel_pred_s = priced + (double)r->launches * m->launch_s;
-        x.kernel_depth = p->fuse;
-        x.kernel_points = points;
-        x.kernel_launches = (double)r->launches;
-        x.kernel_rows = windows > 0.0 ? (tpace_u64)(rows_sum / windows + 0.5) : (tpace_u64)p->b;
-        x.kernel_plane = (tpace_u64)p->s.plane;
         /* After a switch (the run started over) the first chunk's upload is not the link's rate:
          * on an H100 it ran at 25.5 GB/s against 52.9 before the switch, the device's memory just
          * freed and taken again (bench/RESULTS.md, 2026-11-26, eighth session, call 9); the
@@ -1727,18 +1780,23 @@ static inline int tpace_replan_first_chunk(tpace_rt *r, const tpace_chunk *first
         }
         x.wall_s = x.kernel_s + x.upload_s;
         x.wall_pred_s = x.kernel_pred_s + x.upload_pred_s;
-        char found[512];
+        char found[640], parts[160] = "";
+        if (split)
+            snprintf(parts, sizeof parts, "; %.2fx on its windows of %llu planes on average, %.2fx on its narrower ones "
+                                          "of %llu",
+                     tpace_mc_ratio(wide.kernel_s, wide.kernel_pred_s), (unsigned long long)wide.kernel_rows,
+                     tpace_mc_ratio(narrow.kernel_s, narrow.kernel_pred_s), (unsigned long long)narrow.kernel_rows);
         if (!after_switch)
             snprintf(found, sizeof found, "its upload and kernels took %.3g s, profile %s predicts %.3g s (kernels "
-                                          "%.2fx on windows of %llu planes on average, upload %.2fx, taken for the link "
+                                          "%.2fx on windows of %llu planes on average%s, upload %.2fx, taken for the link "
                                           "both ways)",
                      x.wall_s, p->model->machine, x.wall_pred_s, tpace_mc_ratio(x.kernel_s, x.kernel_pred_s),
-                     (unsigned long long)x.kernel_rows, tpace_mc_ratio(x.upload_s, x.upload_pred_s));
+                     (unsigned long long)x.kernel_rows, parts, tpace_mc_ratio(x.upload_s, x.upload_pred_s));
         else
             snprintf(found, sizeof found, "its kernels took %.3g s, profile %s predicts %.3g s (%.2fx on windows of %llu "
-                                          "planes on average; its upload, the first after a switch, not counted)",
+                                          "planes on average%s; its upload, the first after a switch, not counted)",
                      x.kernel_s, p->model->machine, x.kernel_pred_s, tpace_mc_ratio(x.kernel_s, x.kernel_pred_s),
-                     (unsigned long long)x.kernel_rows);
+                     (unsigned long long)x.kernel_rows, parts);
         if (!tpace_model_off(&x, TPACE_REPLAN_TOLERANCE)) {
             char say[200];
             snprintf(say, sizeof say, "the first chunk as predicted (%.2fx)", tpace_mc_ratio(x.wall_s, x.wall_pred_s));
@@ -1746,7 +1804,13 @@ static inline int tpace_replan_first_chunk(tpace_rt *r, const tpace_chunk *first
             return 0;
         }
         tpace_model refit;
-        tpace_model_refit(p->model, &x, &refit);
+        if (split) {
+            wide.upload_s = x.upload_s;
+            wide.upload_pred_s = x.upload_pred_s;
+            tpace_model_refit_parts(p->model, &wide, &narrow, &refit);
+        } else {
+            tpace_model_refit(p->model, &x, &refit);
+        }
         /* Starting over throws away what ran so far. */
         if (!tpace_replan_with(r, &refit, p->s.steps, tpace_now() - r->start, "after the first chunk", found))
             return 0;
@@ -2036,8 +2100,19 @@ static inline void tpace_run_block(tpace_rt *r, const tpace_sweep *sweeps, int n
     while (tpace_next(r, &ch, max_tau)) {
         l.tp_q = ch.slot;
         l.tp_base = ch.base;
+        /* The run's first chunk, checked against the model: its kernels timed in two parts where
+         * its windows narrow (tpace_replan_first_chunk). */
+        const int first = r->calibrating && ch.c == 0 && ch.t == 0 && r->trace.on;
+        if (first) {
+            r->first_split = tpace_first_chunk_split(p, &ch);
+            r->first_split_stamp = -1;
+        }
         for (int i = 0, len = 1; i < ch.kb; i += len) {
             len = tpace_group_steps(p, &ch, i);
+            if (first && i == r->first_split) {
+                r->first_split_stamp = tpace_trace_from(r, ch.slot);
+                r->first_split_launches = r->launches;
+            }
             tpace_step_buffers(r, &ch, i, len, buf);
             l.tp_step = ch.t + i;
             l.tp_steps = len;

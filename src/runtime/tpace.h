@@ -273,7 +273,10 @@ typedef struct tpace_rt {
     int calibrating;                 /* 1 until the first chunk of the first block is measured */
     int rechecking;                  /* 1 until the first block is measured */
     long launches;                   /* kernel launches so far */
-    long first_launches;             /* ... those of the first chunk */
+    int first_split;                 /* the first chunk's step where its kernels' second part starts (-1: one
+                                      * part; tpace_first_chunk_split) */
+    int first_split_stamp;           /* ... the stamp there (-1: none) */
+    long first_split_launches;       /* ... and the launches before it */
 } tpace_rt;
 
 /* Most steps one fused kernel advances (the translator instantiates kernels for 2 .. this). */
