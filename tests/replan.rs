@@ -807,3 +807,34 @@ fn re_planning_and_the_trace_file_on_one_device_and_on_two() {
     assert_eq!(first_difference(&b.reference.dump, &two.dump), None);
     assert_eq!(two.stdout, b.reference.stdout);
 }
+
+/// A plan taken after block 1 is checked after its own first block (block 2) in turn: with
+/// the wrong profile's link, the run leaves one step a kernel for mm after block 1 (the
+/// uploads thousands of times the prediction), and chunks this narrow keep mm's k below the
+/// steps left; bit for bit.
+#[test]
+fn a_plan_taken_after_a_block_is_checked_after_its_first_block() {
+    const LONG: u64 = 200;
+    let b = built("heat1d.c", Target::Cuda, Flavour::CudaEmulation, LONG);
+    let dump = b.dir.path().join("t.dump");
+    let env = [
+        ("TPACE_MACHINE".to_string(), wrong_profile(b.dir.path())),
+        ("TPACE_DEVICE_MEM".to_string(), "20000".to_string()),
+        ("TPACE_REPLAN".to_string(), "1".to_string()),
+    ];
+    let run = run_with(&b.binary, LONG, &Params::default(), &env, &dump);
+    let text = &run.stderr;
+    assert_eq!(first_difference(&b.reference.dump, &run.dump), None);
+    let switched = text
+        .split("re-planned after block 1: ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no switch after block 1: {text}"));
+    let k: u64 = run.report["k"].parse().unwrap();
+    assert!(k < LONG - 1, "{text}");
+    assert!(
+        switched.contains("after block 2: ") || switched.contains("block 2 as predicted"),
+        "{text}"
+    );
+    let replans: u32 = run.report["replans"].parse().unwrap();
+    assert!(replans <= 3, "{text}");
+}

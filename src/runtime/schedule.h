@@ -1916,12 +1916,24 @@ static inline void tpace_replan_first_block(tpace_rt *r, long t, int kb)
                  tpace_mc_ratio(x.upload_s, x.upload_pred_s), tpace_mc_ratio(x.download_s, x.download_pred_s));
         if (!tpace_model_off(&x, TPACE_REPLAN_TOLERANCE)) {
             char say[200];
-            snprintf(say, sizeof say, "block 1 as predicted (%.2fx)", tpace_mc_ratio(x.wall_s, x.wall_pred_s));
+            snprintf(say, sizeof say, "block %ld as predicted (%.2fx)", r->blocks_done,
+                     tpace_mc_ratio(x.wall_s, x.wall_pred_s));
             tpace_replan_say(p, say);
         } else {
             tpace_model refit;
+            char after[64];
+            snprintf(after, sizeof after, "after block %ld", r->blocks_done);
             tpace_model_refit(p->model, &x, &refit);
-            tpace_replan_with(r, &refit, left, 0.0, "after block 1", found);
+            /* A plan taken after a block is checked after its own first block too (its depth
+             * measured on its chunks, say), up to the most re-plans a run makes: one taken after
+             * block 1 with a spec sheet, four steps a kernel priced from two measured on chunks
+             * of 13 planes, ran its 426 steps 1.13 times as long as the best plan (heat-3D, H100,
+             * bench/RESULTS.md, eleventh session, call 5). */
+            if (tpace_replan_with(r, &refit, left, 0.0, after, found) && p->replans < TPACE_REPLANS_MAX &&
+                left > p->k) {
+                r->rechecking = 1;
+                return; /* (the timeline kept for that check) */
+            }
         }
     }
     /* The timeline is kept only for TPACE_TRACE. */
@@ -1965,6 +1977,7 @@ static inline int tpace_next(tpace_rt *r, tpace_chunk *ch, long max_tau)
         if (r->blockwise)
             return 0;
         tpace_dev_sync(r);
+        r->blocks_done++;
         if (r->next_t >= p->s.steps)
             return 0;
         if (r->rechecking) /* the first block against the model; the next block may take another plan */

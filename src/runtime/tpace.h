@@ -271,7 +271,9 @@ typedef struct tpace_rt {
     int finished;                    /* tpace_finish has run: the results are in place */
     /* Checking the model against the first chunk and block (tpace_replan_* in the schedule part): */
     int calibrating;                 /* 1 until the first chunk of the first block is measured */
-    int rechecking;                  /* 1 until the first block is measured */
+    int rechecking;                  /* 1 until the first block (of the run, or of a plan taken after a block) is
+                                      * measured */
+    long blocks_done;                /* blocks the executor finished (the checks' notes count them) */
     long launches;                   /* kernel launches so far */
     int first_split;                 /* the first chunk's step where its kernels' second part starts (-1: one
                                       * part; tpace_first_chunk_split) */
