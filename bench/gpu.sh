@@ -1014,7 +1014,7 @@ bench_case() {
             note="${plan:-(no bench plan)}: predicted $(field predicted_seconds "$line") s"
             [[ $line == *re-planned* ]] && note+=", RE-PLANNED: $(sed 's/.*\(re-planned [^)]*)\).*/\1/' <<<"$line" | cut -c1-300)"
             [[ $line == *"checked after"* ]] && note+=", checked: $(sed 's/.*\(checked after [^;]*\).*/\1/' <<<"$line" | cut -c1-200)"
-            [[ $line == *"as predicted"* ]] && note+=", $(grep -o 'the first chunk as predicted ([0-9.]*x)\|block [0-9]* as predicted ([0-9.]*x)' <<<"$line" | tr '\n' ' ')"
+            [[ $line == *"as predicted"* ]] && note+=", $(grep -o 'the first chunk as predicted ([^)]*)\|block [0-9]* as predicted ([0-9.]*x)' <<<"$line" | tr '\n' ' ')"
             row "$label" "$(field schedule "$line")" "$(field k "$line")" "$(field b "$line")" "$(field streams "$line")" \
                 "$(field chunks "$line")" "$(field fuse "$line")" "$steps" "$(field seconds "$line")" "$(field glups "$line")" "$note"
             [[ -n $plan ]] && echo "$n $plan $(field glups "$line") $(field seconds "$line") $(field predicted_seconds "$line")" >>"$log.rows"

@@ -61,6 +61,10 @@ fn the_decision_and_the_refit_with_given_timings() {
     h.push_str(
         "static void off(double wall, double pred)\n{\n    tpace_measured x;\n    memset(&x, 0, sizeof x);\n    \
          x.wall_s = wall;\n    x.wall_pred_s = pred;\n    printf(\"off %g %d\\n\", wall / pred, tpace_model_off(&x, TPACE_REPLAN_TOLERANCE));\n}\n\
+         /* A first chunk whose wall is as predicted, its kernels `kernels` times their prediction. */\n\
+         static void kernels_off(double kernels)\n{\n    tpace_measured x;\n    memset(&x, 0, sizeof x);\n    \
+         x.wall_s = x.wall_pred_s = 1.0;\n    x.kernel_s = 0.1 * kernels;\n    x.kernel_pred_s = 0.1;\n    \
+         printf(\"kernels %g %d %d\\n\", kernels, tpace_model_off(&x, TPACE_REPLAN_TOLERANCE), tpace_model_kernels_off(&x, TPACE_REPLAN_TOLERANCE));\n}\n\
          int main(void)\n{\n",
     );
     for (wall, pred) in [
@@ -75,6 +79,7 @@ fn the_decision_and_the_refit_with_given_timings() {
     ] {
         writeln!(h, "    off({wall:?}, {pred:?});").unwrap();
     }
+    h.push_str("    kernels_off(1.1);\n    kernels_off(2.5);\n    kernels_off(0.8);\n");
     h.push_str(
         "    tpace_measured x;\n    memset(&x, 0, sizeof x);\n    x.kernel_s = 2.0; x.kernel_pred_s = 1.0;\n    \
          x.upload_s = 1.0; x.upload_pred_s = 1.0;\n    x.download_s = 3.0; x.download_pred_s = 2.0;\n    \
@@ -119,26 +124,35 @@ fn the_decision_and_the_refit_with_given_timings() {
         .map(|l| l.split(' ').nth(2).unwrap())
         .collect();
     assert_eq!(decided, ["0", "0", "1", "0", "1", "1", "0", "1"], "{text}");
-    let refit: Vec<f64> = lines[8]
+    // A first chunk's kernels off while its wall is as predicted: off for the first chunk's
+    // check (tpace_model_kernels_off), not for the wall alone.
+    assert_eq!(
+        &lines[8..11],
+        ["kernels 1.1 0 0", "kernels 2.5 0 1", "kernels 0.8 0 1"],
+        "{text}"
+    );
+    // The refit's lines follow.
+    let lines = &lines[11..];
+    let refit: Vec<f64> = lines[0]
         .split_whitespace()
         .skip(1)
         .map(|v| v.parse().unwrap())
         .collect();
     assert_eq!(refit, [2.0, 2.0, 2.0, 2.0, 1.0, 1.5, 1.25, 2.0], "{text}");
-    assert_eq!(lines[9], "back 1.5 1.5", "{text}");
-    let depth: Vec<&str> = lines[10].split_whitespace().collect();
+    assert_eq!(lines[1], "back 1.5 1.5", "{text}");
+    let depth: Vec<&str> = lines[2].split_whitespace().collect();
     assert_eq!(depth[1], depth[2], "{text}");
     assert_eq!(&depth[3..], ["1967", "256", "2"], "{text}");
-    assert_eq!(lines[11], "again 1 272 1", "{text}");
+    assert_eq!(lines[3], "again 1 272 1", "{text}");
     // The launch cost that the two widths give reproduces both; before, the wider one was
     // priced from the narrower one's figure as the profile's launch cost scales it.
     assert_eq!(
-        lines[12], "widths 1.000000000 1.000000000 1.000000000",
+        lines[4], "widths 1.000000000 1.000000000 1.000000000",
         "{text}"
     );
     // Wider chunks measured dearer a point than narrower ones: no launch cost fits.
-    assert_eq!(lines[13], "wider 1", "{text}");
-    assert_eq!(lines[14], "kept 1 1 1 1", "{text}");
+    assert_eq!(lines[5], "wider 1", "{text}");
+    assert_eq!(lines[6], "kept 1 1 1 1", "{text}");
 }
 
 /// A first chunk timed in two parts (its wider windows, then its narrower ones) gives the

@@ -1472,6 +1472,17 @@ static inline int tpace_model_off(const tpace_measured *x, double tolerance)
     return r > 1.0 + tolerance || r < 1.0 - tolerance;
 }
 
+/* tpace_model_off, or the kernels alone off by as much: a first chunk's upload can hide them (a
+ * spec sheet's two steps a kernel on an H100: the first chunk "as predicted", 1.09x, its
+ * kernels on a triangle of 13 planes beside an upload of 13 planes and more; the first block
+ * then ran 2.57 times the prediction, a quarter of the run's time; bench/RESULTS.md, twelfth
+ * session). */
+static inline int tpace_model_kernels_off(const tpace_measured *x, double tolerance)
+{
+    const double k = tpace_mc_ratio(x->kernel_s, x->kernel_pred_s);
+    return tpace_model_off(x, tolerance) || k > 1.0 + tolerance || k < 1.0 - tolerance;
+}
+
 /* The rows a launch of `d` steps a kernel costs beyond its own, fitted to two widths the run
  * measured (`c1` seconds a point and step on chunks of `b1` planes of `plane` points, `c2` on
  * `b2`), so that each width's cost is what it measured and neither is priced from the other by
