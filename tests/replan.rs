@@ -64,7 +64,7 @@ fn the_decision_and_the_refit_with_given_timings() {
          /* A first chunk whose wall is as predicted, its kernels `kernels` times their prediction. */\n\
          static void kernels_off(double kernels)\n{\n    tpace_measured x;\n    memset(&x, 0, sizeof x);\n    \
          x.wall_s = x.wall_pred_s = 1.0;\n    x.kernel_s = 0.1 * kernels;\n    x.kernel_pred_s = 0.1;\n    \
-         printf(\"kernels %g %d %d\\n\", kernels, tpace_model_off(&x, TPACE_REPLAN_TOLERANCE), tpace_model_kernels_off(&x, TPACE_REPLAN_TOLERANCE));\n}\n\
+         printf(\"kernels %g %d %d\\n\", kernels, tpace_model_off(&x, TPACE_REPLAN_TOLERANCE), tpace_model_kernels_off(&x, TPACE_REPLAN_TOLERANCE, TPACE_REPLAN_KERNEL_TOLERANCE));\n}\n\
          int main(void)\n{\n",
     );
     for (wall, pred) in [
@@ -79,7 +79,7 @@ fn the_decision_and_the_refit_with_given_timings() {
     ] {
         writeln!(h, "    off({wall:?}, {pred:?});").unwrap();
     }
-    h.push_str("    kernels_off(1.1);\n    kernels_off(2.5);\n    kernels_off(0.8);\n");
+    h.push_str("    kernels_off(1.2);\n    kernels_off(2.5);\n    kernels_off(0.83);\n    kernels_off(0.6);\n");
     h.push_str(
         "    tpace_measured x;\n    memset(&x, 0, sizeof x);\n    x.kernel_s = 2.0; x.kernel_pred_s = 1.0;\n    \
          x.upload_s = 1.0; x.upload_pred_s = 1.0;\n    x.download_s = 3.0; x.download_pred_s = 2.0;\n    \
@@ -124,15 +124,20 @@ fn the_decision_and_the_refit_with_given_timings() {
         .map(|l| l.split(' ').nth(2).unwrap())
         .collect();
     assert_eq!(decided, ["0", "0", "1", "0", "1", "1", "0", "1"], "{text}");
-    // A first chunk's kernels off while its wall is as predicted: off for the first chunk's
-    // check (tpace_model_kernels_off), not for the wall alone.
+    // A first chunk's kernels off by more than 30 % while its wall is as predicted: off for
+    // the first chunk's check (tpace_model_kernels_off), not for the wall alone.
     assert_eq!(
-        &lines[8..11],
-        ["kernels 1.1 0 0", "kernels 2.5 0 1", "kernels 0.8 0 1"],
+        &lines[8..12],
+        [
+            "kernels 1.2 0 0",
+            "kernels 2.5 0 1",
+            "kernels 0.83 0 0",
+            "kernels 0.6 0 1"
+        ],
         "{text}"
     );
     // The refit's lines follow.
-    let lines = &lines[11..];
+    let lines = &lines[12..];
     let refit: Vec<f64> = lines[0]
         .split_whitespace()
         .skip(1)

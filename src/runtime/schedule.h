@@ -1797,7 +1797,7 @@ static inline int tpace_replan_first_chunk(tpace_rt *r, const tpace_chunk *first
                                           "planes on average%s; its upload, the first after a switch, not counted)",
                      x.kernel_s, p->model->machine, x.kernel_pred_s, tpace_mc_ratio(x.kernel_s, x.kernel_pred_s),
                      (unsigned long long)x.kernel_rows, parts);
-        if (!tpace_model_kernels_off(&x, TPACE_REPLAN_TOLERANCE)) {
+        if (!tpace_model_kernels_off(&x, TPACE_REPLAN_TOLERANCE, TPACE_REPLAN_KERNEL_TOLERANCE)) {
             char say[200];
             snprintf(say, sizeof say, "the first chunk as predicted (%.2fx; kernels %.2fx)",
                      tpace_mc_ratio(x.wall_s, x.wall_pred_s), tpace_mc_ratio(x.kernel_s, x.kernel_pred_s));
