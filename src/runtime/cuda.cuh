@@ -67,12 +67,6 @@ TPACE_HOOK void tpace_dev_free(tpace_rt *r, void *p)
     TPACE_CUDA(r, cudaFree(p));
 }
 
-TPACE_HOOK int tpace_dev_carves(tpace_rt *r)
-{
-    (void)r;
-    return 1;
-}
-
 TPACE_HOOK void tpace_dev_upload(tpace_rt *r, void *dev, const void *host, size_t bytes, int q)
 {
     TPACE_CUDA(r, cudaMemcpyAsync(dev, host, bytes, cudaMemcpyHostToDevice, tpace_stream(r, q)));

@@ -33,13 +33,6 @@ TPACE_HOOK void tpace_dev_free(tpace_rt *r, void *p)
     acc_free(p);
 }
 
-/* Each buffer its own acc_malloc (nothing measured says carving pays here). */
-TPACE_HOOK int tpace_dev_carves(tpace_rt *r)
-{
-    (void)r;
-    return 0;
-}
-
 TPACE_HOOK void tpace_dev_upload(tpace_rt *r, void *dev, const void *host, size_t bytes, int q)
 {
     (void)r;

@@ -387,13 +387,6 @@ TPACE_HOOK void *tpace_dev_alloc(tpace_rt *r, size_t bytes)
     return (void *)(TPACE_CL_BASE + (uintptr_t)i * TPACE_CL_SPAN + TPACE_CL_SPAN / 2);
 }
 
-/* Each buffer its own buffer object (a pointer is a handle and an offset within one object's span). */
-TPACE_HOOK int tpace_dev_carves(tpace_rt *r)
-{
-    (void)r;
-    return 0;
-}
-
 TPACE_HOOK void tpace_dev_free(tpace_rt *r, void *p)
 {
     size_t off = 0;

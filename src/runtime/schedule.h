@@ -1365,57 +1365,9 @@ static inline void tpace_begin_slab(tpace_rt *r, const tpace_shape *shape, tpace
                                     tpace_reduction *reductions, int nreductions, int device, long own_lo,
                                     long own_hi, int blockwise);
 
-/* Chunk buffers are carved at this alignment (bytes) where the target carves. */
-#define TPACE_ARENA_ALIGN 256
-
-/* A chunk buffer of `bytes`: carved from the arena where the target carves (`counting`: only
- * count the bytes), else allocated. NULL when device memory runs out. */
-static inline void *tpace_buffer_get(tpace_rt *r, size_t bytes, int counting)
-{
-    if (!tpace_dev_carves(r))
-        return tpace_dev_alloc(r, bytes);
-    const size_t at = r->arena_used;
-    r->arena_used += (bytes + TPACE_ARENA_ALIGN - 1) / TPACE_ARENA_ALIGN * TPACE_ARENA_ALIGN;
-    return counting ? (void *)r /* (not NULL, never used: only counted) */ : (char *)r->arena + at;
-}
-
-/* One plan's chunk buffers (tpace_buffers_alloc), carved from the arena or allocated. */
-static inline void tpace_buffers_take(tpace_rt *r, int counting);
-
 /* Every chunk buffer the plan needs on the device: per array that lives there, one per slot
- * (and its swap buffer and fused-kernel strips), and mm's carry buffer. Where the target carves,
- * one allocation holds them all and outlives a switch of plans that fits in it: a switch then
- * frees and allocates nothing (on an H100, 10 to 15 ms a switch went to freeing 8 GB of buffers
- * and allocating them again; bench/RESULTS.md, twelfth session). */
+ * (and its swap buffer and fused-kernel strips), and mm's carry buffer. */
 static inline void tpace_buffers_alloc(tpace_rt *r)
-{
-    if (tpace_dev_carves(r)) {
-        r->arena_used = 0;
-        tpace_buffers_take(r, 1);
-        const size_t need = r->arena_used;
-        if (need > r->arena_bytes) {
-            if (r->arena != NULL)
-                tpace_dev_free(r, r->arena);
-            r->arena_bytes = 0;
-            r->arena = tpace_dev_alloc(r, need);
-            if (r->arena == NULL) {
-                const tpace_plan *p = &r->plan;
-                char msg[512];
-                snprintf(msg, sizeof msg,
-                         "device memory ran out allocating %zu bytes for the chunk buffers (the plan needs %zu "
-                         "bytes: schedule=%s TPACE_CHUNK=%ld TPACE_K=%d TPACE_STREAMS=%d); set TPACE_DEVICE_MEM to "
-                         "the memory the device has free, or lower TPACE_CHUNK",
-                         need, p->device_bytes, tpace_schedule_names[p->schedule], p->b, p->k, p->streams);
-                tpace_fail(p, msg);
-            }
-            r->arena_bytes = need;
-        }
-        r->arena_used = 0;
-    }
-    tpace_buffers_take(r, 0);
-}
-
-static inline void tpace_buffers_take(tpace_rt *r, int counting)
 {
     const tpace_plan *p = &r->plan;
     for (int a = 0; a < r->narrays; a++) {
@@ -1431,7 +1383,7 @@ static inline void tpace_buffers_take(tpace_rt *r, int counting)
         long carry_planes = p->schedule == TPACE_NAIVE || p->schedule == TPACE_MM ? p->s.reach_lo * p->k : 0;
         for (int s = 0; s <= p->slots; s++) {
             size_t bytes = (size_t)(s < p->slots ? p->slot_planes : carry_planes) * plane_bytes;
-            void *buf = bytes ? tpace_buffer_get(r, bytes, counting) : NULL;
+            void *buf = bytes ? tpace_dev_alloc(r, bytes) : NULL;
             if (bytes && buf == NULL) {
                 char msg[512];
                 snprintf(msg, sizeof msg,
@@ -1447,14 +1399,14 @@ static inline void tpace_buffers_take(tpace_rt *r, int counting)
             else
                 arr->carry = buf;
             if (arr->swap && s < p->slots) {
-                arr->shadow[s] = tpace_buffer_get(r, bytes, counting);
+                arr->shadow[s] = tpace_dev_alloc(r, bytes);
                 if (arr->shadow[s] == NULL)
                     tpace_fail(p, "device memory ran out allocating a swap buffer; lower TPACE_CHUNK");
             }
             if (arr->fused && s < p->slots && p->strip_planes > 0) {
                 size_t strip = (size_t)p->strip_planes * plane_bytes;
-                arr->strip_in[s] = tpace_buffer_get(r, strip, counting);
-                arr->strip_out[s] = tpace_buffer_get(r, strip, counting);
+                arr->strip_in[s] = tpace_dev_alloc(r, strip);
+                arr->strip_out[s] = tpace_dev_alloc(r, strip);
                 if (arr->strip_in[s] == NULL || arr->strip_out[s] == NULL)
                     tpace_fail(p, "device memory ran out allocating the fused kernels' hand-over strips; lower "
                                   "TPACE_CHUNK, or set TPACE_FUSE=1");
@@ -1463,27 +1415,20 @@ static inline void tpace_buffers_take(tpace_rt *r, int counting)
     }
 }
 
-/* Free what tpace_buffers_alloc allocated (every queue drained); the arena stays (for the next
- * plan) unless `all`. */
-static inline void tpace_buffers_free(tpace_rt *r, int all)
+/* Free what tpace_buffers_alloc allocated (every queue drained). */
+static inline void tpace_buffers_free(tpace_rt *r)
 {
-    const int carved = tpace_dev_carves(r);
-    if (carved && all && r->arena != NULL) {
-        tpace_dev_free(r, r->arena);
-        r->arena = NULL;
-        r->arena_bytes = 0;
-    }
     for (int a = 0; a < r->narrays; a++) {
         tpace_array *arr = &r->arrays[a];
         for (int s = 0; s < TPACE_MAX_SLOTS; s++) {
             /* A slot's chunk buffer, its swap buffer and its fused-kernel strips. */
             void *bufs[4] = {arr->slot[s], arr->shadow[s], arr->strip_in[s], arr->strip_out[s]};
-            for (int b = 0; b < 4 && !carved; b++)
+            for (int b = 0; b < 4; b++)
                 if (bufs[b])
                     tpace_dev_free(r, bufs[b]);
             arr->slot[s] = arr->shadow[s] = arr->strip_in[s] = arr->strip_out[s] = NULL;
         }
-        if (arr->carry && !carved)
+        if (arr->carry)
             tpace_dev_free(r, arr->carry);
         arr->carry = NULL;
     }
@@ -1615,7 +1560,7 @@ static inline void tpace_plan_switch(tpace_rt *r, int schedule, long k, long b, 
 {
     tpace_plan *p = &r->plan;
     tpace_dev_sync(r);
-    tpace_buffers_free(r, 0);
+    tpace_buffers_free(r);
     p->schedule = schedule;
     p->k = (int)TPACE_MIN(k, 1L << 20);
     p->b = b;
@@ -2268,7 +2213,7 @@ static inline void tpace_end(tpace_rt *r)
 {
     if (!r->finished)
         tpace_finish(r);
-    tpace_buffers_free(r, 1);
+    tpace_buffers_free(r);
     tpace_dev_end(r);
     if (!r->blockwise)
         tpace_report(&r->plan);

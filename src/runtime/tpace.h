@@ -274,9 +274,6 @@ typedef struct tpace_rt {
     int rechecking;                  /* 1 until the first block (of the run, or of a plan taken after a block) is
                                       * measured */
     long blocks_done;                /* blocks the executor finished (the checks' notes count them) */
-    void *arena;                     /* where the chunk buffers are carved (tpace_dev_carves), kept across plan
-                                      * switches: a switch needs no free and allocation */
-    size_t arena_bytes, arena_used;
     long launches;                   /* kernel launches so far */
     int first_split;                 /* the first chunk's step where its kernels' second part starts (-1: one
                                       * part; tpace_first_chunk_split) */
@@ -310,8 +307,6 @@ typedef struct tpace_fuse_args {
 /* ---- Hooks every target defines (queues 0 .. slots - 1 carry chunks; queue `slots` the mm carry). ---- */
 TPACE_HOOK void *tpace_dev_alloc(tpace_rt *r, size_t bytes);  /* NULL when device memory runs out */
 TPACE_HOOK void tpace_dev_free(tpace_rt *r, void *p);
-TPACE_HOOK int tpace_dev_carves(tpace_rt *r); /* 1: tpace_dev_alloc's pointers are addresses, a buffer may be
-                                               * carved from a larger one (not OpenCL's buffer objects) */
 TPACE_HOOK void tpace_dev_upload(tpace_rt *r, void *dev, const void *host, size_t bytes, int q);
 TPACE_HOOK void tpace_dev_download(tpace_rt *r, void *host, const void *dev, size_t bytes, int q);
 TPACE_HOOK void tpace_dev_copy(tpace_rt *r, void *dst, const void *src, size_t bytes, int q);
