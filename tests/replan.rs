@@ -322,21 +322,29 @@ fn built(name: &str, target: Target, flavour: Flavour, steps: u64) -> Built {
     }
 }
 
+/// A profile named `name` whose kernels are the H100's and whose host link moves `gbs`
+/// GB/s each way (the tests' wrong profiles: no machine has either link).
+fn link_profile(dir: &Path, name: &str, gbs: f64) -> String {
+    let path = dir.join(format!("{name}.toml"));
+    std::fs::write(
+        &path,
+        format!(
+            "name = \"{name}\"\ndescription = \"a link no machine has\"\narch = \"gpu\"\n\
+             [memory_gbs]\nvalue = 2979.6\nkind = \"assumed\"\nsource = \"test\"\n\
+             [h2d_gbs]\nvalue = {gbs:e}\nkind = \"assumed\"\nsource = \"test\"\n\
+             [d2h_gbs]\nvalue = {gbs:e}\nkind = \"assumed\"\nsource = \"test\"\n\
+             [launch_overhead_us]\nvalue = 4\nkind = \"assumed\"\nsource = \"test\"\n"
+        ),
+    )
+    .unwrap();
+    path.display().to_string()
+}
+
 /// A profile whose host link is a million times faster than any (so the model plans as
 /// if moving data cost nothing) and whose kernels are the H100's: wildly off for the
 /// CPU emulation, whatever the machine's load.
 fn wrong_profile(dir: &Path) -> String {
-    let path = dir.join("wrong.toml");
-    std::fs::write(
-        &path,
-        "name = \"wrong\"\ndescription = \"a link no machine has\"\narch = \"gpu\"\n\
-         [memory_gbs]\nvalue = 2979.6\nkind = \"assumed\"\nsource = \"test\"\n\
-         [h2d_gbs]\nvalue = 5e7\nkind = \"assumed\"\nsource = \"test\"\n\
-         [d2h_gbs]\nvalue = 5e7\nkind = \"assumed\"\nsource = \"test\"\n\
-         [launch_overhead_us]\nvalue = 4\nkind = \"assumed\"\nsource = \"test\"\n",
-    )
-    .unwrap();
-    path.display().to_string()
+    link_profile(dir, "wrong", 5e7)
 }
 
 const STEPS: u64 = 13;
@@ -488,17 +496,7 @@ fn a_wildly_wrong_profile_re_plans_bit_for_bit_and_the_switches_turn_it_off() {
 /// than any: the model moves as little as it can (mmtb, the steps in one block, narrow
 /// chunks), and the emulation's kernels run far slower than it predicts.
 fn slow_link_profile(dir: &Path) -> String {
-    let path = dir.join("slow-link.toml");
-    std::fs::write(
-        &path,
-        "name = \"slow-link\"\ndescription = \"a link no machine has\"\narch = \"gpu\"\n\
-         [memory_gbs]\nvalue = 2979.6\nkind = \"assumed\"\nsource = \"test\"\n\
-         [h2d_gbs]\nvalue = 0.05\nkind = \"assumed\"\nsource = \"test\"\n\
-         [d2h_gbs]\nvalue = 0.05\nkind = \"assumed\"\nsource = \"test\"\n\
-         [launch_overhead_us]\nvalue = 4\nkind = \"assumed\"\nsource = \"test\"\n",
-    )
-    .unwrap();
-    path.display().to_string()
+    link_profile(dir, "slow-link", 0.05)
 }
 
 /// The first chunk of an mmtb plan computes windows that narrow step by step: the check
