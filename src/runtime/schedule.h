@@ -1975,10 +1975,10 @@ static inline int tpace_next(tpace_rt *r, tpace_chunk *ch, long max_tau)
         tpace_chunk_out(r, &prev, max_tau);
         r->next_t = prev.t + prev.kb;
         r->started = 0;
+        r->blocks_done++;
         if (r->blockwise)
             return 0;
         tpace_dev_sync(r);
-        r->blocks_done++;
         if (r->next_t >= p->s.steps)
             return 0;
         if (r->rechecking) /* the first block against the model; the next block may take another plan */
