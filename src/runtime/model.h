@@ -1480,11 +1480,10 @@ static inline int tpace_model_off(const tpace_measured *x, double tolerance)
 }
 
 /* tpace_model_off, or the kernels alone off by more than `kernel_tolerance`: a first chunk's
- * upload can hide them (a
- * spec sheet's two steps a kernel on an H100: the first chunk "as predicted", 1.09x, its
- * kernels on a triangle of 13 planes beside an upload of 13 planes and more; the first block
- * then ran 2.57 times the prediction, a quarter of the run's time; bench/RESULTS.md, twelfth
- * session). */
+ * upload can hide them (a spec sheet's two steps a kernel on an H100: the first chunk "as
+ * predicted", 1.09x, its kernels on a triangle of 13 planes beside an upload of 13 planes and
+ * more; the first block then ran 2.57 times the prediction, a quarter of the run's time;
+ * bench/RESULTS.md, twelfth session). */
 static inline int tpace_model_kernels_off(const tpace_measured *x, double tolerance, double kernel_tolerance)
 {
     const double k = tpace_mc_ratio(x->kernel_s, x->kernel_pred_s);

@@ -1692,6 +1692,16 @@ static inline tpace_first_part tpace_first_chunk_part(const tpace_plan *p, const
     return q;
 }
 
+/* Two parts of the first chunk as one. */
+static inline tpace_first_part tpace_first_parts_joined(tpace_first_part a, tpace_first_part b)
+{
+    a.points += b.points;
+    a.priced += b.priced;
+    a.rows_sum += b.rows_sum;
+    a.windows += b.windows;
+    return a;
+}
+
 /* The kernels of one part of the first chunk as the refit takes them: `seconds` measured,
  * `launches` issued. */
 static inline tpace_measured tpace_first_part_measured(const tpace_plan *p, const tpace_model *m,
@@ -1755,20 +1765,22 @@ static inline int tpace_replan_first_chunk(tpace_rt *r, const tpace_chunk *first
          * no faster; bench/RESULTS.md, eleventh session). The figure the refit takes is that of the
          * windows' mean width (a launch's cost per row kept goes as 1 / width, and a window's points
          * as its width: the mean of the widths), not of b. */
-        tpace_measured x = tpace_first_part_measured(p, m, tpace_first_chunk_part(p, m, first, 0, first->kb),
-                                                     tpace_stamps_s(r, kern->from, kern->to), (double)r->launches);
         /* Its kernels in two parts where the windows narrow (tpace_first_chunk_split): the depth
-         * at two widths. */
+         * at two widths. Each window priced once; the whole is the two parts joined. */
         const int split = r->first_split > 0 && r->first_split_stamp >= 0 ? r->first_split : 0;
+        const tpace_first_part head = tpace_first_chunk_part(p, m, first, 0, split ? split : first->kb);
+        tpace_first_part whole = head;
         tpace_measured wide, narrow;
         if (split) {
-            wide = tpace_first_part_measured(p, m, tpace_first_chunk_part(p, m, first, 0, split),
-                                             tpace_stamps_s(r, kern->from, r->first_split_stamp),
+            const tpace_first_part tail = tpace_first_chunk_part(p, m, first, split, first->kb);
+            whole = tpace_first_parts_joined(head, tail);
+            wide = tpace_first_part_measured(p, m, head, tpace_stamps_s(r, kern->from, r->first_split_stamp),
                                              (double)r->first_split_launches);
-            narrow = tpace_first_part_measured(p, m, tpace_first_chunk_part(p, m, first, split, first->kb),
-                                               tpace_stamps_s(r, r->first_split_stamp, kern->to),
+            narrow = tpace_first_part_measured(p, m, tail, tpace_stamps_s(r, r->first_split_stamp, kern->to),
                                                (double)(r->launches - r->first_split_launches));
         }
+        tpace_measured x = tpace_first_part_measured(p, m, whole, tpace_stamps_s(r, kern->from, kern->to),
+                                                     (double)r->launches);
         /* After a switch (the run started over) the first chunk's upload is not the link's rate:
          * on an H100 it ran at 25.5 GB/s against 52.9 before the switch, the device's memory just
          * freed and taken again (bench/RESULTS.md, 2026-11-26, eighth session, call 9); the
