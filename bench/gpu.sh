@@ -479,6 +479,12 @@ if [[ $parts == *ab* ]]; then
             for v in old new; do
                 run "$name $v incore" "$work/$name.$v" 128 TPACE_SCHEDULE=incore
                 run "$name $v default 8G" "$work/$name.$v" 128 TPACE_DEVICE_MEM=8G
+                # AB_PLAN="SCHEDULE K CHUNK STREAMS FUSE": one fixed plan too, old and new alike.
+                if [[ -n ${AB_PLAN:-} ]]; then
+                    read -r sc kk bb ss ff <<<"$AB_PLAN"
+                    run "$name $v $sc k$kk b$bb S$ss f$ff 8G" "$work/$name.$v" 128 TPACE_DEVICE_MEM=8G \
+                        TPACE_SCHEDULE=$sc TPACE_K=$kk TPACE_CHUNK=$bb TPACE_STREAMS=$ss TPACE_FUSE=$ff
+                fi
             done
         done
         # Himeno ELARGE (64 steps; AB_HIMENO=0 leaves it out), where the runtime's copies matter

@@ -378,11 +378,11 @@ fn check_fused_breaks_with(
     }
 }
 
-/// The 2-D fused kernel (Jacobi-2D, 4 steps per launch): a missing barrier, the
-/// strips not handed over, not read or shared by every step, a swap per step
-/// instead of per group, a needed row skipped, and steady rows (run without the
-/// row tests) that reach into the successor's strip or start a row early are
-/// each caught by the emulation.
+/// The 2-D fused kernel (Jacobi-2D, 4 steps per launch): a missing barrier, a
+/// chunk reading its own slot's strip instead of its predecessor's, a strip not
+/// read or shared by every step, a swap per step instead of per group, a needed
+/// row skipped, and steady rows (run without the row tests) that reach into the
+/// successor's strip or start a row early are each caught by the emulation.
 #[test]
 fn the_emulation_catches_broken_fused_kernels() {
     check_fused_breaks(
@@ -400,9 +400,9 @@ fn the_emulation_catches_broken_fused_kernels() {
                 "float tp_val",
             ),
             (
-                "strip_not_handed_over",
-                "        if (arr->strip_out[prev->slot] != NULL)\n",
-                "        if (0)\n",
+                "strip_read_from_its_own_slot",
+                "arr->strip_out[(ch->c - 1) % p->slots]",
+                "arr->strip_out[ch->slot]",
             ),
             (
                 "strip_not_read",

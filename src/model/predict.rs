@@ -565,11 +565,11 @@ pub fn device_bytes(w: &Workload, c: Config) -> u128 {
         }
         Schedule::Mmtb => u128::from(c.b),
     };
-    // Fused mmtb: a strip in and a strip out per slot for the fused array.
+    // Fused mmtb: one strip per slot for the fused array (a chunk reads its
+    // predecessor's strip in place).
     let strips = match c.schedule {
         Schedule::Mmtb if count > 1 => {
             u128::from(c.streams.max(2).min(count))
-                * 2
                 * u128::from(strip_planes(w, c))
                 * u128::from(w.plane)
                 * u128::from(w.strip_elem_bytes)
@@ -701,11 +701,10 @@ fn block(w: &Workload, c: Config, n_chunks: u64, kb: u64, last: bool) -> Block {
         }
         Schedule::Mmtb => {
             // Each chunk also uploads the h_hi planes above it; chunks after the
-            // first receive the hand-over from their predecessor.
+            // first receive the hand-over from their predecessor (the fused
+            // kernels' strips are read in place, not copied).
             let up = chunks::upper(w.n, c.b, w.h_hi);
-            let strips = u128::from(strip_planes(w, c)) * plane * u128::from(w.strip_elem_bytes);
-            let handover =
-                u128::from(n_chunks - 1) * (u128::from(handover(w, kb)) * dev_plane + strips);
+            let handover = u128::from(n_chunks - 1) * u128::from(handover(w, kb)) * dev_plane;
             (n + up, handover, n * kb128)
         }
     };

@@ -896,7 +896,7 @@ static inline tpace_u128 tpace_mc_device_bytes(const tpace_model *m, const tpace
     if (c.schedule == TPACE_MODEL_MMTB && count > 1) {
         tpace_u64 s = c.streams < 2 ? 2 : c.streams;
         s = s < count ? s : count;
-        strips = (tpace_u128)s * 2 * tpace_mc_strip_planes(m, c, count) * w->plane * m->strip_elem_bytes;
+        strips = (tpace_u128)s * tpace_mc_strip_planes(m, c, count) * w->plane * m->strip_elem_bytes;
     }
     return planes * per_plane + strips;
 }
@@ -930,8 +930,8 @@ static inline tpace_mc_block tpace_mc_block_of(const tpace_model *m, const tpace
         h2d_planes = n + up;
     } else {
         tpace_u128 up = tpace_mc_upper(w->n, c.b, m->h_hi);
-        tpace_u128 strips = (tpace_u128)tpace_mc_strip_planes(m, c, n_chunks) * w->plane * m->strip_elem_bytes;
-        r.d2d = (tpace_u128)(n_chunks - 1) * (tpace_mc_handover(m, kb) * dev_plane + strips);
+        /* The fused kernels' strips are read in place, not copied. */
+        r.d2d = (tpace_u128)(n_chunks - 1) * tpace_mc_handover(m, kb) * dev_plane;
         h2d_planes = n + up;
         computed = n * kb128;
     }

@@ -141,7 +141,8 @@ static inline size_t tpace_bytes_for(tpace_plan *p, long b, int k, int slots)
     size_t planes = (size_t)slots * (size_t)tpace_slot_planes_for(&q, k);
     if (p->schedule == TPACE_NAIVE || p->schedule == TPACE_MM)
         planes += (size_t)(p->s.reach_lo * k); /* the carry buffer */
-    return planes * p->plane_bytes + (size_t)slots * 2 * (size_t)tpace_strip_planes_for(&q, k) * p->strip_plane_bytes +
+    /* One strip a slot: a chunk's successor reads its predecessor's strip in place. */
+    return planes * p->plane_bytes + (size_t)slots * (size_t)tpace_strip_planes_for(&q, k) * p->strip_plane_bytes +
            p->reduction_bytes;
 }
 
@@ -672,7 +673,10 @@ static inline long tpace_fuse_setup(tpace_rt *r, const tpace_chunk *ch, int i, i
     if (p->strip_planes > 0) {
         f->tp_edge_in = tpace_own_lo(p, ch->c) - tau;
         f->tp_edge_out = tpace_own_hi(p, ch->c) - tau;
-        f->tp_strip_in = ch->c > 0 ? arr->strip_in[ch->slot] : NULL;
+        /* The predecessor's strip, read where it lies: the slot is not reused before this
+         * chunk's kernels are done (mmtb keeps two slots at least, and each chunk's kernels
+         * wait for its predecessor's). */
+        f->tp_strip_in = ch->c > 0 ? arr->strip_out[(ch->c - 1) % p->slots] : NULL;
         f->tp_strip_out = ch->c + 1 < p->nchunks ? arr->strip_out[ch->slot] : NULL;
     }
     return lo < hi ? (hi - lo + seg - 1) / seg : 0;
@@ -1328,10 +1332,7 @@ static inline void tpace_mmtb_in(tpace_rt *r, const tpace_chunk *ch, const tpace
             tpace_dev_copy(r, tpace_buf_plane(r, arr, arr->shadow[ch->slot], ch->base, from),
                            tpace_buf_plane(r, arr, arr->shadow[prev->slot], prev->base, from),
                            tpace_planes_bytes(r, arr, own_lo - from), ch->slot);
-        /* Fused kernels: the predecessor's rows of the intermediate steps, below this chunk. */
-        if (arr->strip_out[prev->slot] != NULL)
-            tpace_dev_copy(r, arr->strip_in[ch->slot], arr->strip_out[prev->slot],
-                           tpace_planes_bytes(r, arr, p->strip_planes), ch->slot);
+        /* Fused kernels read the predecessor's strip in place (tpace_fuse_setup): not copied. */
     }
     tpace_trace_done(r, ch, TPACE_TRACE_HANDOVER, stamp, moved);
     tpace_dev_mark(r, ch->slot, prev->slot);
@@ -1374,7 +1375,6 @@ static inline void tpace_buffers_alloc(tpace_rt *r)
         tpace_array *arr = &r->arrays[a];
         memset(arr->slot, 0, sizeof arr->slot);
         memset(arr->shadow, 0, sizeof arr->shadow);
-        memset(arr->strip_in, 0, sizeof arr->strip_in);
         memset(arr->strip_out, 0, sizeof arr->strip_out);
         arr->carry = NULL;
         if (!tpace_on_device(arr) || p->s.steps == 0)
@@ -1404,10 +1404,8 @@ static inline void tpace_buffers_alloc(tpace_rt *r)
                     tpace_fail(p, "device memory ran out allocating a swap buffer; lower TPACE_CHUNK");
             }
             if (arr->fused && s < p->slots && p->strip_planes > 0) {
-                size_t strip = (size_t)p->strip_planes * plane_bytes;
-                arr->strip_in[s] = tpace_dev_alloc(r, strip);
-                arr->strip_out[s] = tpace_dev_alloc(r, strip);
-                if (arr->strip_in[s] == NULL || arr->strip_out[s] == NULL)
+                arr->strip_out[s] = tpace_dev_alloc(r, (size_t)p->strip_planes * plane_bytes);
+                if (arr->strip_out[s] == NULL)
                     tpace_fail(p, "device memory ran out allocating the fused kernels' hand-over strips; lower "
                                   "TPACE_CHUNK, or set TPACE_FUSE=1");
             }
@@ -1421,12 +1419,12 @@ static inline void tpace_buffers_free(tpace_rt *r)
     for (int a = 0; a < r->narrays; a++) {
         tpace_array *arr = &r->arrays[a];
         for (int s = 0; s < TPACE_MAX_SLOTS; s++) {
-            /* A slot's chunk buffer, its swap buffer and its fused-kernel strips. */
-            void *bufs[4] = {arr->slot[s], arr->shadow[s], arr->strip_in[s], arr->strip_out[s]};
-            for (int b = 0; b < 4; b++)
+            /* A slot's chunk buffer, its swap buffer and its fused-kernel strip. */
+            void *bufs[3] = {arr->slot[s], arr->shadow[s], arr->strip_out[s]};
+            for (int b = 0; b < 3; b++)
                 if (bufs[b])
                     tpace_dev_free(r, bufs[b]);
-            arr->slot[s] = arr->shadow[s] = arr->strip_in[s] = arr->strip_out[s] = NULL;
+            arr->slot[s] = arr->shadow[s] = arr->strip_out[s] = NULL;
         }
         if (arr->carry)
             tpace_dev_free(r, arr->carry);

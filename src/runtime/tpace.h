@@ -122,8 +122,8 @@ typedef struct tpace_array {
     int swap;                     /* 1: a copy sweep into this array runs as a buffer swap */
     void *shadow[TPACE_MAX_SLOTS]; /* swap: the second buffer per slot */
     int fused;                    /* 1: the array fused kernels advance several steps at a time */
-    void *strip_in[TPACE_MAX_SLOTS];  /* fused mmtb: intermediate steps' rows below the chunk, from its predecessor */
-    void *strip_out[TPACE_MAX_SLOTS]; /* ... and below its top edge, for its successor */
+    void *strip_out[TPACE_MAX_SLOTS]; /* fused mmtb: a chunk's rows of the intermediate steps below its top edge;
+                                         its successor's kernels read them where they are */
     int fold_of;                  /* TPACE_FOLDED: the array whose buffers hold its final values */
     const long *fold_lo;          /* TPACE_FOLDED: the copy's box, [fold_lo[d], fold_hi[d]) in */
     const long *fold_hi;          /* dimension d (cut axis first) */
