@@ -204,6 +204,30 @@ fn the_shuffled_streams_catch_a_missing_wait() {
             "mmtb",
         ),
         (
+            "mmtb_download_before_the_chunks_kernels",
+            "    tpace_dev_wait(r, ch->slot, ch->out_q);\n",
+            "",
+            "mmtb",
+        ),
+        (
+            "mmtb_upload_before_the_download_it_overwrites",
+            "        tpace_dev_wait_mark(r, tpace_out_mark(r, ch, own_lo), ch->slot);\n",
+            "",
+            "mmtb",
+        ),
+        (
+            "mmtb_upload_waits_for_a_mark_before_the_part_it_names",
+            "    tpace_download_planes(r, ch, TPACE_MAX(from, split), to);\n    tpace_dev_mark(r, ch->out_q, TPACE_MARK_OUT_HIGH(ch->slot));\n",
+            "    tpace_dev_mark(r, ch->out_q, TPACE_MARK_OUT_HIGH(ch->slot));\n    tpace_download_planes(r, ch, TPACE_MAX(from, split), to);\n",
+            "mmtb",
+        ),
+        (
+            "mmtb_handover_before_the_whole_download",
+            "        tpace_dev_wait_mark(r, TPACE_MARK_OUT_ALL(ch->slot), ch->slot);\n",
+            "",
+            "mmtb",
+        ),
+        (
             "next_block_before_downloads",
             "tpace_dev_sync(r);\n        if (r->next_t",
             "if (r->next_t",

@@ -588,6 +588,8 @@ struct Block {
     points: u128,
     redundant: u128,
     launches: u128,
+    /// The part of a chunk's download the next upload into its slot waits for ([`out_first`]).
+    out_first: f64,
 }
 
 /// Predict one plan.
@@ -716,7 +718,20 @@ fn block(w: &Workload, c: Config, n_chunks: u64, kb: u64, last: bool) -> Block {
         points,
         redundant: points - n * kb128 * plane,
         launches,
+        out_first: out_first(w, c, n_chunks, kb),
     }
+}
+
+/// The part of an mmtb chunk's download that the next upload into its slot waits for.
+/// The runtime downloads on a queue of its own, first the planes from where that upload
+/// begins (the chunk's own planes: its width less the k - 1 steps' skew its finished
+/// planes lag behind, counted here with the hand-over's planes), then the rest; 1 for the
+/// other schedules and one chunk, whose uploads wait for the whole download.
+pub fn out_first(w: &Workload, c: Config, n_chunks: u64, kb: u64) -> f64 {
+    if c.schedule != Schedule::Mmtb || n_chunks <= 1 || c.b == 0 {
+        return 1.0;
+    }
+    c.b.saturating_sub(handover(w, kb)) as f64 / c.b as f64
 }
 
 /// Wall time of one block with `slots` chunk buffers in flight.
@@ -738,12 +753,14 @@ fn block_time(w: &Workload, m: &Machine, c: Config, n_chunks: u64, slots: u64, b
             b.h2d as f64 / cn,
             kernel / cn,
             b.d2h as f64 / cn,
+            b.out_first,
         )
     }
 }
 
 /// Time of `chunks` chunks through `slots` queues, per chunk: `in_bytes`
-/// up, `t_k` seconds of kernels, `out_bytes` down (see the module comment).
+/// up, `t_k` seconds of kernels, `out_bytes` down, of which the part `out_first`
+/// goes before the slot's next upload may start (see the module comment).
 /// The first chunk runs whole and alone: its upload before any kernel (fill),
 /// its download after them; every further chunk adds its steady share, so the
 /// pipeline's fill and drain cost one chunk's `U + D` beyond the kernels, and a
@@ -755,6 +772,7 @@ pub fn pipeline(
     in_bytes: f64,
     t_k: f64,
     out_bytes: f64,
+    out_first: f64,
 ) -> f64 {
     let t_in = in_bytes / m.h2d_bps;
     let t_out = out_bytes / m.d2h_bps;
@@ -762,7 +780,7 @@ pub fn pipeline(
     if slots <= 1 || chunks <= 1 {
         return chunks as f64 * first;
     }
-    first + (chunks - 1) as f64 * cycle(m, slots, in_bytes, t_k, out_bytes)
+    first + (chunks - 1) as f64 * cycle(m, slots, in_bytes, t_k, out_bytes, out_first)
 }
 
 /// Most rounds of the fixed point in [`steady`] (each shrinks the error by 2σ(1 - 1/S) ≤
@@ -798,7 +816,19 @@ pub struct Steady {
 /// (tests/fixtures/traces). `T` depends on the stretched copies and they on `T`: a
 /// few rounds of the fixed point settle it. With copies that fit beside the kernels
 /// (`U + D ≤ K`) nothing changes.
-pub fn steady(m: &Machine, slots: u64, in_bytes: f64, t_k: f64, out_bytes: f64) -> Steady {
+///
+/// A queue's round is its chunk's upload, kernels and the part `out_first` of its
+/// download that the slot's next upload waits for (mmtb's downloads have a queue of their
+/// own, [`out_first`]); the slot's next hand-over waits for the whole download, a round
+/// of kernels and download.
+pub fn steady(
+    m: &Machine,
+    slots: u64,
+    in_bytes: f64,
+    t_k: f64,
+    out_bytes: f64,
+    out_first: f64,
+) -> Steady {
     let t_in = in_bytes / m.h2d_bps;
     let t_out = out_bytes / m.d2h_bps;
     let both = m.duplex_bps.map_or(0.0, |d| (in_bytes + out_bytes) / d);
@@ -816,7 +846,7 @@ pub fn steady(m: &Machine, slots: u64, in_bytes: f64, t_k: f64, out_bytes: f64) 
     for _ in 0..OVERLAP_ROUNDS {
         let up = t_in + lose * o;
         let down = t_out + lose * o;
-        let around = (up + t_k + down) / s;
+        let around = ((up + t_k + out_first * down) / s).max((t_k + down) / s);
         let t = t_k.max(up).max(down).max(both).max(around);
         st = Steady {
             upload_s: up,
@@ -836,8 +866,15 @@ pub fn steady(m: &Machine, slots: u64, in_bytes: f64, t_k: f64, out_bytes: f64) 
 
 /// Seconds a chunk adds in the steady state with `slots` queues (at least two):
 /// the longest cycle of the executor's dependences, per chunk (see [`steady`]).
-pub fn cycle(m: &Machine, slots: u64, in_bytes: f64, t_k: f64, out_bytes: f64) -> f64 {
-    steady(m, slots, in_bytes, t_k, out_bytes).cycle_s
+pub fn cycle(
+    m: &Machine,
+    slots: u64,
+    in_bytes: f64,
+    t_k: f64,
+    out_bytes: f64,
+    out_first: f64,
+) -> f64 {
+    steady(m, slots, in_bytes, t_k, out_bytes, out_first).cycle_s
 }
 
 /// What the model says one chunk of a full block costs (the parts a trace shows).
@@ -872,6 +909,7 @@ pub fn chunk_parts(w: &Workload, m: &Machine, c: Config) -> Result<ChunkParts, S
             b.h2d as f64 / cn,
             (kernels + handover) / cn,
             b.d2h as f64 / cn,
+            b.out_first,
         ),
     })
 }

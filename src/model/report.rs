@@ -429,18 +429,22 @@ fn streams_line(w: &Workload, m: &Machine, p: &Prediction, cap: Option<u128>) ->
     // where they must meet on the link, predict::steady).
     let per = (p.chunks * p.blocks.max(1)) as f64;
     let k = p.device_s() / per;
+    let kb = p.config.k.min(w.steps.max(1));
+    let out_first = super::predict::out_first(w, p.config, p.chunks, kb);
     let st = super::predict::steady(
         m,
         p.slots.max(2),
         p.h2d_bytes as f64 / per,
         k,
         p.d2h_bytes as f64 / per,
+        out_first,
     );
     let (u, d) = (st.upload_s, st.download_s);
     let link = m
         .duplex_bps
         .map_or(0.0, |b| (p.h2d_bytes + p.d2h_bytes) as f64 / b / per);
-    let round = (u + k + d) / p.slots.max(1) as f64;
+    let round =
+        ((u + k + out_first * d) / p.slots.max(1) as f64).max((k + d) / p.slots.max(1) as f64);
     let bound = [
         (k, "kernels"),
         (u, "uploads"),

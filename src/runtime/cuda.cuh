@@ -35,7 +35,7 @@ static inline void tpace_cuda_check_launch(const tpace_rt *r, const char *kernel
  * whether each array's host memory could be registered. */
 typedef struct tpace_cuda {
     cudaStream_t stream[TPACE_MAX_SLOTS + 1];
-    cudaEvent_t mark[TPACE_MAX_SLOTS];
+    cudaEvent_t mark[TPACE_MARKS];
     cudaEvent_t scratch[TPACE_MAX_SLOTS + 1];
     int registered[TPACE_MAX_SLOTS];
     void *locked[TPACE_MAX_SLOTS]; /* what was page-locked, per array */
@@ -187,8 +187,9 @@ TPACE_HOOK void tpace_dev_begin(tpace_rt *r)
     for (int q = 0; q < p->queues; q++) {
         TPACE_CUDA(r, cudaStreamCreate(&state.stream[q]));
         TPACE_CUDA(r, cudaEventCreateWithFlags(&state.scratch[q], cudaEventDisableTiming));
-        if (q + 1 < p->queues)
-            TPACE_CUDA(r, cudaEventCreateWithFlags(&state.mark[q], cudaEventDisableTiming));
+        if (q + 1 < p->queues) /* a slot's three marks */
+            for (int id = q; id < TPACE_MARKS; id += TPACE_MAX_SLOTS)
+                TPACE_CUDA(r, cudaEventCreateWithFlags(&state.mark[id], cudaEventDisableTiming));
     }
     /* Page-lock the user's arrays for the pipeline: pageable copies are about six
      * times slower and do not overlap kernels. If the system refuses, run anyway.
@@ -229,7 +230,8 @@ TPACE_HOOK void tpace_dev_end(tpace_rt *r)
         TPACE_CUDA(r, cudaStreamDestroy(c->stream[q]));
         TPACE_CUDA(r, cudaEventDestroy(c->scratch[q]));
         if (q + 1 < r->plan.queues)
-            TPACE_CUDA(r, cudaEventDestroy(c->mark[q]));
+            for (int id = q; id < TPACE_MARKS; id += TPACE_MAX_SLOTS)
+                TPACE_CUDA(r, cudaEventDestroy(c->mark[id]));
     }
     free(c);
     r->target = NULL;

@@ -904,7 +904,19 @@ static inline tpace_u128 tpace_mc_device_bytes(const tpace_model *m, const tpace
 /* Counts of one block. */
 typedef struct tpace_mc_block {
     tpace_u128 h2d, d2h, d2d, points, launches;
+    double out_first; /* the part of a chunk's download the slot's next upload waits for */
 } tpace_mc_block;
+
+/* The part of an mmtb chunk's download the next upload into its slot waits for (predict.rs
+ * out_first): downloads have a queue of their own and send the chunk's own planes first;
+ * 1 for the other schedules and one chunk. */
+static inline double tpace_mc_out_first(const tpace_model *m, tpace_model_config c, tpace_u64 n_chunks, tpace_u64 kb)
+{
+    if (c.schedule != TPACE_MODEL_MMTB || n_chunks <= 1 || c.b == 0)
+        return 1.0;
+    tpace_u64 lag = tpace_mc_handover(m, kb);
+    return (double)(c.b > lag ? c.b - lag : 0) / (double)c.b;
+}
 
 static inline tpace_mc_block tpace_mc_block_of(const tpace_model *m, const tpace_model_run *w, tpace_model_config c,
                                                tpace_u64 n_chunks, tpace_u64 kb, int last)
@@ -938,6 +950,7 @@ static inline tpace_mc_block tpace_mc_block_of(const tpace_model *m, const tpace
     r.points = computed * w->plane;
     r.h2d = h2d_planes * in_plane;
     r.d2h = n * out_plane;
+    r.out_first = tpace_mc_out_first(m, c, n_chunks, kb);
     return r;
 }
 
@@ -1031,9 +1044,11 @@ static inline double tpace_mc_max(double a, double b) { return a > b ? a : b; }
 /* Seconds a chunk adds in the steady state with `slots` queues (predict.rs `steady`): the
  * longest cycle of the executor's dependences, per chunk, where an upload and a download
  * that must overlap (by U + D - T) share the link at duplex_bps and each loses
- * 1 - duplex / (h2d + d2h) of the overlapped time; a few rounds of the fixed point. */
+ * 1 - duplex / (h2d + d2h) of the overlapped time; a few rounds of the fixed point. A queue's
+ * round is its upload, kernels and the part `out_first` of its download the slot's next upload
+ * waits for, or its kernels and whole download (the next hand-over). */
 static inline double tpace_mc_cycle_parts(const tpace_model *m, tpace_u64 slots, double in_bytes, double t_k,
-                                          double out_bytes, double *up_out, double *down_out)
+                                          double out_bytes, double out_first, double *up_out, double *down_out)
 {
     double t_in = in_bytes / m->h2d_bps;
     double t_out = out_bytes / m->d2h_bps;
@@ -1044,7 +1059,7 @@ static inline double tpace_mc_cycle_parts(const tpace_model *m, tpace_u64 slots,
     for (int round = 0; round < TPACE_MC_OVERLAP_ROUNDS; round++) {
         up = t_in + lose * o;
         down = t_out + lose * o;
-        double around = (up + t_k + down) / s;
+        double around = tpace_mc_max((up + t_k + out_first * down) / s, (t_k + down) / s);
         cycle = tpace_mc_max(tpace_mc_max(tpace_mc_max(tpace_mc_max(t_k, up), down), both), around);
         double next = tpace_mc_max(up + down - cycle, 0.0);
         if (next == o) /* settled: at once where the copies need not meet */
@@ -1059,22 +1074,22 @@ static inline double tpace_mc_cycle_parts(const tpace_model *m, tpace_u64 slots,
 }
 
 static inline double tpace_mc_cycle(const tpace_model *m, tpace_u64 slots, double in_bytes, double t_k,
-                                    double out_bytes)
+                                    double out_bytes, double out_first)
 {
-    return tpace_mc_cycle_parts(m, slots, in_bytes, t_k, out_bytes, NULL, NULL);
+    return tpace_mc_cycle_parts(m, slots, in_bytes, t_k, out_bytes, out_first, NULL, NULL);
 }
 
 /* Time of `chunks` chunks through `slots` queues (predict.rs `pipeline`): the first chunk
  * whole (the pipeline's fill and drain), then per chunk its steady share. */
 static inline double tpace_mc_pipeline(const tpace_model *m, tpace_u64 chunks, tpace_u64 slots, double in_bytes,
-                                       double t_k, double out_bytes)
+                                       double t_k, double out_bytes, double out_first)
 {
     double t_in = in_bytes / m->h2d_bps;
     double t_out = out_bytes / m->d2h_bps;
     double first = t_in + t_k + t_out;
     if (slots <= 1 || chunks <= 1)
         return (double)chunks * first;
-    return first + (double)(chunks - 1) * tpace_mc_cycle(m, slots, in_bytes, t_k, out_bytes);
+    return first + (double)(chunks - 1) * tpace_mc_cycle(m, slots, in_bytes, t_k, out_bytes, out_first);
 }
 
 /* Chunk buffers (queues) in flight, as tpace_slots_for counts them (predict.rs slots_for). */
@@ -1100,7 +1115,7 @@ static inline double tpace_mc_block_time(const tpace_model *m, const tpace_model
     if (c.schedule == TPACE_MODEL_INCORE)
         return (double)b->h2d / m->h2d_bps + kernel + (double)b->d2h / m->d2h_bps;
     double cn = (double)n_chunks;
-    return tpace_mc_pipeline(m, n_chunks, slots, (double)b->h2d / cn, kernel / cn, (double)b->d2h / cn);
+    return tpace_mc_pipeline(m, n_chunks, slots, (double)b->h2d / cn, kernel / cn, (double)b->d2h / cn, b->out_first);
 }
 
 /* How near the copies may come to the kernels' time before more streams' slack pays (search.rs

@@ -404,7 +404,7 @@ TPACE_HOOK void tpace_dev_free(tpace_rt *r, void *p)
 typedef struct tpace_cl_queues {
     cl_command_queue queue[TPACE_MAX_SLOTS + 1];
     int nqueues;
-    cl_event mark[TPACE_MAX_SLOTS];
+    cl_event mark[TPACE_MARKS];
     int profiling;    /* queues time their commands (TPACE_TRACE) */
     cl_event *stamps; /* markers, in the order recorded */
     long nstamps, stamp_cap;
@@ -591,7 +591,7 @@ TPACE_HOOK void tpace_dev_end(tpace_rt *r)
     for (long i = 0; i < c->nflags; i++)
         TPACE_CL(r->plan.s.where, clReleaseEvent(c->flags[i]));
     free(c->flags);
-    for (int m = 0; m < TPACE_MAX_SLOTS; m++)
+    for (int m = 0; m < TPACE_MARKS; m++)
         if (c->mark[m] != NULL)
             TPACE_CL(r->plan.s.where, clReleaseEvent(c->mark[m]));
     for (int q = 0; q < c->nqueues; q++)

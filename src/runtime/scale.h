@@ -1035,7 +1035,7 @@ static void tpace_results_flag(tpace_rt *r, const tpace_chunk *ch, long from, lo
         d->finals_cap = want;
     }
     tpace_final *f = &d->finals[d->nfinals++];
-    f->flag = tpace_dev_flag(r, ch->slot);
+    f->flag = tpace_dev_flag(r, ch->out_q);
     f->from = from;
     f->to = to;
 }

@@ -494,6 +494,7 @@ static inline void tpace_plan_init(tpace_rt *r, const tpace_shape *shape)
     long env_b = tpace_env_long("TPACE_CHUNK", 0, 1, 1L << 40);
     long env_streams = tpace_env_long("TPACE_STREAMS", 0, 1, TPACE_MAX_SLOTS - 1);
     const long env_replan = tpace_env_long("TPACE_REPLAN", -1, 0, 1);
+    p->out_queue = (int)tpace_env_long("TPACE_OUT_QUEUE", 1, 0, 1);
     const int set[4] = {schedule >= 0, env_k > 0, env_b > 0, env_streams > 0};
     if (shape->force) {
         /* One of several devices: the plan chosen for all of them. */
@@ -588,6 +589,14 @@ static inline void tpace_plan_init(tpace_rt *r, const tpace_shape *shape)
 static inline int tpace_block_steps(const tpace_plan *p, long t)
 {
     return (int)TPACE_MIN((long)p->k, p->s.steps - t);
+}
+
+/* The queue chunk downloads go to: mmtb over several chunks (two slots at least) gives them
+ * the mm carry queue, idle under mmtb, so that a slot's next upload need not wait for the
+ * whole download before it (TPACE_OUT_QUEUE=0: the slot's own queue, as before). */
+static inline int tpace_out_queue(const tpace_plan *p, int slot)
+{
+    return p->out_queue && p->schedule == TPACE_MMTB && p->nchunks > 1 && p->slots >= 2 ? p->slots : slot;
 }
 
 /* Grid plane at the start of chunk c's buffers for a block of kb steps. */
@@ -910,9 +919,9 @@ static inline int tpace_trace_from(tpace_rt *r, int q)
     return r->trace.on ? tpace_dev_stamp(r, q) : -1;
 }
 
-/* The operation of chunk ch that started at stamp `from` is done once its queue's
+/* The operation of chunk ch on queue q that started at stamp `from` is done once q's
  * work so far is. */
-static inline void tpace_trace_done(tpace_rt *r, const tpace_chunk *ch, int what, int from, size_t bytes)
+static inline void tpace_trace_done_on(tpace_rt *r, const tpace_chunk *ch, int q, int what, int from, size_t bytes)
 {
     tpace_trace *tr = &r->trace;
     if (!tr->on || from < 0)
@@ -922,12 +931,18 @@ static inline void tpace_trace_done(tpace_rt *r, const tpace_chunk *ch, int what
     o->c = ch->c;
     o->t = ch->t;
     o->kb = ch->kb;
-    o->slot = ch->slot;
+    o->slot = q;
     o->what = what;
     o->from = from;
-    o->to = tpace_dev_stamp(r, ch->slot);
+    o->to = tpace_dev_stamp(r, q);
     o->bytes = bytes;
     o->copied = 0;
+}
+
+/* tpace_trace_done for an operation on the chunk's own queue. */
+static inline void tpace_trace_done(tpace_rt *r, const tpace_chunk *ch, int what, int from, size_t bytes)
+{
+    tpace_trace_done_on(r, ch, ch->slot, what, from, bytes);
 }
 
 /* An interval of the timeline, in ms. */
@@ -1227,7 +1242,7 @@ static inline size_t tpace_download_folded(tpace_rt *r, const tpace_chunk *ch, c
     const long dev_first = (long)first - (ch->base - p->s.dim_lo[0]) * (long)stride[0];
     const char *buf = (const char *)tpace_final_buffer(r, ch, arr->fold_of);
     tpace_dev_download(r, (char *)arr->host + first * arr->elem, buf + dev_first * (long)arr->elem,
-                       (end - first) * arr->elem, ch->slot);
+                       (end - first) * arr->elem, ch->out_q);
     return (end - first) * arr->elem;
 }
 
@@ -1240,7 +1255,7 @@ static inline void tpace_download_planes(tpace_rt *r, const tpace_chunk *ch, lon
         return;
     if (r->download_gate)
         r->download_gate(r, from, to);
-    const int stamp = tpace_trace_from(r, ch->slot);
+    const int stamp = tpace_trace_from(r, ch->out_q);
     for (int a = 0; a < r->narrays; a++) {
         tpace_array *arr = &r->arrays[a];
         if (arr->transfer == TPACE_FOLDED && ch->last_block && !arr->unread)
@@ -1249,13 +1264,13 @@ static inline void tpace_download_planes(tpace_rt *r, const tpace_chunk *ch, lon
             moved += tpace_planes_bytes(r, arr, to - from);
             tpace_dev_download(r, tpace_host_plane(r, arr, from),
                                tpace_buf_plane(r, arr, tpace_final_buffer(r, ch, a), ch->base, from),
-                               tpace_planes_bytes(r, arr, to - from), ch->slot);
+                               tpace_planes_bytes(r, arr, to - from), ch->out_q);
         }
     }
     if (r->planes_out)
         r->planes_out(r, ch, from, to);
     r->plan.down_bytes += moved;
-    tpace_trace_done(r, ch, TPACE_TRACE_DOWNLOAD, stamp, moved);
+    tpace_trace_done_on(r, ch, ch->out_q, TPACE_TRACE_DOWNLOAD, stamp, moved);
 }
 
 /* mm / naive: bring chunk ch in. Planes below its own come from the carry buffer
@@ -1301,6 +1316,13 @@ static inline void tpace_mm_in(tpace_rt *r, const tpace_chunk *ch)
     }
 }
 
+/* The mark an upload into chunk ch's slot from plane `lo` on waits for: the first part of
+ * the slot's last download where the upload begins at or above its split, else all of it. */
+static inline int tpace_out_mark(const tpace_rt *r, const tpace_chunk *ch, long lo)
+{
+    return lo - ch->base >= r->out_split[ch->slot] ? TPACE_MARK_OUT_HIGH(ch->slot) : TPACE_MARK_OUT_ALL(ch->slot);
+}
+
 /* mmtb: bring chunk ch in. Its own planes (and the few above that nothing has written
  * yet) come from the host; the planes below come from the previous chunk's buffer,
  * on the device, after that chunk's kernels. Then the previous chunk's finished
@@ -1310,12 +1332,20 @@ static inline void tpace_mmtb_in(tpace_rt *r, const tpace_chunk *ch, const tpace
     const tpace_plan *p = &r->plan;
     const long own_lo = tpace_own_lo(p, ch->c), own_hi = tpace_own_hi(p, ch->c);
     const long top = p->s.lo + p->s.n;
-    /* The slot's previous occupant must have handed its planes over first. */
-    if (ch->c >= p->slots)
+    /* The slot's previous occupant must have handed its planes over first, and (where
+     * downloads have a queue of their own) have downloaded the planes this upload
+     * overwrites: those from tpace_chunk_out's split on, or all of them. */
+    const int reused = ch->c >= p->slots, own_out = ch->out_q != ch->slot;
+    if (reused)
         tpace_dev_wait_mark(r, ch->slot, ch->slot);
+    if (reused && own_out)
+        tpace_dev_wait_mark(r, tpace_out_mark(r, ch, own_lo), ch->slot);
     tpace_upload_planes(r, ch, own_lo, TPACE_MIN(own_hi + tpace_mmtb_above(p), top));
     if (prev == NULL)
         return;
+    /* The hand-over below writes where the rest of that download reads. */
+    if (reused && own_out)
+        tpace_dev_wait_mark(r, TPACE_MARK_OUT_ALL(ch->slot), ch->slot);
     tpace_dev_wait(r, prev->slot, ch->slot);
     const int stamp = tpace_trace_from(r, ch->slot);
     size_t moved = 0;
@@ -1359,7 +1389,22 @@ static inline void tpace_chunk_out(tpace_rt *r, const tpace_chunk *ch, long max_
         to = tpace_own_hi(p, ch->c);
     }
     /* Only the slab's planes: the ghost planes around it are its neighbours' to write. */
-    tpace_download_planes(r, ch, TPACE_MAX(from, r->own_lo), TPACE_MIN(to, r->own_hi));
+    from = TPACE_MAX(from, r->own_lo);
+    to = TPACE_MIN(to, r->own_hi);
+    if (ch->out_q == ch->slot) {
+        tpace_download_planes(r, ch, from, to);
+        return;
+    }
+    /* mmtb's downloads have a queue of their own: after the chunk's kernels, the planes from
+     * where the slot's next chunk's upload begins (its own planes) go first, then the rest,
+     * a mark after each; that upload waits only for the first part (tpace_mmtb_in). */
+    const long split = ch->base + tpace_mmtb_below(p, ch->kb);
+    tpace_dev_wait(r, ch->slot, ch->out_q);
+    tpace_download_planes(r, ch, TPACE_MAX(from, split), to);
+    tpace_dev_mark(r, ch->out_q, TPACE_MARK_OUT_HIGH(ch->slot));
+    tpace_download_planes(r, ch, from, TPACE_MIN(to, split));
+    tpace_dev_mark(r, ch->out_q, TPACE_MARK_OUT_ALL(ch->slot));
+    r->out_split[ch->slot] = split - ch->base;
 }
 
 static inline void tpace_begin_slab(tpace_rt *r, const tpace_shape *shape, tpace_array *arrays, int narrays,
@@ -1916,7 +1961,8 @@ static inline void tpace_replan_first_block(tpace_rt *r, long t, int kb)
         const double t_in = (double)blk.h2d / cn / m->h2d_bps, t_out = (double)blk.d2h / cn / m->d2h_bps;
         double up = t_in, down = t_out;
         if (slots > 1 && chunks > 1)
-            tpace_mc_cycle_parts(m, slots, (double)blk.h2d / cn, x.kernel_pred_s / cn, (double)blk.d2h / cn, &up, &down);
+            tpace_mc_cycle_parts(m, slots, (double)blk.h2d / cn, x.kernel_pred_s / cn, (double)blk.d2h / cn,
+                                 blk.out_first, &up, &down);
         x.upload_pred_s = (uploads_from > 0 ? 0.0 : t_in) + (cn - 1.0) * up;
         x.download_pred_s = t_out + (cn - 1.0) * down;
         x.wall_pred_s = tpace_mc_block_time(m, &run, c, chunks, slots, &blk);
@@ -2000,6 +2046,7 @@ static inline int tpace_next(tpace_rt *r, tpace_chunk *ch, long max_tau)
     next.kb = tpace_block_steps(p, next.t);
     next.last_block = next.t + next.kb >= p->s.steps;
     next.slot = (int)(next.c % p->slots);
+    next.out_q = tpace_out_queue(p, next.slot);
     next.base = tpace_chunk_base(p, next.c, next.kb);
     /* After the run's first chunk, nothing written back yet: the model checked against it. */
     const int check = r->calibrating && have_prev && prev.c == 0 && prev.t == 0;

@@ -28,6 +28,11 @@ struct tpace_model;   /* the performance model (model part) */
 struct tpace_machine; /* a machine profile's figures (model part) */
 
 #define TPACE_MAX_SLOTS 64
+/* Mark ids: a slot's hand-over (its id is the slot's), and, where mmtb downloads on a
+ * queue of their own, the download of the slot's chunk above TPACE_OUT_SPLIT and all of it. */
+#define TPACE_MARK_OUT_HIGH(slot) (TPACE_MAX_SLOTS + (slot))
+#define TPACE_MARK_OUT_ALL(slot) (2 * TPACE_MAX_SLOTS + (slot))
+#define TPACE_MARKS (3 * TPACE_MAX_SLOTS)
 /* Most dimensions of a grid (the translator's runtime::MAX_RANK). */
 #define TPACE_MAX_RANK 8
 
@@ -197,6 +202,7 @@ typedef struct tpace_plan {
     int fuse_set;        /* the steps per kernel were set (TPACE_FUSE, or the target's own choice) */
     int fuse_most;       /* the most steps per kernel the program and device hold */
     int replan;          /* whether the run checks the model against its first chunk and block */
+    int out_queue;       /* mmtb downloads on a queue of their own (TPACE_OUT_QUEUE, default 1) */
     int replans;         /* times it re-planned */
     char replan_note[1536]; /* what it measured and what it changed, for the report */
 } tpace_plan;
@@ -207,6 +213,7 @@ typedef struct tpace_chunk {
     long t;         /* first step of the block, counted from 0 */
     int kb;         /* steps in this block (the last block may be short) */
     int slot;       /* buffer slot, also the queue its work goes to */
+    int out_q;      /* the queue its downloads go to (mmtb: one of their own; else the slot's) */
     long base;      /* grid plane at the start of the slot's buffers */
     int last_block; /* whether this is the block with the loop's last step */
 } tpace_chunk;
@@ -248,7 +255,9 @@ typedef struct tpace_rt {
     int started;     /* whether `cur` holds a chunk */
     long next_t;     /* the first step of the block tpace_next starts next */
     double start;
-    int mark_queue[TPACE_MAX_SLOTS]; /* target bookkeeping for tpace_dev_mark */
+    int mark_queue[TPACE_MARKS]; /* target bookkeeping for tpace_dev_mark */
+    long out_split[TPACE_MAX_SLOTS]; /* mmtb: a slot's buffer position from which its last
+                                      * download went first (TPACE_MARK_OUT_HIGH) */
     tpace_trace trace;               /* TPACE_TRACE's timeline */
     void *target;                    /* target-specific state */
     /* Several devices (the scale-out part): each runs an executor like this one on its slab

@@ -389,13 +389,14 @@ fn fused_mmtb_strips_and_when_fusion_is_off() {
         0,
         "one chunk"
     );
-    // The strips add to the device memory: two per slot.
+    // The strips add to the device memory: one per slot (a chunk reads its predecessor's
+    // where it lies).
     let plain = Workload {
         fuse: 1,
         ..w.clone()
     };
     let extra = device_bytes(&w, mmtb) - device_bytes(&plain, mmtb);
-    assert_eq!(extra, 3 * 2 * 12 * 600 * 4); // 3 slots, in and out, 12 planes of 600 floats
+    assert_eq!(extra, 3 * 12 * 600 * 4); // 3 slots, 12 planes of 600 floats
 }
 
 /// A measured `[[kernels]]` entry for tests.
@@ -655,8 +656,10 @@ fn a_third_stream_pays_where_copies_outlast_the_kernels() {
     };
     let ps = predict_streams(&w8, &m, cfg(Schedule::Mmtb, 128, 1967, 1), &[2, 3, 4]).unwrap();
     let (two, three) = (ps[0].total_s, ps[1].total_s);
+    // Since 2026-11-27 a slot's upload waits for 93.5 % of the download two chunks back
+    // (its own planes, b - 128 of 1967), not all of it: 1.07 where those runs had 1.09 to 1.11.
     assert!(
-        two > three * 1.08 && two < three * 1.16,
+        two > three * 1.05 && two < three * 1.16,
         "S=2 {two} S=3 {three}"
     );
     assert_eq!(three, ps[2].total_s);
@@ -677,19 +680,19 @@ fn a_third_stream_pays_where_copies_outlast_the_kernels() {
 fn the_traced_jacobi_chunk_ranks_three_streams_ahead_of_two() {
     let m = h100();
     let (up, k, down) = (10.0e-3 * m.h2d_bps, 15.1e-3, 9.0e-3 * m.d2h_bps);
-    let two = pipeline(&m, 25, 2, up, k, down);
-    let three = pipeline(&m, 25, 3, up, k, down);
-    let four = pipeline(&m, 25, 4, up, k, down);
+    let two = pipeline(&m, 25, 2, up, k, down, 1.0);
+    let three = pipeline(&m, 25, 3, up, k, down, 1.0);
+    let four = pipeline(&m, 25, 4, up, k, down, 1.0);
     assert!(
         two > three * (1.0 + crate::model::search::SLACK_TIE),
         "S=2 {two} S=3 {three}"
     );
     // Two queues: a chunk's share is its round trip over two, (U + K + D) / 2 = 17.05 ms,
     // and a little more where the copies meet (the trace: 17.35); three: the kernels.
-    let s2 = steady(&m, 2, up, k, down);
+    let s2 = steady(&m, 2, up, k, down, 1.0);
     assert!(s2.cycle_s > 17.05e-3 && s2.cycle_s < 17.6e-3, "{s2:?}");
     assert!(s2.overlap_s > 0.0);
-    assert_eq!(cycle(&m, 3, up, k, down), k);
+    assert_eq!(cycle(&m, 3, up, k, down, 1.0), k);
     assert_eq!(three, four);
 }
 
@@ -700,7 +703,7 @@ fn the_traced_jacobi_chunk_ranks_three_streams_ahead_of_two() {
 fn copies_that_must_meet_share_the_link() {
     let mut m = h100();
     (m.h2d_bps, m.d2h_bps, m.duplex_bps) = (1e9, 1e9, Some(1.5e9));
-    let st = steady(&m, 2, 1e9, 1.0, 1e9);
+    let st = steady(&m, 2, 1e9, 1.0, 1e9, 1.0);
     let sigma = 2.0 * 0.25;
     let o = (2.0 - 3.0 / 2.0) / (1.0 - sigma + sigma / 2.0);
     assert!((st.overlap_s - o).abs() < 1e-3, "{st:?} against {o}");
@@ -711,9 +714,9 @@ fn copies_that_must_meet_share_the_link() {
     assert!((st.upload_s - (1.0 + 0.25 * o)).abs() < 1e-3, "{st:?}");
     // Without a duplex figure, or with copies that fit beside the kernels, nothing stretches.
     m.duplex_bps = None;
-    assert_eq!(steady(&m, 2, 1e9, 1.0, 1e9).cycle_s, 1.5);
+    assert_eq!(steady(&m, 2, 1e9, 1.0, 1e9, 1.0).cycle_s, 1.5);
     m.duplex_bps = Some(1.5e9);
-    let fit = steady(&m, 2, 0.4e9, 1.0, 0.4e9);
+    let fit = steady(&m, 2, 0.4e9, 1.0, 0.4e9, 1.0);
     assert_eq!((fit.cycle_s, fit.overlap_s, fit.upload_s), (1.0, 0.0, 0.4));
 }
 
@@ -765,16 +768,67 @@ fn the_cycle_is_the_executors_longest_round() {
     m.d2h_bps = 1e9;
     m.duplex_bps = None;
     // U = K = D = 1 s: two queues need 1.5 s a chunk, three or four 1 s.
-    assert_eq!(cycle(&m, 2, 1e9, 1.0, 1e9), 1.5);
-    assert_eq!(cycle(&m, 3, 1e9, 1.0, 1e9), 1.0);
-    assert_eq!(cycle(&m, 4, 1e9, 1.0, 1e9), 1.0);
+    assert_eq!(cycle(&m, 2, 1e9, 1.0, 1e9, 1.0), 1.5);
+    assert_eq!(cycle(&m, 3, 1e9, 1.0, 1e9, 1.0), 1.0);
+    assert_eq!(cycle(&m, 4, 1e9, 1.0, 1e9, 1.0), 1.0);
     // Kernels longer than both copies together: one more stream changes nothing.
-    assert_eq!(cycle(&m, 2, 1e9, 3.0, 1e9), 3.0);
-    assert_eq!(cycle(&m, 3, 1e9, 3.0, 1e9), 3.0);
+    assert_eq!(cycle(&m, 2, 1e9, 3.0, 1e9, 1.0), 3.0);
+    assert_eq!(cycle(&m, 3, 1e9, 3.0, 1e9, 1.0), 3.0);
     // Copies much longer than kernels: the link bounds; both ways at once share it.
     m.duplex_bps = Some(1.5e9);
-    assert_eq!(cycle(&m, 4, 1e9, 0.1, 1e9), 2.0 / 1.5);
+    assert_eq!(cycle(&m, 4, 1e9, 0.1, 1e9, 1.0), 2.0 / 1.5);
     // Pipeline: the first chunk whole, then a cycle a chunk; one queue serial.
-    assert_eq!(pipeline(&m, 5, 1, 1e9, 1.0, 1e9), 15.0);
-    assert_eq!(pipeline(&m, 5, 3, 1e9, 1.0, 1e9), 3.0 + 4.0 * (2.0 / 1.5));
+    assert_eq!(pipeline(&m, 5, 1, 1e9, 1.0, 1e9, 1.0), 15.0);
+    assert_eq!(
+        pipeline(&m, 5, 3, 1e9, 1.0, 1e9, 1.0),
+        3.0 + 4.0 * (2.0 / 1.5)
+    );
+}
+
+/// A heat-3D chunk of this session's trace (1152 x 1536 x 1728, mmtb k=64 b=72 S=2 fuse
+/// 4, 8G, an H100, 2026-11-27: U 17, K 23.2 with its hand-over, D 14.9 ms): with the
+/// slot's next upload waiting for the whole download, two queues cost the round trip
+/// over two (27.6 ms a chunk); waiting only for the chunk's own planes (8 of its 72:
+/// the rest lag 63 steps behind), the kernels bound it.
+#[test]
+fn an_upload_that_waits_for_part_of_a_download_frees_two_queues() {
+    let m = h100();
+    let (up, k, down) = (17.0e-3 * m.h2d_bps, 23.2e-3, 14.9e-3 * m.d2h_bps);
+    let whole = cycle(&m, 2, up, k, down, 1.0);
+    assert!(whole > 27.5e-3 && whole < 28.5e-3, "{whole}");
+    assert_eq!(cycle(&m, 2, up, k, down, 8.0 / 72.0), k);
+    // The hand-over still waits for the whole download: kernels and download over two.
+    let long_download = cycle(&m, 2, up, k, 2.0 * k * m.d2h_bps, 0.0);
+    assert!(long_download >= (k + 2.0 * k) / 2.0, "{long_download}");
+}
+
+/// The part of a chunk's download the next upload waits for: an mmtb chunk's own planes
+/// (its width less the hand-over's planes), all of it for mm and for a single chunk.
+#[test]
+fn the_first_part_of_a_download_is_the_chunks_own_planes() {
+    let w = stencil(1152, 1536 * 1728, 128, 1);
+    let c = Config {
+        schedule: Schedule::Mmtb,
+        k: 64,
+        b: 72,
+        streams: 2,
+    };
+    let lag = handover(&w, 64);
+    assert!(lag < 72);
+    let f = out_first(&w, c, 16, 64);
+    assert!((f - (72 - lag) as f64 / 72.0).abs() < 1e-12, "{f}");
+    assert_eq!(out_first(&w, Config { b: 40, ..c }, 30, 64), 0.0);
+    assert_eq!(out_first(&w, c, 1, 64), 1.0);
+    assert_eq!(
+        out_first(
+            &w,
+            Config {
+                schedule: Schedule::Mm,
+                ..c
+            },
+            16,
+            64
+        ),
+        1.0
+    );
 }
