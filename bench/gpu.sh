@@ -479,6 +479,11 @@ if [[ $parts == *ab* ]]; then
             for v in old new; do
                 run "$name $v incore" "$work/$name.$v" 128 TPACE_SCHEDULE=incore
                 run "$name $v default 8G" "$work/$name.$v" 128 TPACE_DEVICE_MEM=8G
+                # AB_NEW_ENV="VAR=VALUE ...": the new translation's default plan once more with those settings.
+                if [[ $v == new && -n ${AB_NEW_ENV:-} ]]; then
+                    # shellcheck disable=SC2086 # the settings are words on purpose
+                    run "$name new default 8G $AB_NEW_ENV" "$work/$name.$v" 128 TPACE_DEVICE_MEM=8G $AB_NEW_ENV
+                fi
                 # AB_PLAN="SCHEDULE K CHUNK STREAMS FUSE": one fixed plan too, old and new alike.
                 if [[ -n ${AB_PLAN:-} ]]; then
                     read -r sc kk bb ss ff <<<"$AB_PLAN"
