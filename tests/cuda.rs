@@ -217,8 +217,8 @@ fn the_shuffled_streams_catch_a_missing_wait() {
         ),
         (
             "mmtb_upload_waits_for_a_mark_before_the_part_it_names",
-            "    tpace_download_planes(r, ch, TPACE_MAX(from, split), to);\n    tpace_dev_mark(r, ch->out_q, TPACE_MARK_OUT_HIGH(ch->slot));\n",
-            "    tpace_dev_mark(r, ch->out_q, TPACE_MARK_OUT_HIGH(ch->slot));\n    tpace_download_planes(r, ch, TPACE_MAX(from, split), to);\n",
+            "    size_t moved = tpace_download_range(r, ch, TPACE_MAX(from, split), to);\n    tpace_dev_mark(r, ch->out_q, TPACE_MARK_OUT_HIGH(ch->slot));\n",
+            "    tpace_dev_mark(r, ch->out_q, TPACE_MARK_OUT_HIGH(ch->slot));\n    size_t moved = tpace_download_range(r, ch, TPACE_MAX(from, split), to);\n",
             "mmtb",
         ),
         (

@@ -1246,16 +1246,15 @@ static inline size_t tpace_download_folded(tpace_rt *r, const tpace_chunk *ch, c
     return (end - first) * arr->elem;
 }
 
-/* Download planes [from, to) of every array that moves out, from chunk ch's buffers
- * (one download for the trace). */
-static inline void tpace_download_planes(tpace_rt *r, const tpace_chunk *ch, long from, long to)
+/* Download planes [from, to) of every array that moves out, from chunk ch's buffers, on
+ * the chunk's download queue; the bytes moved. */
+static inline size_t tpace_download_range(tpace_rt *r, const tpace_chunk *ch, long from, long to)
 {
     size_t moved = 0;
     if (from >= to)
-        return;
+        return 0;
     if (r->download_gate)
         r->download_gate(r, from, to);
-    const int stamp = tpace_trace_from(r, ch->out_q);
     for (int a = 0; a < r->narrays; a++) {
         tpace_array *arr = &r->arrays[a];
         if (arr->transfer == TPACE_FOLDED && ch->last_block && !arr->unread)
@@ -1270,7 +1269,16 @@ static inline void tpace_download_planes(tpace_rt *r, const tpace_chunk *ch, lon
     if (r->planes_out)
         r->planes_out(r, ch, from, to);
     r->plan.down_bytes += moved;
-    tpace_trace_done_on(r, ch, ch->out_q, TPACE_TRACE_DOWNLOAD, stamp, moved);
+    return moved;
+}
+
+/* tpace_download_range as one download of the trace. */
+static inline void tpace_download_planes(tpace_rt *r, const tpace_chunk *ch, long from, long to)
+{
+    if (from >= to)
+        return;
+    const int stamp = tpace_trace_from(r, ch->out_q);
+    tpace_trace_done_on(r, ch, ch->out_q, TPACE_TRACE_DOWNLOAD, stamp, tpace_download_range(r, ch, from, to));
 }
 
 /* mm / naive: bring chunk ch in. Planes below its own come from the carry buffer
@@ -1400,10 +1408,12 @@ static inline void tpace_chunk_out(tpace_rt *r, const tpace_chunk *ch, long max_
      * a mark after each; that upload waits only for the first part (tpace_mmtb_in). */
     const long split = ch->base + tpace_mmtb_below(p, ch->kb);
     tpace_dev_wait(r, ch->slot, ch->out_q);
-    tpace_download_planes(r, ch, TPACE_MAX(from, split), to);
+    const int stamp = from < to ? tpace_trace_from(r, ch->out_q) : -1; /* one download for the trace */
+    size_t moved = tpace_download_range(r, ch, TPACE_MAX(from, split), to);
     tpace_dev_mark(r, ch->out_q, TPACE_MARK_OUT_HIGH(ch->slot));
-    tpace_download_planes(r, ch, from, TPACE_MIN(to, split));
+    moved += tpace_download_range(r, ch, from, TPACE_MIN(to, split));
     tpace_dev_mark(r, ch->out_q, TPACE_MARK_OUT_ALL(ch->slot));
+    tpace_trace_done_on(r, ch, ch->out_q, TPACE_TRACE_DOWNLOAD, stamp, moved);
     r->out_split[ch->slot] = split - ch->base;
 }
 
