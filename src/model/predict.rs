@@ -780,7 +780,8 @@ pub fn pipeline(
     if slots <= 1 || chunks <= 1 {
         return chunks as f64 * first;
     }
-    first + (chunks - 1) as f64 * cycle(m, slots, in_bytes, t_k, out_bytes, out_first)
+    // Every further chunk: the longest cycle of the executor's dependences, per chunk.
+    first + (chunks - 1) as f64 * steady(m, slots, in_bytes, t_k, out_bytes, out_first).cycle_s
 }
 
 /// Most rounds of the fixed point in [`steady`] (each shrinks the error by 2σ(1 - 1/S) ≤
@@ -862,19 +863,6 @@ pub fn steady(
         o = next;
     }
     st
-}
-
-/// Seconds a chunk adds in the steady state with `slots` queues (at least two):
-/// the longest cycle of the executor's dependences, per chunk (see [`steady`]).
-pub fn cycle(
-    m: &Machine,
-    slots: u64,
-    in_bytes: f64,
-    t_k: f64,
-    out_bytes: f64,
-    out_first: f64,
-) -> f64 {
-    steady(m, slots, in_bytes, t_k, out_bytes, out_first).cycle_s
 }
 
 /// What the model says one chunk of a full block costs (the parts a trace shows).

@@ -692,7 +692,7 @@ fn the_traced_jacobi_chunk_ranks_three_streams_ahead_of_two() {
     let s2 = steady(&m, 2, up, k, down, 1.0);
     assert!(s2.cycle_s > 17.05e-3 && s2.cycle_s < 17.6e-3, "{s2:?}");
     assert!(s2.overlap_s > 0.0);
-    assert_eq!(cycle(&m, 3, up, k, down, 1.0), k);
+    assert_eq!(steady(&m, 3, up, k, down, 1.0).cycle_s, k);
     assert_eq!(three, four);
 }
 
@@ -768,15 +768,15 @@ fn the_cycle_is_the_executors_longest_round() {
     m.d2h_bps = 1e9;
     m.duplex_bps = None;
     // U = K = D = 1 s: two queues need 1.5 s a chunk, three or four 1 s.
-    assert_eq!(cycle(&m, 2, 1e9, 1.0, 1e9, 1.0), 1.5);
-    assert_eq!(cycle(&m, 3, 1e9, 1.0, 1e9, 1.0), 1.0);
-    assert_eq!(cycle(&m, 4, 1e9, 1.0, 1e9, 1.0), 1.0);
+    assert_eq!(steady(&m, 2, 1e9, 1.0, 1e9, 1.0).cycle_s, 1.5);
+    assert_eq!(steady(&m, 3, 1e9, 1.0, 1e9, 1.0).cycle_s, 1.0);
+    assert_eq!(steady(&m, 4, 1e9, 1.0, 1e9, 1.0).cycle_s, 1.0);
     // Kernels longer than both copies together: one more stream changes nothing.
-    assert_eq!(cycle(&m, 2, 1e9, 3.0, 1e9, 1.0), 3.0);
-    assert_eq!(cycle(&m, 3, 1e9, 3.0, 1e9, 1.0), 3.0);
+    assert_eq!(steady(&m, 2, 1e9, 3.0, 1e9, 1.0).cycle_s, 3.0);
+    assert_eq!(steady(&m, 3, 1e9, 3.0, 1e9, 1.0).cycle_s, 3.0);
     // Copies much longer than kernels: the link bounds; both ways at once share it.
     m.duplex_bps = Some(1.5e9);
-    assert_eq!(cycle(&m, 4, 1e9, 0.1, 1e9, 1.0), 2.0 / 1.5);
+    assert_eq!(steady(&m, 4, 1e9, 0.1, 1e9, 1.0).cycle_s, 2.0 / 1.5);
     // Pipeline: the first chunk whole, then a cycle a chunk; one queue serial.
     assert_eq!(pipeline(&m, 5, 1, 1e9, 1.0, 1e9, 1.0), 15.0);
     assert_eq!(
@@ -794,11 +794,11 @@ fn the_cycle_is_the_executors_longest_round() {
 fn an_upload_that_waits_for_part_of_a_download_frees_two_queues() {
     let m = h100();
     let (up, k, down) = (17.0e-3 * m.h2d_bps, 23.2e-3, 14.9e-3 * m.d2h_bps);
-    let whole = cycle(&m, 2, up, k, down, 1.0);
+    let whole = steady(&m, 2, up, k, down, 1.0).cycle_s;
     assert!(whole > 27.5e-3 && whole < 28.5e-3, "{whole}");
-    assert_eq!(cycle(&m, 2, up, k, down, 8.0 / 72.0), k);
+    assert_eq!(steady(&m, 2, up, k, down, 8.0 / 72.0).cycle_s, k);
     // The hand-over still waits for the whole download: kernels and download over two.
-    let long_download = cycle(&m, 2, up, k, 2.0 * k * m.d2h_bps, 0.0);
+    let long_download = steady(&m, 2, up, k, 2.0 * k * m.d2h_bps, 0.0).cycle_s;
     assert!(long_download >= (k + 2.0 * k) / 2.0, "{long_download}");
 }
 
