@@ -211,7 +211,7 @@ fn the_shuffled_streams_catch_a_missing_wait() {
         ),
         (
             "mmtb_upload_before_the_download_it_overwrites",
-            "        tpace_dev_wait_mark(r, tpace_out_mark(r, ch, own_lo), ch->slot);\n",
+            "        tpace_dev_wait_mark(r, TPACE_MARK_OUT_HIGH(ch->slot), ch->slot);\n",
             "",
             "mmtb",
         ),

@@ -1324,13 +1324,6 @@ static inline void tpace_mm_in(tpace_rt *r, const tpace_chunk *ch)
     }
 }
 
-/* The mark an upload into chunk ch's slot from plane `lo` on waits for: the first part of
- * the slot's last download where the upload begins at or above its split, else all of it. */
-static inline int tpace_out_mark(const tpace_rt *r, const tpace_chunk *ch, long lo)
-{
-    return lo - ch->base >= r->out_split[ch->slot] ? TPACE_MARK_OUT_HIGH(ch->slot) : TPACE_MARK_OUT_ALL(ch->slot);
-}
-
 /* mmtb: bring chunk ch in. Its own planes (and the few above that nothing has written
  * yet) come from the host; the planes below come from the previous chunk's buffer,
  * on the device, after that chunk's kernels. Then the previous chunk's finished
@@ -1342,12 +1335,14 @@ static inline void tpace_mmtb_in(tpace_rt *r, const tpace_chunk *ch, const tpace
     const long top = p->s.lo + p->s.n;
     /* The slot's previous occupant must have handed its planes over first, and (where
      * downloads have a queue of their own) have downloaded the planes this upload
-     * overwrites: those from tpace_chunk_out's split on, or all of them. */
+     * overwrites. That occupant is chunk c - slots of this block (blocks drain, and a new
+     * plan starts at chunk 0), so its buffer sat as far below its own planes as this one's:
+     * tpace_chunk_out sent the planes from this upload's first on ahead of the rest. */
     const int reused = ch->c >= p->slots, own_out = ch->out_q != ch->slot;
     if (reused)
         tpace_dev_wait_mark(r, ch->slot, ch->slot);
     if (reused && own_out)
-        tpace_dev_wait_mark(r, tpace_out_mark(r, ch, own_lo), ch->slot);
+        tpace_dev_wait_mark(r, TPACE_MARK_OUT_HIGH(ch->slot), ch->slot);
     tpace_upload_planes(r, ch, own_lo, TPACE_MIN(own_hi + tpace_mmtb_above(p), top));
     if (prev == NULL)
         return;
@@ -1404,9 +1399,10 @@ static inline void tpace_chunk_out(tpace_rt *r, const tpace_chunk *ch, long max_
         return;
     }
     /* mmtb's downloads have a queue of their own: after the chunk's kernels, the planes from
-     * where the slot's next chunk's upload begins (its own planes) go first, then the rest,
-     * a mark after each; that upload waits only for the first part (tpace_mmtb_in). */
-    const long split = ch->base + tpace_mmtb_below(p, ch->kb);
+     * where the slot's next chunk's upload begins (the chunk's own planes, at the same place
+     * in the buffer) go first, then the rest, a mark after each; that upload waits only for
+     * the first part (tpace_mmtb_in). */
+    const long split = tpace_own_lo(p, ch->c);
     tpace_dev_wait(r, ch->slot, ch->out_q);
     const int stamp = from < to ? tpace_trace_from(r, ch->out_q) : -1; /* one download for the trace */
     size_t moved = tpace_download_range(r, ch, TPACE_MAX(from, split), to);
@@ -1414,7 +1410,6 @@ static inline void tpace_chunk_out(tpace_rt *r, const tpace_chunk *ch, long max_
     moved += tpace_download_range(r, ch, from, TPACE_MIN(to, split));
     tpace_dev_mark(r, ch->out_q, TPACE_MARK_OUT_ALL(ch->slot));
     tpace_trace_done_on(r, ch, ch->out_q, TPACE_TRACE_DOWNLOAD, stamp, moved);
-    r->out_split[ch->slot] = split - ch->base;
 }
 
 static inline void tpace_begin_slab(tpace_rt *r, const tpace_shape *shape, tpace_array *arrays, int narrays,

@@ -29,7 +29,7 @@ struct tpace_machine; /* a machine profile's figures (model part) */
 
 #define TPACE_MAX_SLOTS 64
 /* Mark ids: a slot's hand-over (its id is the slot's), and, where mmtb downloads on a
- * queue of their own, the download of the slot's chunk above TPACE_OUT_SPLIT and all of it. */
+ * queue of their own, the download of the slot's chunk from its own planes on, and all of it. */
 #define TPACE_MARK_OUT_HIGH(slot) (TPACE_MAX_SLOTS + (slot))
 #define TPACE_MARK_OUT_ALL(slot) (2 * TPACE_MAX_SLOTS + (slot))
 #define TPACE_MARKS (3 * TPACE_MAX_SLOTS)
@@ -256,8 +256,6 @@ typedef struct tpace_rt {
     long next_t;     /* the first step of the block tpace_next starts next */
     double start;
     int mark_queue[TPACE_MARKS]; /* target bookkeeping for tpace_dev_mark */
-    long out_split[TPACE_MAX_SLOTS]; /* mmtb: a slot's buffer position from which its last
-                                      * download went first (TPACE_MARK_OUT_HIGH) */
     tpace_trace trace;               /* TPACE_TRACE's timeline */
     void *target;                    /* target-specific state */
     /* Several devices (the scale-out part): each runs an executor like this one on its slab
