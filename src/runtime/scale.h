@@ -787,9 +787,10 @@ static void tpace_ghost_fill(tpace_rt *r, int side)
 
 /* Executor r's slab planes [from, to) of chunk ch are on their way to the host: those
  * that another device of this process reads as ghost planes in the next block go to it
- * too, from r's device as they are (on ch's queue, after the same kernels): into its
- * device's memory where the devices reach each other (peer copies), else into its host
- * copies, one more download. Blocks take turns with two sets of them: the next block's
+ * too, from r's device as they are, on ch's download queue with its downloads (so that
+ * they never hold up the slot's next upload under mmtb): into its device's memory where
+ * the devices reach each other (peer copies), else into its host copies, one more
+ * download. Blocks take turns with two sets of them: the next block's
  * are filled while this block's are read. In the last block they are final instead, and
  * go on to rank 0 where the arrays go early (tpace_results_flag). */
 static void tpace_results_flag(tpace_rt *r, const tpace_chunk *ch, long from, long to);
@@ -822,11 +823,11 @@ static void tpace_planes_out(tpace_rt *r, const tpace_chunk *ch, long from, long
                 const char *src = tpace_buf_plane(r, arr, tpace_final_buffer(r, ch, a), ch->base, lo);
                 if (d->peer[side]) {
                     tpace_dev_peer_copy(r, d->ghost_dev[side][parity][a] + (size_t)(lo - first) * plane, d->device,
-                                        src, bytes, ch->slot);
+                                        src, bytes, ch->out_q);
                     s->dev[h].peer_bytes += bytes;
                 } else {
                     tpace_dev_download(r, d->ghost_host[side][parity][a] + (size_t)(lo - first) * plane, src, bytes,
-                                       ch->slot);
+                                       ch->out_q);
                     s->dev[h].host_ghost_bytes += bytes;
                 }
             }
