@@ -1214,6 +1214,15 @@ fn ghost_planes_between_ranks_of_one_node_come_out_of_the_neighbours_memory() {
                 " copied out of the neighbour's memory",
             );
             let by_mpi = between(line, "neighbour's memory, ", " by MPI");
+            // Where a block's start holds a rank up, in seconds (docs/scale-out.md).
+            for part in [
+                "packing edge planes for the neighbours ",
+                "chunks waiting for the neighbours' planes ",
+                "and copying them ",
+            ] {
+                let secs = between(line, part, " s");
+                assert!(secs.parse::<f64>().is_ok(), "{what}: `{part}`: {line}");
+            }
             if cma == "1" && allowed {
                 assert!(pulled != "0 B" && by_mpi == "0 B", "{what}: {line}");
             } else {
@@ -1281,4 +1290,40 @@ fn ghost_planes_between_ranks_of_one_node_come_out_of_the_neighbours_memory() {
         &seq,
         "lent planes overwritten before the rank above took them",
     );
+    // The planes below a rank's slab are packed by the caller's thread while the block's
+    // first chunks run, and its downloads there wait for it. 200 ms late to pack: the same
+    // answer, by either path; without the wait, not.
+    for cma in ["1", "0"] {
+        let late = [("TPACE_PACK_DELAY_MS", "200"), ("TPACE_CMA", cma)];
+        let got = run(
+            &tc,
+            &translated.binary,
+            steps,
+            Some(3),
+            &p,
+            &late,
+            &dir.path().join("t.dump"),
+        );
+        assert_eq!(
+            first_difference(&seq.dump, &got.dump),
+            None,
+            "a rank late to pack its edge planes, TPACE_CMA={cma}"
+        );
+        let no_wait = Broken {
+            edit: (
+                "if (to > s->pack_lo[side] && from < s->pack_hi[side])",
+                "if (0)",
+            ),
+            ..half
+        };
+        assert_caught(
+            &tc,
+            dir.path(),
+            &no_wait,
+            (steps, Some(3)),
+            (&p, &late),
+            &seq,
+            &format!("edge planes overwritten before they were packed, TPACE_CMA={cma}"),
+        );
+    }
 }

@@ -342,6 +342,8 @@ typedef struct tpace_device {
     size_t peer_bytes;        /* bytes it copied into its neighbours' ghost planes, device to device */
     size_t host_ghost_bytes;  /* bytes of ghost planes it copied through host memory */
     size_t pulled_bytes;      /* bytes of a neighbour rank's planes it copied out of that rank's memory */
+    double fill_wait_s;       /* seconds its chunks waited for a neighbour rank's message (tpace_ghost_fill) */
+    double fill_copy_s;       /* ... and copied that rank's planes into its ghost copies */
     double results_at;        /* when its results were in place */
     tpace_final *finals;      /* the last block's chunks whose planes go to rank 0, in the order issued */
     long nfinals, finals_cap;
@@ -406,6 +408,16 @@ typedef struct tpace_scale {
                             * planes the neighbour below lent it out of that rank's memory */
     size_t out_cap[2];     /* bytes s->out[side] holds (kept from block to block) */
     size_t ghost_pulled, ghost_by_mpi; /* bytes of neighbours' planes taken each way */
+    double pack_s;         /* seconds the blocks' starts spent packing this rank's edge planes */
+    /* With threads the caller's thread packs a side's edge planes while the executors start
+     * the block (tpace_exchange_send); until then no download may overwrite them. */
+    long pack_delay_ms;      /* for tests (TPACE_PACK_DELAY_MS): the caller's thread waits this long before it
+                              * packs this rank's edge planes */
+    int to_send[2];          /* [side]: this rank's edge planes still to send (or say where they are) */
+    int packing[2];          /* [side]: ... and to pack first */
+    long pack_lo[2], pack_hi[2]; /* ... planes [pack_lo, pack_hi) */
+    char *pack_into[2];      /* ... into this part of s->out[side] */
+    size_t send_bytes[2];    /* [side]: bytes of this rank's edge planes the neighbour gets */
     char *out[2];          /* [side]: the neighbour's planes [in_lo, in_hi) received, then this rank's edge planes */
     long in_lo[2], in_hi[2];
     MPI_Request *req;      /* the results' messages, sent or (rank 0) received */
@@ -489,16 +501,19 @@ static int tpace_cma_move(int pid, char *local, long long remote, size_t bytes, 
 static void *tpace_copy_part_main(void *arg)
 {
     tpace_copy_part *part = (tpace_copy_part *)arg;
-    if (part->pid == 0)
+    if (part->src == NULL) /* tpace_touch_wide */
+        memset(part->dst, 0, part->bytes);
+    else if (part->pid == 0)
         memcpy(part->dst, part->src, part->bytes);
     else
         part->err = tpace_cma_move(part->pid, part->dst, (long long)(size_t)part->src, part->bytes, 0);
     return NULL;
 }
 
-/* Copy `bytes` from `src` (in process `pid`; 0: this one) to `dst` on up to `threads` host
- * threads: one core copies about 6 GB/s, and a block's ghost planes or a rank's results are
- * gigabytes (this thread copies a part too). 0, or the errno that refused a part. */
+/* Copy `bytes` from `src` (in process `pid`; 0: this one; NULL: zeros) to `dst` on up to
+ * `threads` host threads: one core copies about 6 GB/s, and a block's ghost planes or a
+ * rank's results are gigabytes (this thread copies a part too). 0, or the errno that
+ * refused a part. */
 static int tpace_copy_from(int pid, void *dst, const void *src, size_t bytes, int threads)
 {
     threads = TPACE_MIN(TPACE_MAX(threads, 1), TPACE_WIDE_COPY_THREADS);
@@ -511,7 +526,7 @@ static int tpace_copy_from(int pid, void *dst, const void *src, size_t bytes, in
     for (int i = 0; i < threads; i++) {
         const size_t at = TPACE_MIN((size_t)i * each, bytes);
         part[i].dst = (char *)dst + at;
-        part[i].src = (const char *)src + at;
+        part[i].src = src == NULL ? NULL : (const char *)src + at;
         part[i].bytes = TPACE_MIN(each, bytes - at);
         part[i].pid = pid;
         part[i].err = 0;
@@ -535,6 +550,13 @@ static int tpace_copy_from(int pid, void *dst, const void *src, size_t bytes, in
 static void tpace_copy_wide(void *dst, const void *src, size_t bytes, int threads)
 {
     (void)tpace_copy_from(0, dst, src, bytes, threads);
+}
+
+/* Fresh memory's pages faulted in on up to `threads` host threads, so that the copies
+ * into it later run at the memory's rate (a first touch costs about as much as the copy). */
+TPACE_MAYBE_UNUSED static void tpace_touch_wide(void *dst, size_t bytes, int threads)
+{
+    (void)tpace_copy_from(0, dst, NULL, bytes, threads);
 }
 
 /* Threads each device's host thread may copy with: the process's cores shared among its
@@ -695,13 +717,21 @@ static void tpace_ghost_from_rank(tpace_rt *r, int side)
     }
 }
 
-/* Before executor r downloads planes [from, to) of its slab: where the neighbour rank above
- * may still be copying them out of this rank's host arrays (lent this block), wait until it
- * says it has them; its message comes to the caller's thread (the only one that calls MPI),
- * which says so, or, without threads, here. */
+/* Before executor r downloads planes [from, to) of its slab: where the caller's thread is
+ * still packing them for a neighbour (tpace_exchange_start), wait until it has; where the
+ * neighbour rank above may still be copying them out of this rank's host arrays (lent this
+ * block), wait until it says it has them; its message comes to the caller's thread (the
+ * only one that calls MPI), which says so, or, without threads, here. */
 static void tpace_download_gate(tpace_rt *r, long from, long to)
 {
     tpace_scale *s = (tpace_scale *)r->scale;
+    for (int side = 0; side < 2 && s->crew.threads; side++) /* this rank's edge planes, still to pack */
+        if (to > s->pack_lo[side] && from < s->pack_hi[side]) {
+            TPACE_PTHREAD(pthread_mutex_lock(&s->crew.lock));
+            while (s->packing[side])
+                TPACE_PTHREAD(pthread_cond_wait(&s->crew.arrived, &s->crew.lock));
+            TPACE_PTHREAD(pthread_mutex_unlock(&s->crew.lock));
+        }
     if (!s->lent || to <= s->lent_lo || from >= s->lent_hi)
         return;
     if (s->crew.threads) {
@@ -763,6 +793,7 @@ static void tpace_ghost_start(tpace_rt *r, int side, int later)
 static void tpace_ghost_fill(tpace_rt *r, int side)
 {
     tpace_scale *s = (tpace_scale *)r->scale;
+    const double wait_start = tpace_now();
     if (s->crew.threads) {
         TPACE_PTHREAD(pthread_mutex_lock(&s->crew.lock));
         while (!s->arrived[side])
@@ -770,9 +801,13 @@ static void tpace_ghost_fill(tpace_rt *r, int side)
         TPACE_PTHREAD(pthread_mutex_unlock(&s->crew.lock));
     }
 #ifdef TPACE_MPI
+    tpace_device *d = &s->dev[r - s->rt];
     if (!s->crew.threads && s->pending[side])
         tpace_exchange_receive(s, side);
+    const double copy_start = tpace_now();
+    d->fill_wait_s += copy_start - wait_start;
     tpace_ghost_from_rank(r, side);
+    d->fill_copy_s += tpace_now() - copy_start;
     if (!s->crew.threads) {
         tpace_exchange_ack(s, side);
     } else { /* the caller's thread acknowledges */
@@ -781,6 +816,8 @@ static void tpace_ghost_fill(tpace_rt *r, int side)
         TPACE_PTHREAD(pthread_cond_broadcast(&s->crew.done));
         TPACE_PTHREAD(pthread_mutex_unlock(&s->crew.lock));
     }
+#else
+    (void)wait_start;
 #endif
     r->ghost_ready[side] = 1;
 }
@@ -836,6 +873,135 @@ static void tpace_planes_out(tpace_rt *r, const tpace_chunk *ch, long from, long
 }
 
 #ifdef TPACE_MPI
+/* The planes a block of kb steps sends the neighbour on `side` ([send_from, send_to): what
+ * it needs of this rank) and receives from it ([recv_from, recv_to)). */
+static void tpace_exchange_planes(const tpace_scale *s, int side, long kb, long reach_lo, long reach_hi,
+                                  long *send_from, long *send_to, long *recv_from, long *recv_to)
+{
+    *send_from = side == 0 ? s->rank_lo : s->rank_hi - kb * reach_lo;
+    *send_to = side == 0 ? s->rank_lo + kb * reach_hi : s->rank_hi;
+    *recv_from = side == 0 ? s->rank_lo - kb * reach_lo : s->rank_hi;
+    *recv_to = side == 0 ? s->rank_lo : s->rank_hi + kb * reach_hi;
+}
+
+/* Whether this rank lends the neighbour on `side` its edge planes where they are, in the
+ * host arrays (the neighbour above copies them out of this rank's memory), instead of
+ * packing them. */
+static int tpace_exchange_lends(const tpace_scale *s, int side)
+{
+    return s->pulled[side] && side == 1;
+}
+
+/* Bytes s->out[side] holds for a block of kb steps: the planes received by MPI, then this
+ * rank's edge planes, packed; as much as this side needs of it. */
+static size_t tpace_exchange_room(const tpace_scale *s, int side, long kb, long reach_lo, long reach_hi)
+{
+    long send_from, send_to, recv_from, recv_to;
+    tpace_exchange_planes(s, side, kb, reach_lo, reach_hi, &send_from, &send_to, &recv_from, &recv_to);
+    const size_t in_room = s->pull[side] ? 0 : tpace_edge_bytes(s, recv_from, recv_to);
+    const size_t out_room = tpace_exchange_lends(s, side) ? 0 : tpace_edge_bytes(s, send_from, send_to);
+    return TPACE_MAX(in_room + out_room, (size_t)1);
+}
+
+/* s->out[side] holds `need` bytes at least, kept from block to block, its pages touched
+ * when it is allocated, so that the packing at a block's start runs at the memory's rate. */
+static void tpace_exchange_buffer(tpace_scale *s, int side, size_t need)
+{
+    if (s->out_cap[side] >= need)
+        return;
+    free(s->out[side]);
+    s->out[side] = (char *)malloc(need);
+    s->out_cap[side] = need;
+    if (s->out[side] == NULL)
+        tpace_stop("MPI", "host memory ran out for the ghost planes");
+    tpace_touch_wide(s->out[side], need, tpace_host_cores());
+}
+
+/* In the set-up, once the plan is known: the exchange buffers the blocks of k steps will
+ * use, allocated and touched (their first touch cost a block's start as much as packing). */
+static void tpace_exchange_reserve(tpace_scale *s, long reach_lo, long reach_hi)
+{
+    for (int side = 0; side < 2; side++)
+        if (tpace_neighbour(side) >= 0)
+            tpace_exchange_buffer(s, side, tpace_exchange_room(s, side, s->k, reach_lo, reach_hi));
+}
+
+/* This rank's edge planes for the neighbour on `side`, packed (where they are to be) and
+ * sent: where they are, or themselves by MPI. Without threads at the block's start; with
+ * them by the caller's thread as the executors start the block (the downloads that would
+ * overwrite them wait: tpace_download_gate). */
+static void tpace_exchange_send(tpace_scale *s, int side)
+{
+    const int peer = tpace_neighbour(side);
+    if (peer < 0 || !s->to_send[side])
+        return;
+    s->to_send[side] = 0;
+    if (s->packing[side]) {
+        if (s->pack_delay_ms > 0) /* tests: late to pack, the block's downloads under way */
+            nanosleep(&(struct timespec){s->pack_delay_ms / 1000, s->pack_delay_ms % 1000 * 1000000L}, NULL);
+        const double pack_start = tpace_now();
+        tpace_edge_pack(s, s->pack_lo[side], s->pack_hi[side], s->pack_into[side]);
+        s->pack_s += tpace_now() - pack_start;
+        if (s->crew.threads)
+            TPACE_PTHREAD(pthread_mutex_lock(&s->crew.lock));
+        s->packing[side] = 0;
+        if (s->crew.threads) {
+            TPACE_PTHREAD(pthread_cond_broadcast(&s->crew.arrived));
+            TPACE_PTHREAD(pthread_mutex_unlock(&s->crew.lock));
+        }
+    }
+    if (s->pulled[side]) { /* where this rank's planes are; the neighbour says when it has them */
+        TPACE_MPI_CALL(
+            MPI_Isend(s->where_out[side], 2 + s->narrays, MPI_LONG_LONG, peer, 7, MPI_COMM_WORLD, &s->said[side]));
+        TPACE_MPI_CALL(MPI_Irecv(NULL, 0, MPI_BYTE, peer, 8, MPI_COMM_WORLD, &s->send[side]));
+    } else {
+        TPACE_MPI_CALL(
+            MPI_Isend(s->pack_into[side], (int)s->send_bytes[side], MPI_BYTE, peer, 7, MPI_COMM_WORLD, &s->send[side]));
+    }
+}
+
+/* Whether the neighbour's message on `side` has come (without waiting). */
+static int tpace_exchange_came(tpace_scale *s, int side)
+{
+    int came = 0;
+    TPACE_MPI_CALL(MPI_Test(&s->recv[side], &came, MPI_STATUS_IGNORE));
+    return came;
+}
+
+/* The caller's thread as the executors start a block: the neighbours' messages received as
+ * they come (the executors told), and this rank's edge planes packed and sent meanwhile, a
+ * message that has come first (an executor may be waiting for it); never waiting for one
+ * before packing, since the neighbour may be packing for this rank too. */
+static void tpace_exchange_start(tpace_scale *s)
+{
+    tpace_crew *c = &s->crew;
+    int left[2] = {1, 1};
+    while (left[0] || left[1]) {
+        int moved = 0;
+        for (int side = 0; side < 2; side++) {
+            if (!left[side] || (s->pending[side] && !tpace_exchange_came(s, side)))
+                continue;
+            if (s->pending[side])
+                tpace_exchange_receive(s, side);
+            TPACE_PTHREAD(pthread_mutex_lock(&c->lock));
+            s->arrived[side] = 1;
+            TPACE_PTHREAD(pthread_cond_broadcast(&c->arrived));
+            TPACE_PTHREAD(pthread_mutex_unlock(&c->lock));
+            left[side] = 0;
+            moved = 1;
+        }
+        for (int side = 0; side < 2 && !moved; side++)
+            if (s->to_send[side]) {
+                tpace_exchange_send(s, side);
+                moved = 1;
+            }
+        if (!moved)
+            nanosleep(&(struct timespec){0, 100000L}, NULL);
+    }
+    for (int side = 0; side < 2; side++)
+        tpace_exchange_send(s, side);
+}
+
 /* Post the block's exchange with the neighbour ranks: this rank's edge planes out, the
  * planes its ghost regions reach in (never into the host arrays: see
  * tpace_exchange_receive). A neighbour of this node copies them out of this rank's memory
@@ -850,16 +1016,14 @@ static void tpace_exchange_post(tpace_scale *s, long reach_lo, long reach_hi)
     s->lent_back = 0;
     for (int side = 0; side < 2; side++) {
         s->pending[side] = 0;
+        s->to_send[side] = 0;
         s->acked[side] = 0;
         s->taken[side] = 0;
         const int peer = tpace_neighbour(side);
         if (peer < 0)
             continue;
-        /* What the peer needs of this rank, and what this rank needs of the peer. */
-        const long send_from = side == 0 ? s->rank_lo : s->rank_hi - (long)s->kb * reach_lo;
-        const long send_to = side == 0 ? s->rank_lo + (long)s->kb * reach_hi : s->rank_hi;
-        const long recv_from = side == 0 ? s->rank_lo - (long)s->kb * reach_lo : s->rank_hi;
-        const long recv_to = side == 0 ? s->rank_lo : s->rank_hi + (long)s->kb * reach_hi;
+        long send_from, send_to, recv_from, recv_to;
+        tpace_exchange_planes(s, side, s->kb, reach_lo, reach_hi, &send_from, &send_to, &recv_from, &recv_to);
         s->in_lo[side] = recv_from;
         s->in_hi[side] = recv_to;
         const size_t out_bytes = tpace_edge_bytes(s, send_from, send_to);
@@ -872,21 +1036,15 @@ static void tpace_exchange_post(tpace_scale *s, long reach_lo, long reach_hi)
             if (s->where_out[side] == NULL || s->where_in[side] == NULL)
                 tpace_stop("MPI", "host memory ran out for the ghost planes");
         }
-        const int lend = s->pulled[side] && side == 1;
-        /* Kept from block to block (its pages touched once): the planes received by MPI,
-         * then this rank's edge planes, packed; as much as this side needs of it. */
-        const size_t in_room = s->pull[side] ? 0 : in_bytes, out_room = lend ? 0 : out_bytes;
-        const size_t need = TPACE_MAX(in_room + out_room, (size_t)1);
-        if (s->out_cap[side] < need) {
-            free(s->out[side]);
-            s->out[side] = (char *)malloc(need);
-            s->out_cap[side] = need;
-            if (s->out[side] == NULL)
-                tpace_stop("MPI", "host memory ran out for the ghost planes");
-        }
+        const int lend = tpace_exchange_lends(s, side);
+        const size_t in_room = s->pull[side] ? 0 : in_bytes;
+        tpace_exchange_buffer(s, side, tpace_exchange_room(s, side, s->kb, reach_lo, reach_hi));
         char *outgoing = s->out[side] + in_room;
-        if (!lend)
-            tpace_edge_pack(s, send_from, send_to, outgoing);
+        s->packing[side] = !lend;
+        s->pack_lo[side] = send_from;
+        s->pack_hi[side] = send_to;
+        s->pack_into[side] = outgoing;
+        s->send_bytes[side] = out_bytes;
         if (s->pull[side]) /* where the neighbour's planes are: the executors copy them themselves */
             TPACE_MPI_CALL(MPI_Irecv(s->where_in[side], words, MPI_LONG_LONG, peer, 7, MPI_COMM_WORLD,
                                      &s->recv[side]));
@@ -912,12 +1070,11 @@ static void tpace_exchange_post(tpace_scale *s, long reach_lo, long reach_hi)
                 s->lent_lo = send_from;
                 s->lent_hi = send_to;
             }
-            TPACE_MPI_CALL(MPI_Isend(where, words, MPI_LONG_LONG, peer, 7, MPI_COMM_WORLD, &s->said[side]));
-            TPACE_MPI_CALL(MPI_Irecv(NULL, 0, MPI_BYTE, peer, 8, MPI_COMM_WORLD, &s->send[side]));
-        } else {
-            TPACE_MPI_CALL(MPI_Isend(outgoing, (int)out_bytes, MPI_BYTE, peer, 7, MPI_COMM_WORLD, &s->send[side]));
         }
         s->pending[side] = 1;
+        s->to_send[side] = 1;
+        if (!s->crew.threads || !s->packing[side]) /* with threads, packing waits for the block's start */
+            tpace_exchange_send(s, side);
     }
 }
 
@@ -2133,14 +2290,8 @@ static void tpace_crew_phase(tpace_scale *s, int phase)
 #ifdef TPACE_MPI
     /* The threads run the block; this one, the only one that calls MPI, receives the
      * neighbour ranks' planes into the host arrays and tells the threads. */
-    for (int side = 0; side < 2 && phase == TPACE_PHASE_BLOCK; side++) {
-        if (s->pending[side])
-            tpace_exchange_receive(s, side);
-        TPACE_PTHREAD(pthread_mutex_lock(&c->lock));
-        s->arrived[side] = 1;
-        TPACE_PTHREAD(pthread_cond_broadcast(&c->arrived));
-        TPACE_PTHREAD(pthread_mutex_unlock(&c->lock));
-    }
+    if (phase == TPACE_PHASE_BLOCK)
+        tpace_exchange_start(s);
 #else
     s->arrived[0] = s->arrived[1] = 1; /* one rank: no planes from elsewhere */
 #endif
@@ -2371,6 +2522,7 @@ static void tpace_run_devices(const tpace_shape *shape, tpace_array *arrays, int
     s.delay_ms = tpace_env_long("TPACE_RESULTS_DELAY_MS", 0, 0, 600000);
 #ifdef TPACE_MPI
     s.pull_delay_ms = tpace_env_long("TPACE_PULL_DELAY_MS", 0, 0, 600000);
+    s.pack_delay_ms = tpace_env_long("TPACE_PACK_DELAY_MS", 0, 0, 600000);
     if (w->ranks > 1) {
         tpace_results_setup(&s);
         tpace_exchange_setup(&s);
@@ -2417,6 +2569,10 @@ static void tpace_run_devices(const tpace_shape *shape, tpace_array *arrays, int
     const double setup_start = tpace_now();
     tpace_crew_start(&s);
     tpace_crew_phase(&s, TPACE_PHASE_SETUP);
+#ifdef TPACE_MPI
+    if (w->ranks > 1)
+        tpace_exchange_reserve(&s, shape->reach_lo, shape->reach_hi);
+#endif
     /* Ghost planes device to device where the devices reach each other and every device
      * has room for two sets of them beside its plan (under the budget); else through host
      * memory. The plan does not shrink for them. */
@@ -2531,13 +2687,24 @@ static void tpace_run_devices(const tpace_shape *shape, tpace_array *arrays, int
         copy_threads = (int)tpace_max_over_ranks((double)s.cma.threads);
 #endif
     /* Ghost planes between ranks: copied out of the neighbours' memory, or by MPI. */
-    char ranks_text[160], gr[2][32];
+    char ranks_text[400], gr[2][32];
     ranks_text[0] = '\0';
 #ifdef TPACE_MPI
+    /* Where a block's start may hold a rank up: its edge planes packed for the neighbour,
+     * its chunks' wait for the neighbour's planes and their copy (the most of any device). */
+    double fill_wait = 0.0, fill_copy = 0.0;
+    for (int g = 0; g < local; g++) {
+        fill_wait = TPACE_MAX(fill_wait, s.dev[g].fill_wait_s);
+        fill_copy = TPACE_MAX(fill_copy, s.dev[g].fill_copy_s);
+    }
     if (w->ranks > 1)
-        snprintf(ranks_text, sizeof ranks_text, "; between ranks %s copied out of the neighbour's memory, %s by MPI",
+        snprintf(ranks_text, sizeof ranks_text,
+                 "; between ranks %s copied out of the neighbour's memory, %s by MPI; at the blocks' starts, "
+                 "packing edge planes for the neighbours %.6f s, chunks waiting for the neighbours' planes %.6f s "
+                 "and copying them %.6f s (the most of any rank)",
                  tpace_bytes_text((double)tpace_sum_over_ranks(s.ghost_pulled), gr[0], sizeof gr[0]),
-                 tpace_bytes_text((double)tpace_sum_over_ranks(s.ghost_by_mpi), gr[1], sizeof gr[1]));
+                 tpace_bytes_text((double)tpace_sum_over_ranks(s.ghost_by_mpi), gr[1], sizeof gr[1]),
+                 tpace_max_over_ranks(s.pack_s), tpace_max_over_ranks(fill_wait), tpace_max_over_ranks(fill_copy));
 #else
     (void)gr;
 #endif
