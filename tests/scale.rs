@@ -255,8 +255,8 @@ fn a_broken_exchange_or_ghost_copy_is_caught() {
         // A neighbour rank's planes received but never put in place: stale ghost planes.
         (
             "exchange_not_used",
-            "        tpace_exchange_receive(s, side);\n    tpace_ghost_from_rank(r, side);",
-            "        tpace_exchange_receive(s, side);",
+            "    tpace_ghost_from_rank(r, side);\n    d->fill_copy_s",
+            "    d->fill_copy_s",
             Some(2),
             1,
         ),
