@@ -1030,11 +1030,10 @@ fn a_folded_temporary_keeps_its_faces_on_a_3d_grid() {
 /// and 3), every fused kernel instance the translation prints compiles, holds no
 /// static shared memory (its rows are in dynamic shared memory, sized at the
 /// launch), and nvcc reports no spill stores or loads for the instances of 2-D grids
-/// (capped by their rings' registers) up to four steps and those of 3-D grids up to
-/// their default step count (two); beyond (2-D rows of five to eight steps, 3-D tiles
-/// past two) an instance may spill a little (two blocks of 128 registers that spill a
-/// little ran faster on the H100 than one block that does not: `tile_blocks` in
-/// src/back/cuda/fused.rs; the 2-D rows' bounds in `kernel` there).
+/// (capped by their rings' registers) up to four steps and those of 3-D grids at every
+/// step count they have, `double` and halos of 2 and 3 included (issue 28; the nvcc CI
+/// installs, 13.5, showed none on 2026-11-27); beyond, 2-D rows of five to eight steps may spill a little
+/// (the 2-D rows' bounds in `kernel` in src/back/cuda/fused.rs).
 #[test]
 fn fused_kernels_do_not_spill_registers() {
     let Some(nvcc) = nvcc() else { return };
@@ -1080,7 +1079,7 @@ fn fused_kernels_do_not_spill_registers() {
                 usage.contains("Used ") && !usage.contains("smem"),
                 "{name}: static shared memory in a fused kernel: {line}\n{usage}"
             );
-            if (rank == 3 && steps > fusion.default_steps) || (rank == 2 && steps > 4) {
+            if rank == 2 && steps > 4 {
                 continue;
             }
             assert!(
