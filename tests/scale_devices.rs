@@ -1259,71 +1259,85 @@ fn ghost_planes_between_ranks_of_one_node_come_out_of_the_neighbours_memory() {
     // The planes above a rank's slab are lent, not packed: the rank's last chunks overwrite
     // them only once the rank above has taken them. That rank 200 ms late to take them:
     // the same answer; without the wait, not.
-    let late = [("TPACE_PULL_DELAY_MS", "200")];
-    let got = run(
-        &tc,
-        &translated.binary,
-        steps,
-        Some(3),
-        &p,
-        &late,
-        &dir.path().join("t.dump"),
-    );
-    assert_eq!(
-        first_difference(&seq.dump, &got.dump),
-        None,
-        "a rank late to take its lent planes"
-    );
-    let no_wait = Broken {
-        edit: (
+    let late = Late {
+        env: &[("TPACE_PULL_DELAY_MS", "200")],
+        wait: (
             "if (!s->lent || to <= s->lent_lo",
             "if (1 || to <= s->lent_lo",
         ),
-        ..half
+        what: "the rank above late to take the planes lent to it".into(),
     };
-    assert_caught(
-        &tc,
-        dir.path(),
-        &no_wait,
-        (steps, Some(3)),
-        (&p, &late),
-        &seq,
-        "lent planes overwritten before the rank above took them",
-    );
+    late.holds_and_its_wait_is_needed(&tc, dir.path(), &translated.binary, &half, &seq);
     // The planes below a rank's slab are packed by the caller's thread while the block's
     // first chunks run, and its downloads there wait for it. 200 ms late to pack: the same
     // answer, by either path; without the wait, not.
     for cma in ["1", "0"] {
-        let late = [("TPACE_PACK_DELAY_MS", "200"), ("TPACE_CMA", cma)];
+        let late = Late {
+            env: &[("TPACE_PACK_DELAY_MS", "200"), ("TPACE_CMA", cma)],
+            wait: (
+                "if (to > s->pack_lo[side] && from < s->pack_hi[side])",
+                "if (0)",
+            ),
+            what: format!("a rank late to pack its edge planes, TPACE_CMA={cma}"),
+        };
+        late.holds_and_its_wait_is_needed(&tc, dir.path(), &translated.binary, &half, &seq);
+    }
+}
+
+/// A part of the exchange made late on purpose (`env`), and the wait that makes that
+/// harmless (`wait`: its text and the text that removes it).
+struct Late<'a> {
+    env: &'a [(&'a str, &'a str)],
+    wait: (&'a str, &'a str),
+    what: String,
+}
+
+impl Late<'_> {
+    /// Three ranks of `binary` (`broken`'s program, params mmtb k = 2) late as `env`
+    /// says give the sequential answer `seq`; built without the wait, they do not.
+    fn holds_and_its_wait_is_needed(
+        &self,
+        tc: &Toolchain,
+        dir: &Path,
+        binary: &Path,
+        broken: &Broken,
+        seq: &Execution,
+    ) {
+        let steps = 9;
+        let p = Params {
+            gpus: Some(1),
+            ..params("mmtb", 2, 5, 2)
+        };
         let got = run(
-            &tc,
-            &translated.binary,
+            tc,
+            binary,
             steps,
             Some(3),
             &p,
-            &late,
-            &dir.path().join("t.dump"),
+            self.env,
+            &dir.join("t.dump"),
         );
         assert_eq!(
             first_difference(&seq.dump, &got.dump),
             None,
-            "a rank late to pack its edge planes, TPACE_CMA={cma}"
+            "{}",
+            self.what
         );
         let no_wait = Broken {
-            edit: (
-                "if (to > s->pack_lo[side] && from < s->pack_hi[side])",
-                "if (0)",
-            ),
-            ..half
+            edit: self.wait,
+            name: broken.name,
+            source: broken.source,
+            target: broken.target,
+            mpi: broken.mpi,
         };
         assert_caught(
-            &tc,
-            dir.path(),
+            tc,
+            dir,
             &no_wait,
             (steps, Some(3)),
-            (&p, &late),
-            &seq,
-            &format!("edge planes overwritten before they were packed, TPACE_CMA={cma}"),
+            (&p, self.env),
+            seq,
+            &format!("{}, without the wait", self.what),
         );
     }
 }
