@@ -263,8 +263,8 @@ fn a_broken_exchange_or_ghost_copy_is_caught() {
         // The ghost planes of a process's devices not copied at the block's start.
         (
             "no_ghost_copy",
-            "    else\n        tpace_ghost_copy(r, side, lo, hi);",
-            "    else\n        (void)0;",
+            "host_ghost_bytes += tpace_ghost_copy(r, side, lo, hi);",
+            "host_ghost_bytes += 0;",
             None,
             2,
         ),

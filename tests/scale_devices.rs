@@ -272,6 +272,46 @@ type PeerRun = (Params, u64, Vec<(String, String)>, bool);
 /// they do not (TPACE_EMU_PEER=0): the same answer, bit for bit, either way, over
 /// several blocks, uneven slabs, both schedules. A device that reads the ghost planes
 /// of the wrong block gives a wrong answer.
+/// The first block's ghost planes above a device, which the device above overwrites with
+/// its first downloads, are copied by the caller's thread while the devices start the
+/// block; those downloads wait for the copy. Three devices of one process (host path,
+/// OpenACC), the copy 200 ms late: bit for bit; without the wait, not.
+#[test]
+fn the_first_blocks_ghost_planes_above_are_copied_while_the_block_starts() {
+    let tc = Toolchain::detect();
+    let dir = tempfile::tempdir().expect("scratch folder");
+    let source = jacobi_source(300, 64);
+    let (translated, seq) = sequential_and_translated(
+        &tc,
+        dir.path(),
+        "late_ghosts",
+        &source,
+        (Target::Openacc, false),
+        9,
+    );
+    let broken = Broken {
+        name: "late_ghosts",
+        source: &source,
+        target: Target::Openacc,
+        mpi: false,
+        edit: ("", ""),
+    };
+    let late = Late {
+        env: &[("TPACE_LATE_GHOSTS_DELAY_MS", "200")],
+        wait: (
+            "if (to > s->dev[g].late_lo && from < s->dev[g].late_hi)",
+            "if (to > s->dev[g].late_lo && from < s->dev[g].late_hi && 0)",
+        ),
+        what: "the first block's ghost planes above a device copied late".into(),
+        ranks: None,
+        params: Params {
+            gpus: Some(3),
+            ..params("mmtb", 4, 20, 2)
+        },
+    };
+    late.holds_and_its_wait_is_needed(&tc, dir.path(), &translated.binary, &broken, &seq);
+}
+
 #[test]
 fn ghost_planes_go_device_to_device_where_devices_reach_each_other() {
     let tc = Toolchain::detect();
@@ -1266,6 +1306,8 @@ fn ghost_planes_between_ranks_of_one_node_come_out_of_the_neighbours_memory() {
             "if (1 || to <= s->lent_lo",
         ),
         what: "the rank above late to take the planes lent to it".into(),
+        ranks: Some(3),
+        params: three_ranks(),
     };
     late.holds_and_its_wait_is_needed(&tc, dir.path(), &translated.binary, &half, &seq);
     // The planes below a rank's slab are packed by the caller's thread while the block's
@@ -1279,22 +1321,35 @@ fn ghost_planes_between_ranks_of_one_node_come_out_of_the_neighbours_memory() {
                 "if (0)",
             ),
             what: format!("a rank late to pack its edge planes, TPACE_CMA={cma}"),
+            ranks: Some(3),
+            params: three_ranks(),
         };
         late.holds_and_its_wait_is_needed(&tc, dir.path(), &translated.binary, &half, &seq);
     }
 }
 
 /// A part of the exchange made late on purpose (`env`), and the wait that makes that
-/// harmless (`wait`: its text and the text that removes it).
+/// harmless (`wait`: its text and the text that removes it), over `ranks` ranks (None:
+/// one process) with `params`.
 struct Late<'a> {
     env: &'a [(&'a str, &'a str)],
     wait: (&'a str, &'a str),
     what: String,
+    ranks: Option<u64>,
+    params: Params,
+}
+
+/// Three ranks of one device each, mmtb k = 2: blocks enough for every exchange.
+fn three_ranks() -> Params {
+    Params {
+        gpus: Some(1),
+        ..params("mmtb", 2, 5, 2)
+    }
 }
 
 impl Late<'_> {
-    /// Three ranks of `binary` (`broken`'s program, params mmtb k = 2) late as `env`
-    /// says give the sequential answer `seq`; built without the wait, they do not.
+    /// `binary` (`broken`'s program) late as `env` says gives the sequential answer `seq`
+    /// over 9 steps; built without the wait, it does not.
     fn holds_and_its_wait_is_needed(
         &self,
         tc: &Toolchain,
@@ -1304,19 +1359,8 @@ impl Late<'_> {
         seq: &Execution,
     ) {
         let steps = 9;
-        let p = Params {
-            gpus: Some(1),
-            ..params("mmtb", 2, 5, 2)
-        };
-        let got = run(
-            tc,
-            binary,
-            steps,
-            Some(3),
-            &p,
-            self.env,
-            &dir.join("t.dump"),
-        );
+        let (ranks, p) = (self.ranks, &self.params);
+        let got = run(tc, binary, steps, ranks, p, self.env, &dir.join("t.dump"));
         assert_eq!(
             first_difference(&seq.dump, &got.dump),
             None,
@@ -1334,8 +1378,8 @@ impl Late<'_> {
             tc,
             dir,
             &no_wait,
-            (steps, Some(3)),
-            (&p, self.env),
+            (steps, ranks),
+            (p, self.env),
             seq,
             &format!("{}, without the wait", self.what),
         );

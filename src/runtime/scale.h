@@ -342,6 +342,10 @@ typedef struct tpace_device {
     size_t peer_bytes;        /* bytes it copied into its neighbours' ghost planes, device to device */
     size_t host_ghost_bytes;  /* bytes of ghost planes it copied through host memory */
     size_t pulled_bytes;      /* bytes of a neighbour rank's planes it copied out of that rank's memory */
+    int late_above;           /* the first block's host copies of its ghost planes above, still to take (the
+                               * caller's thread takes them while the block runs: tpace_ghosts_late) */
+    long late_lo, late_hi;    /* ... planes [late_lo, late_hi), which their device's downloads wait for */
+    size_t late_bytes;        /* ... their bytes (counted by the caller's thread) */
     double fill_wait_s;       /* seconds its chunks waited for a neighbour rank's message (tpace_ghost_fill) */
     double fill_copy_s;       /* ... and copied that rank's planes into its ghost copies */
     double results_at;        /* when its results were in place */
@@ -383,6 +387,8 @@ typedef struct tpace_scale {
     tpace_piece **handed_end;
     tpace_piece *sent;     /* pieces sent, kept until their messages are done */
     size_t sent_during, sent_after; /* bytes this rank sent while its blocks ran, and after */
+    long late_delay_ms;    /* for tests (TPACE_LATE_GHOSTS_DELAY_MS): the caller's thread waits this long before
+                            * it copies the first block's ghost planes above a device (tpace_ghosts_late) */
     long delay_ms;         /* for tests (TPACE_RESULTS_DELAY_MS): rank 0 takes its last block's ghost planes this
                             * much later, another rank holds each final range back this long */
 #ifdef TPACE_MPI
@@ -717,21 +723,33 @@ static void tpace_ghost_from_rank(tpace_rt *r, int side)
     }
 }
 
+#endif
+
+/* Under the crew's lock, wait until *flag is 0 (the caller's thread clears it and says so). */
+static void tpace_crew_wait_cleared(tpace_crew *c, const int *flag)
+{
+    TPACE_PTHREAD(pthread_mutex_lock(&c->lock));
+    while (*flag)
+        TPACE_PTHREAD(pthread_cond_wait(&c->arrived, &c->lock));
+    TPACE_PTHREAD(pthread_mutex_unlock(&c->lock));
+}
+
 /* Before executor r downloads planes [from, to) of its slab: where the caller's thread is
- * still packing them for a neighbour (tpace_exchange_start), wait until it has; where the
+ * still copying them as another device's first-block ghost planes (tpace_ghosts_late) or
+ * packing them for a neighbour rank (tpace_exchange_start), wait until it has; where the
  * neighbour rank above may still be copying them out of this rank's host arrays (lent this
  * block), wait until it says it has them; its message comes to the caller's thread (the
  * only one that calls MPI), which says so, or, without threads, here. */
 static void tpace_download_gate(tpace_rt *r, long from, long to)
 {
     tpace_scale *s = (tpace_scale *)r->scale;
+    for (int g = 0; g < s->local && s->crew.threads; g++) /* another device's ghost planes, still to copy */
+        if (to > s->dev[g].late_lo && from < s->dev[g].late_hi)
+            tpace_crew_wait_cleared(&s->crew, &s->dev[g].late_above);
+#ifdef TPACE_MPI
     for (int side = 0; side < 2 && s->crew.threads; side++) /* this rank's edge planes, still to pack */
-        if (to > s->pack_lo[side] && from < s->pack_hi[side]) {
-            TPACE_PTHREAD(pthread_mutex_lock(&s->crew.lock));
-            while (s->packing[side])
-                TPACE_PTHREAD(pthread_cond_wait(&s->crew.arrived, &s->crew.lock));
-            TPACE_PTHREAD(pthread_mutex_unlock(&s->crew.lock));
-        }
+        if (to > s->pack_lo[side] && from < s->pack_hi[side])
+            tpace_crew_wait_cleared(&s->crew, &s->packing[side]);
     if (!s->lent || to <= s->lent_lo || from >= s->lent_hi)
         return;
     if (s->crew.threads) {
@@ -743,16 +761,18 @@ static void tpace_download_gate(tpace_rt *r, long from, long to)
         TPACE_MPI_CALL(MPI_Wait(&s->send[1], MPI_STATUS_IGNORE));
         s->lent_back = 1;
     }
-}
 #endif
+}
 
 /* Copy planes [from, to) of executor r's ghost region on `side` (0 below its slab, 1
  * above) from the host arrays into its ghost copies. After the first block only an
  * exchanged array's from another rank's planes: an array no sweep writes back before the
  * last block (read-only, or a temporary) is as the first block found it, and this
- * process's devices bring their planes themselves (tpace_planes_out). */
-static void tpace_ghost_copy(tpace_rt *r, int side, long from, long to)
+ * process's devices bring their planes themselves (tpace_planes_out). Returns the bytes
+ * copied. */
+static size_t tpace_ghost_copy(tpace_rt *r, int side, long from, long to)
 {
+    size_t copied = 0;
     const tpace_plan *p = &r->plan;
     tpace_scale *s = (tpace_scale *)r->scale;
     const tpace_device *d = &s->dev[r - s->rt];
@@ -767,8 +787,9 @@ static void tpace_ghost_copy(tpace_rt *r, int side, long from, long to)
         tpace_copy_wide(r->ghost[side][a] + (size_t)(from - first) * plane,
                         (const char *)arr->host + (size_t)(from - p->s.lo) * plane, (size_t)(to - from) * plane,
                         tpace_copy_threads(s));
-        s->dev[r - s->rt].host_ghost_bytes += (size_t)(to - from) * plane;
+        copied += (size_t)(to - from) * plane;
     }
+    return copied;
 }
 
 /* At a block's start, before any device's chunks: the ghost planes as they stand now
@@ -776,14 +797,37 @@ static void tpace_ghost_copy(tpace_rt *r, int side, long from, long to)
  * overwrite; the rest arrive from a neighbour rank). */
 static void tpace_ghost_start(tpace_rt *r, int side, int later)
 {
-    const tpace_scale *s = (const tpace_scale *)r->scale;
+    tpace_scale *s = (tpace_scale *)r->scale;
     long lo, hi;
     tpace_ghost_region(r, side, &lo, &hi);
-    if (later) /* the planes beyond this rank come from a neighbour rank, when the executor needs them */
-        tpace_ghost_copy(r, side, TPACE_MAX(lo, s->rank_lo), TPACE_MIN(hi, s->rank_hi));
-    else
-        tpace_ghost_copy(r, side, lo, hi);
+    if (later) { /* the planes beyond this rank come from a neighbour rank, when the executor needs them */
+        lo = TPACE_MAX(lo, s->rank_lo);
+        hi = TPACE_MIN(hi, s->rank_hi);
+    }
+    s->dev[r - s->rt].host_ghost_bytes += tpace_ghost_copy(r, side, lo, hi);
     r->ghost_ready[side] = !later;
+}
+
+/* The caller's thread as the first block starts: the host copies of ghost planes above a
+ * device that another device of this process overwrites with its first downloads
+ * (tpace_device_ghosts left them), each device told when its are in place; until then
+ * those downloads wait (tpace_download_gate), and the device's last chunk too
+ * (tpace_ghost_fill). The devices meanwhile upload and compute their first chunks. */
+static void tpace_ghosts_late(tpace_scale *s)
+{
+    for (int g = 0; g < s->local; g++) {
+        tpace_device *d = &s->dev[g];
+        if (!d->late_above) /* only the caller's thread clears it, and set before the phase began */
+            continue;
+        if (s->late_delay_ms > 0) /* tests: late to copy them, the block's downloads under way */
+            nanosleep(&(struct timespec){s->late_delay_ms / 1000, s->late_delay_ms % 1000 * 1000000L}, NULL);
+        const size_t bytes = tpace_ghost_copy(&s->rt[g], 1, d->late_lo, d->late_hi);
+        TPACE_PTHREAD(pthread_mutex_lock(&s->crew.lock));
+        d->late_bytes += bytes;
+        d->late_above = 0;
+        TPACE_PTHREAD(pthread_cond_broadcast(&s->crew.arrived));
+        TPACE_PTHREAD(pthread_mutex_unlock(&s->crew.lock));
+    }
 }
 
 /* The executor needs its ghost planes beyond this rank: wait for the neighbour rank's
@@ -793,6 +837,12 @@ static void tpace_ghost_start(tpace_rt *r, int side, int later)
 static void tpace_ghost_fill(tpace_rt *r, int side)
 {
     tpace_scale *s = (tpace_scale *)r->scale;
+    tpace_device *self = &s->dev[r - s->rt];
+    if (side == 1 && s->t == 0 && self->late_lo < self->late_hi) { /* the caller's thread copies them */
+        tpace_crew_wait_cleared(&s->crew, &self->late_above);
+        r->ghost_ready[1] = 1;
+        return;
+    }
     const double wait_start = tpace_now();
     if (s->crew.threads) {
         TPACE_PTHREAD(pthread_mutex_lock(&s->crew.lock));
@@ -801,7 +851,7 @@ static void tpace_ghost_fill(tpace_rt *r, int side)
         TPACE_PTHREAD(pthread_mutex_unlock(&s->crew.lock));
     }
 #ifdef TPACE_MPI
-    tpace_device *d = &s->dev[r - s->rt];
+    tpace_device *d = self;
     if (!s->crew.threads && s->pending[side])
         tpace_exchange_receive(s, side);
     const double copy_start = tpace_now();
@@ -2036,9 +2086,7 @@ static void tpace_device_setup(tpace_scale *s, int g)
     r->scale = s;
     r->ghost_fill = tpace_ghost_fill;
     r->planes_out = tpace_planes_out;
-#ifdef TPACE_MPI
     r->download_gate = tpace_download_gate;
-#endif
     for (int side = 0; side < 2; side++) {
         const long planes = side == 0 ? d->own_lo - d->from : d->to - d->own_hi;
         r->ghost[side] = (char **)calloc((size_t)s->narrays, sizeof(char *));
@@ -2125,7 +2173,7 @@ static void tpace_ghost_upload_first(tpace_scale *s, int g, int side)
 static void tpace_device_ghosts(tpace_scale *s, int g)
 {
     tpace_rt *r = &s->rt[g];
-    const tpace_device *d = &s->dev[g];
+    tpace_device *d = &s->dev[g];
     const int ranks = tpace_the_world.ranks;
     const int parity = (int)((s->t / s->k) % 2);
     for (int side = 0; side < 2; side++) {
@@ -2138,6 +2186,17 @@ static void tpace_device_ghosts(tpace_scale *s, int g)
                 r->ghost[side][a] = d->ghost_host[side][parity][a];
         long lo, hi;
         tpace_ghost_region(r, side, &lo, &hi);
+        /* The first block's planes above, another device's of this process, which it
+         * overwrites with its first downloads while this one reads them in its last chunk:
+         * the caller's thread copies them while the block starts, and those downloads wait
+         * for it (tpace_ghosts_late). The planes below are read first: copied here. */
+        if (s->t == 0 && side == 1 && s->crew.threads && d->local_side[1] && !d->peer[1] && lo < hi) {
+            d->late_lo = lo;
+            d->late_hi = hi;
+            d->late_above = 1;
+            r->ghost_ready[1] = 0;
+            continue;
+        }
         tpace_ghost_start(r, side, ranks > 1 && s->t > 0 && (side == 0 ? lo < s->rank_lo : hi > s->rank_hi));
     }
 }
@@ -2295,6 +2354,8 @@ static void tpace_crew_phase(tpace_scale *s, int phase)
 #else
     s->arrived[0] = s->arrived[1] = 1; /* one rank: no planes from elsewhere */
 #endif
+    if (phase == TPACE_PHASE_BLOCK)
+        tpace_ghosts_late(s);
     TPACE_PTHREAD(pthread_mutex_lock(&c->lock));
     while (c->pending > 0) {
 #ifdef TPACE_MPI
@@ -2520,6 +2581,7 @@ static void tpace_run_devices(const tpace_shape *shape, tpace_array *arrays, int
         early_bytes += tpace_early_bytes(&s, q);
     s.early = early_bytes > 0;
     s.delay_ms = tpace_env_long("TPACE_RESULTS_DELAY_MS", 0, 0, 600000);
+    s.late_delay_ms = tpace_env_long("TPACE_LATE_GHOSTS_DELAY_MS", 0, 0, 600000);
 #ifdef TPACE_MPI
     s.pull_delay_ms = tpace_env_long("TPACE_PULL_DELAY_MS", 0, 0, 600000);
     s.pack_delay_ms = tpace_env_long("TPACE_PACK_DELAY_MS", 0, 0, 600000);
@@ -2658,7 +2720,7 @@ static void tpace_run_devices(const tpace_shape *shape, tpace_array *arrays, int
         up_bytes += s.rt[g].plan.up_bytes;
         down_bytes += s.rt[g].plan.down_bytes;
         peer_bytes += s.dev[g].peer_bytes;
-        host_ghost_bytes += s.dev[g].host_ghost_bytes;
+        host_ghost_bytes += s.dev[g].host_ghost_bytes + s.dev[g].late_bytes;
 #ifdef TPACE_MPI
         s.ghost_pulled += s.dev[g].pulled_bytes;
 #endif
