@@ -344,8 +344,9 @@ typedef struct tpace_device {
     size_t pulled_bytes;      /* bytes of a neighbour rank's planes it copied out of that rank's memory */
     int late_above;           /* the first block's host copies of its ghost planes above, still to take (the
                                * caller's thread takes them while the block runs: tpace_ghosts_late) */
-    long late_lo, late_hi;    /* ... planes [late_lo, late_hi), which their device's downloads wait for */
-    size_t late_bytes;        /* ... their bytes (counted by the caller's thread) */
+    long late_lo, late_hi;    /* ... planes [late_lo, late_hi), which their device's downloads wait for (the
+                               * first block only; empty after it) */
+    size_t late_bytes;        /* ... their bytes (counted by the caller's thread alone) */
     double fill_wait_s;       /* seconds its chunks waited for a neighbour rank's message (tpace_ghost_fill) */
     double fill_copy_s;       /* ... and copied that rank's planes into its ghost copies */
     double results_at;        /* when its results were in place */
@@ -725,13 +726,27 @@ static void tpace_ghost_from_rank(tpace_rt *r, int side)
 
 #endif
 
-/* Under the crew's lock, wait until *flag is 0 (the caller's thread clears it and says so). */
+/* Under the crew's lock, wait until *flag is 0 (the caller's thread clears it and says so:
+ * tpace_crew_tell). */
 static void tpace_crew_wait_cleared(tpace_crew *c, const int *flag)
 {
     TPACE_PTHREAD(pthread_mutex_lock(&c->lock));
     while (*flag)
         TPACE_PTHREAD(pthread_cond_wait(&c->arrived, &c->lock));
     TPACE_PTHREAD(pthread_mutex_unlock(&c->lock));
+}
+
+/* The caller's thread sets *flag to `value` and tells the executors waiting for it (under
+ * the crew's lock where they run on threads of their own). */
+static void tpace_crew_tell(tpace_crew *c, int *flag, int value)
+{
+    if (c->threads)
+        TPACE_PTHREAD(pthread_mutex_lock(&c->lock));
+    *flag = value;
+    if (c->threads) {
+        TPACE_PTHREAD(pthread_cond_broadcast(&c->arrived));
+        TPACE_PTHREAD(pthread_mutex_unlock(&c->lock));
+    }
 }
 
 /* Before executor r downloads planes [from, to) of its slab: where the caller's thread is
@@ -821,12 +836,8 @@ static void tpace_ghosts_late(tpace_scale *s)
             continue;
         if (s->late_delay_ms > 0) /* tests: late to copy them, the block's downloads under way */
             nanosleep(&(struct timespec){s->late_delay_ms / 1000, s->late_delay_ms % 1000 * 1000000L}, NULL);
-        const size_t bytes = tpace_ghost_copy(&s->rt[g], 1, d->late_lo, d->late_hi);
-        TPACE_PTHREAD(pthread_mutex_lock(&s->crew.lock));
-        d->late_bytes += bytes;
-        d->late_above = 0;
-        TPACE_PTHREAD(pthread_cond_broadcast(&s->crew.arrived));
-        TPACE_PTHREAD(pthread_mutex_unlock(&s->crew.lock));
+        d->late_bytes += tpace_ghost_copy(&s->rt[g], 1, d->late_lo, d->late_hi);
+        tpace_crew_tell(&s->crew, &d->late_above, 0);
     }
 }
 
@@ -992,13 +1003,7 @@ static void tpace_exchange_send(tpace_scale *s, int side)
         const double pack_start = tpace_now();
         tpace_edge_pack(s, s->pack_lo[side], s->pack_hi[side], s->pack_into[side]);
         s->pack_s += tpace_now() - pack_start;
-        if (s->crew.threads)
-            TPACE_PTHREAD(pthread_mutex_lock(&s->crew.lock));
-        s->packing[side] = 0;
-        if (s->crew.threads) {
-            TPACE_PTHREAD(pthread_cond_broadcast(&s->crew.arrived));
-            TPACE_PTHREAD(pthread_mutex_unlock(&s->crew.lock));
-        }
+        tpace_crew_tell(&s->crew, &s->packing[side], 0);
     }
     if (s->pulled[side]) { /* where this rank's planes are; the neighbour says when it has them */
         TPACE_MPI_CALL(
@@ -1033,10 +1038,7 @@ static void tpace_exchange_start(tpace_scale *s)
                 continue;
             if (s->pending[side])
                 tpace_exchange_receive(s, side);
-            TPACE_PTHREAD(pthread_mutex_lock(&c->lock));
-            s->arrived[side] = 1;
-            TPACE_PTHREAD(pthread_cond_broadcast(&c->arrived));
-            TPACE_PTHREAD(pthread_mutex_unlock(&c->lock));
+            tpace_crew_tell(c, &s->arrived[side], 1);
             left[side] = 0;
             moved = 1;
         }
@@ -2176,6 +2178,8 @@ static void tpace_device_ghosts(tpace_scale *s, int g)
     tpace_device *d = &s->dev[g];
     const int ranks = tpace_the_world.ranks;
     const int parity = (int)((s->t / s->k) % 2);
+    /* No download waits for a late copy after the first block (none runs during this phase). */
+    d->late_lo = d->late_hi = 0;
     for (int side = 0; side < 2; side++) {
         r->ghost_dev[side] = d->peer[side] ? d->ghost_dev[side][parity] : NULL;
         if (s->t == 0 && d->peer[side])
