@@ -259,17 +259,20 @@ fn a_broken_exchange_or_ghost_copy_is_caught() {
             "    d->fill_copy_s",
             Some(2),
             1,
+            &[][..] as &[(&str, &str)],
         ),
-        // The ghost planes of a process's devices not copied at the block's start.
+        // The ghost planes of a process's devices not copied at the block's start (where
+        // the first block's below a device are copied, not read in place).
         (
             "no_ghost_copy",
             "host_ghost_bytes += tpace_ghost_copy(r, side, lo, hi);",
             "host_ghost_bytes += 0;",
             None,
             2,
+            &[("TPACE_IN_PLACE", "0")][..],
         ),
     ];
-    for (name, from, to, ranks, gpus) in breaks {
+    for (name, from, to, ranks, gpus, env) in breaks {
         let built = built_mpi(
             &tc,
             dir.path(),
@@ -278,11 +281,60 @@ fn a_broken_exchange_or_ghost_copy_is_caught() {
             Some((from, to)),
         );
         let c = case(ranks, gpus, params("mmtb", 3, 100, 2));
-        let got = run_case(&tc, &built, 9, &c, &[], &dir.path().join("b.dump"));
+        let env: Vec<(String, String)> = env
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let got = run_case(&tc, &built, 9, &c, &env, &dir.path().join("b.dump"));
         let diff = first_difference(&seq.dump, &got.dump)
             .unwrap_or_else(|| panic!("{name}: the broken exchange went unnoticed"));
         eprintln!("{name}: caught, {diff}");
     }
+}
+
+/// The first block's ghost planes beyond a rank, which every rank's host arrays hold as
+/// the program set them up, are uploaded from there, not copied first: bit for bit over
+/// three ranks, and the phases line counts them (none with `TPACE_IN_PLACE=0`); read one
+/// plane off, the answer is wrong.
+#[test]
+fn the_first_blocks_ghost_planes_beyond_a_rank_are_read_in_place() {
+    let Some(tc) = mpi_toolchain() else { return };
+    let dir = tempfile::tempdir().expect("scratch folder");
+    let seq = jacobi_reference(&tc, dir.path(), 9);
+    let c = case(Some(3), 1, params("mmtb", 3, 100, 2));
+    let built = built_mpi(&tc, dir.path(), "examples/jacobi2d.c", "in_place", None);
+    for (setting, none) in [("1", false), ("0", true)] {
+        let env = [("TPACE_IN_PLACE".to_string(), setting.to_string())];
+        let got = run_case(&tc, &built, 9, &c, &env, &dir.path().join("t.dump"));
+        let what = format!("TPACE_IN_PLACE={setting}");
+        assert_eq!(first_difference(&seq.dump, &got.dump), None, "{what}");
+        let phases = got
+            .stderr
+            .lines()
+            .rfind(|l| l.contains(": phases over "))
+            .unwrap_or_else(|| panic!("{what}: no phases line: {}", got.stderr));
+        let bytes = phases
+            .split("through host memory, ")
+            .nth(1)
+            .and_then(|rest| rest.split(" uploaded straight from the host arrays").next())
+            .unwrap_or_else(|| panic!("{what}: {phases}"));
+        assert_eq!(bytes == "0 B", none, "{what}: {bytes}");
+    }
+    let off = built_mpi(
+        &tc,
+        dir.path(),
+        "examples/jacobi2d.c",
+        "in_place_off",
+        Some((
+            "tpace_host_plane(r, &r->arrays[a], side == 0 ? d->from : d->own_hi)",
+            "tpace_host_plane(r, &r->arrays[a], side == 0 ? d->from + 1 : d->own_hi + 1)",
+        )),
+    );
+    let got = run_case(&tc, &off, 9, &c, &[], &dir.path().join("b.dump"));
+    assert!(
+        first_difference(&seq.dump, &got.dump).is_some(),
+        "ghost planes read one plane off went unnoticed"
+    );
 }
 
 #[test]

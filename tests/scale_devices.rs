@@ -296,20 +296,147 @@ fn the_first_blocks_ghost_planes_above_are_copied_while_the_block_starts() {
         mpi: false,
         edit: ("", ""),
     };
-    let late = Late {
-        env: &[("TPACE_LATE_GHOSTS_DELAY_MS", "200")],
-        wait: (
-            "if (to > s->dev[g].late_lo && from < s->dev[g].late_hi)",
-            "if (to > s->dev[g].late_lo && from < s->dev[g].late_hi && 0)",
-        ),
-        what: "the first block's ghost planes above a device copied late".into(),
-        ranks: None,
-        params: Params {
-            gpus: Some(3),
-            ..params("mmtb", 4, 20, 2)
-        },
+    // Blocks of 4 steps, and one block of all 9 (k = 9).
+    for k in [4, 9] {
+        let late = Late {
+            env: &[("TPACE_LATE_GHOSTS_DELAY_MS", "200")],
+            wait: (
+                "if (to > s->dev[g].late_lo && from < s->dev[g].late_hi)",
+                "if (to > s->dev[g].late_lo && from < s->dev[g].late_hi && 0)",
+            ),
+            what: format!("the first block's ghost planes above a device copied late, k = {k}"),
+            ranks: None,
+            params: Params {
+                gpus: Some(3),
+                ..params("mmtb", k, 20, 2)
+            },
+        };
+        late.holds_and_its_wait_is_needed(&tc, dir.path(), &translated.binary, &broken, &seq);
+    }
+}
+
+/// The first block's ghost planes below a device, in the slab of the device below it, are
+/// uploaded straight from the host arrays, not copied first; the device below downloads
+/// there only once those uploads are done. Three devices of one process (host path,
+/// OpenACC), the uploads 200 ms late: bit for bit, and the phases line counts the bytes
+/// read in place; without the wait, a wrong answer; with `TPACE_IN_PLACE=0`, nothing read
+/// in place and the same answer.
+#[test]
+fn the_first_blocks_ghost_planes_below_are_read_in_place() {
+    let tc = Toolchain::detect();
+    let dir = tempfile::tempdir().expect("scratch folder");
+    let source = jacobi_source(300, 64);
+    let (translated, seq) = sequential_and_translated(
+        &tc,
+        dir.path(),
+        "below_in_place",
+        &source,
+        (Target::Openacc, false),
+        9,
+    );
+    let broken = Broken {
+        name: "below_in_place",
+        source: &source,
+        target: Target::Openacc,
+        mpi: false,
+        edit: ("", ""),
     };
-    late.holds_and_its_wait_is_needed(&tc, dir.path(), &translated.binary, &broken, &seq);
+    // Blocks of 4 steps, and one block of all 9 (k = 9).
+    for k in [4, 9] {
+        let params = Params {
+            gpus: Some(3),
+            ..params("mmtb", k, 20, 2)
+        };
+        let in_place = |env: &[(&str, &str)]| {
+            let got = run(
+                &tc,
+                &translated.binary,
+                9,
+                None,
+                &params,
+                env,
+                &dir.path().join("p.dump"),
+            );
+            assert_eq!(
+                first_difference(&seq.dump, &got.dump),
+                None,
+                "k = {k}, {env:?}"
+            );
+            between(
+                phases(&got),
+                "through host memory, ",
+                " uploaded straight from the host arrays",
+            )
+            .to_string()
+        };
+        assert_ne!(
+            in_place(&[]),
+            "0 B",
+            "k = {k}: two devices have ghost planes below"
+        );
+        assert_eq!(in_place(&[("TPACE_IN_PLACE", "0")]), "0 B", "k = {k}");
+        let late = Late {
+            env: &[("TPACE_BELOW_DELAY_MS", "200")],
+            wait: (
+                "if (to > s->dev[g].below_lo && from < s->dev[g].below_hi)",
+                "if (to > s->dev[g].below_lo && from < s->dev[g].below_hi && 0)",
+            ),
+            what: format!(
+                "the first block's ghost planes below a device read in place, late, k = {k}"
+            ),
+            ranks: None,
+            params,
+        };
+        late.holds_and_its_wait_is_needed(&tc, dir.path(), &translated.binary, &broken, &seq);
+    }
+}
+
+/// Arrays no sweep writes (coefficients that vary along the cut axis, read 3 planes
+/// out) have their ghost planes uploaded straight from the host arrays in every block,
+/// where another device of the process holds them: bit for bit over three devices and
+/// several blocks, and with `TPACE_IN_PLACE=0` (copied) nothing is read in place.
+#[test]
+fn ghost_planes_of_arrays_only_read_are_read_in_place() {
+    let tc = Toolchain::detect();
+    let dir = tempfile::tempdir().expect("scratch folder");
+    let fixture = include_str!("fixtures/layouts/wide_coefficients.c");
+    let source = fixture.replace("#define X 47", "#define X 150");
+    assert_ne!(source, fixture, "wide_coefficients.c's extent changed");
+    let steps = 9;
+    let (translated, seq) = sequential_and_translated(
+        &tc,
+        dir.path(),
+        "coefficients_in_place",
+        &source,
+        (Target::Cuda, false),
+        steps,
+    );
+    let params = Params {
+        gpus: Some(3),
+        ..params("mmtb", 2, 5, 2)
+    };
+    for (setting, none) in [("1", false), ("0", true)] {
+        let got = run(
+            &tc,
+            &translated.binary,
+            steps,
+            None,
+            &params,
+            &[("TPACE_IN_PLACE", setting)],
+            &dir.path().join("h.dump"),
+        );
+        assert_eq!(
+            first_difference(&seq.dump, &got.dump),
+            None,
+            "TPACE_IN_PLACE={setting}"
+        );
+        let bytes = between(
+            phases(&got),
+            "through host memory, ",
+            " uploaded straight from the host arrays",
+        );
+        assert_eq!(bytes == "0 B", none, "TPACE_IN_PLACE={setting}: {bytes}");
+    }
 }
 
 #[test]

@@ -198,9 +198,13 @@ TPACE_HOOK void tpace_dev_begin(tpace_rt *r)
         tpace_array *arr = &r->arrays[a];
         if (!tpace_crosses_bus(arr) || p->s.steps == 0)
             continue;
-        size_t bytes = (size_t)(r->own_hi - r->own_lo) * p->s.plane * arr->elem;
-        void *slab = (char *)arr->host + (size_t)(r->own_lo - p->s.lo) * p->s.plane * arr->elem;
-        if (cudaHostRegister(slab, bytes, cudaHostRegisterDefault) == cudaSuccess) {
+        /* The slab, or the planes the scale-out part asks for (ghost planes read in place too). */
+        const long lo = arr->pin_hi > arr->pin_lo ? arr->pin_lo : r->own_lo;
+        const long hi = arr->pin_hi > arr->pin_lo ? arr->pin_hi : r->own_hi;
+        size_t bytes = (size_t)(hi - lo) * p->s.plane * arr->elem;
+        void *slab = (char *)arr->host + (size_t)(lo - p->s.lo) * p->s.plane * arr->elem;
+        /* Portable: the other devices of this process upload their ghost planes from it in place. */
+        if (cudaHostRegister(slab, bytes, cudaHostRegisterPortable) == cudaSuccess) {
             state.registered[a] = 1;
             state.locked[a] = slab;
         } else {

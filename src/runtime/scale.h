@@ -332,6 +332,8 @@ typedef struct tpace_device {
     int g, device;            /* among this process's executors; the device it drives */
     long own_lo, own_hi;      /* its slab */
     long from, to;            /* the planes it computes: its slab and the ghost planes k steps read */
+    int within[2];            /* 1: every plane of its ghost region below / above is in the slab of another
+                               * executor of this process (local_side, or a run of one block) */
     int local_side[2];        /* 1: every plane of its ghost region below / above is in the slab of another
                                * executor of this process, which brings it there as it writes it back */
     int peer[2];              /* ... device to device (peer copies); 0: into its host copies */
@@ -347,6 +349,16 @@ typedef struct tpace_device {
     long late_lo, late_hi;    /* ... planes [late_lo, late_hi), which their device's downloads wait for (the
                                * first block only; empty after it) */
     size_t late_bytes;        /* ... their bytes (counted by the caller's thread alone) */
+    int below_in_place;       /* the first block uploads its exchanged arrays' ghost planes below straight from
+                               * the host arrays, where the device below overwrites them only with its last
+                               * downloads: those wait until this device's uploads of them are done (it clears
+                               * this then: tpace_ghost_read) */
+    long below_lo, below_hi;  /* ... planes [below_lo, below_hi) (the first block only; empty after it) */
+    long below_last;          /* ... the chunk whose upload reads the last of them */
+    size_t in_place_bytes;    /* bytes of ghost planes its blocks upload straight from the host arrays */
+    int beyond[2];            /* [side]: its ghost planes there lie beyond this rank, and page-locked in this
+                               * rank's host arrays, where the program set them up and nothing writes them
+                               * (tpace_beyond_in_place): the first block uploads them from there */
     double fill_wait_s;       /* seconds its chunks waited for a neighbour rank's message (tpace_ghost_fill) */
     double fill_copy_s;       /* ... and copied that rank's planes into its ghost copies */
     double results_at;        /* when its results were in place */
@@ -390,6 +402,10 @@ typedef struct tpace_scale {
     size_t sent_during, sent_after; /* bytes this rank sent while its blocks ran, and after */
     long late_delay_ms;    /* for tests (TPACE_LATE_GHOSTS_DELAY_MS): the caller's thread waits this long before
                             * it copies the first block's ghost planes above a device (tpace_ghosts_late) */
+    int in_place;          /* TPACE_IN_PLACE=0: the first block's ghost planes below a device are copied, never
+                            * read in place (tpace_below_in_place) */
+    long below_delay_ms;   /* for tests (TPACE_BELOW_DELAY_MS): a device waits this long before it uploads the
+                            * first block's ghost planes below it in place (tpace_ghost_fill) */
     long delay_ms;         /* for tests (TPACE_RESULTS_DELAY_MS): rank 0 takes its last block's ghost planes this
                             * much later, another rank holds each final range back this long */
 #ifdef TPACE_MPI
@@ -688,7 +704,7 @@ static void tpace_ghost_from_rank(tpace_rt *r, int side)
     tpace_device *d = &s->dev[r - s->rt];
     long lo, hi;
     tpace_ghost_region(r, side, &lo, &hi);
-    const long first = lo; /* the ghost copy's first plane */
+    const long first = lo, last = hi; /* the ghost copy's planes */
     lo = TPACE_MAX(lo, s->in_lo[side]);
     hi = TPACE_MIN(hi, s->in_hi[side]);
     if (s->pull[side] && side == 0 && s->pull_delay_ms > 0) /* tests: late to take the planes lent from below */
@@ -699,6 +715,14 @@ static void tpace_ghost_from_rank(tpace_rt *r, int side)
         if (!tpace_exchanged(arr))
             continue;
         const size_t plane = s->plane * arr->elem;
+        /* Read in place in the first block, the planes the neighbour does not send are as the
+         * program set them up in this rank's host arrays (never written here): copied from there. */
+        for (int piece = 0; piece < 2 && d->beyond[side] && r->ghost[side][a] != NULL; piece++) {
+            const long from = piece == 0 ? first : TPACE_MAX(hi, first), to = piece == 0 ? TPACE_MIN(lo, last) : last;
+            if (from < to)
+                tpace_copy_wide(r->ghost[side][a] + (size_t)(from - first) * plane, tpace_host_plane(r, arr, from),
+                                (size_t)(to - from) * plane, tpace_copy_threads(s));
+        }
         if (lo < hi && r->ghost[side][a] != NULL) {
             char *dst = r->ghost[side][a] + (size_t)(lo - first) * plane;
             const size_t bytes = (size_t)(hi - lo) * plane, skip = (size_t)(lo - s->in_lo[side]) * plane;
@@ -749,8 +773,10 @@ static void tpace_crew_tell(tpace_crew *c, int *flag, int value)
     }
 }
 
-/* Before executor r downloads planes [from, to) of its slab: where the caller's thread is
- * still copying them as another device's first-block ghost planes (tpace_ghosts_late) or
+/* Before executor r downloads planes [from, to) of its slab: where another device still
+ * uploads them as its first block's ghost planes below, read in place (tpace_ghost_read),
+ * or the caller's thread is still copying them as another device's first-block ghost
+ * planes above (tpace_ghosts_late) or
  * packing them for a neighbour rank (tpace_exchange_start), wait until it has; where the
  * neighbour rank above may still be copying them out of this rank's host arrays (lent this
  * block), wait until it says it has them; its message comes to the caller's thread (the
@@ -758,9 +784,12 @@ static void tpace_crew_tell(tpace_crew *c, int *flag, int value)
 static void tpace_download_gate(tpace_rt *r, long from, long to)
 {
     tpace_scale *s = (tpace_scale *)r->scale;
-    for (int g = 0; g < s->local && s->crew.threads; g++) /* another device's ghost planes, still to copy */
-        if (to > s->dev[g].late_lo && from < s->dev[g].late_hi)
+    for (int g = 0; g < s->local && s->crew.threads; g++) {
+        if (to > s->dev[g].late_lo && from < s->dev[g].late_hi) /* another device's ghost planes, still to copy */
             tpace_crew_wait_cleared(&s->crew, &s->dev[g].late_above);
+        if (to > s->dev[g].below_lo && from < s->dev[g].below_hi) /* ... or read in place, still to upload */
+            tpace_crew_wait_cleared(&s->crew, &s->dev[g].below_in_place);
+    }
 #ifdef TPACE_MPI
     for (int side = 0; side < 2 && s->crew.threads; side++) /* this rank's edge planes, still to pack */
         if (to > s->pack_lo[side] && from < s->pack_hi[side])
@@ -798,6 +827,8 @@ static size_t tpace_ghost_copy(tpace_rt *r, int side, long from, long to)
         if (r->ghost[side][a] == NULL || (s->t > 0 && (!tpace_exchanged(arr) || d->local_side[side])))
             continue;
         if (r->ghost_dev[side] != NULL && r->ghost_dev[side][a] != NULL) /* the first block's, on the device */
+            continue;
+        if (r->ghost[side][a] == tpace_host_plane(r, arr, first)) /* read in place */
             continue;
         tpace_copy_wide(r->ghost[side][a] + (size_t)(from - first) * plane,
                         (const char *)arr->host + (size_t)(from - p->s.lo) * plane, (size_t)(to - from) * plane,
@@ -849,6 +880,12 @@ static void tpace_ghost_fill(tpace_rt *r, int side)
 {
     tpace_scale *s = (tpace_scale *)r->scale;
     tpace_device *self = &s->dev[r - s->rt];
+    if (side == 0 && self->below_in_place) { /* read in place, in the host arrays: nothing to copy */
+        if (s->below_delay_ms > 0) /* tests: late to read them, the device below's block under way */
+            nanosleep(&(struct timespec){s->below_delay_ms / 1000, s->below_delay_ms % 1000 * 1000000L}, NULL);
+        r->ghost_ready[0] = 1;
+        return;
+    }
     if (side == 1 && s->t == 0 && self->late_lo < self->late_hi) { /* the caller's thread copies them */
         tpace_crew_wait_cleared(&s->crew, &self->late_above);
         r->ghost_ready[1] = 1;
@@ -881,6 +918,22 @@ static void tpace_ghost_fill(tpace_rt *r, int side)
     (void)wait_start;
 #endif
     r->ghost_ready[side] = 1;
+}
+
+/* Chunk ch's upload of ghost planes below executor r's slab is issued (tpace_upload_planes
+ * calls this through r->ghost_read). Where it reads them in place, in the host arrays
+ * (the first block: tpace_below_in_place), it waits until that upload is done (its slot's
+ * queue holds nothing before it), and after the chunk that reads the last of them lets
+ * the device below download there. */
+static void tpace_ghost_read(tpace_rt *r, const tpace_chunk *ch)
+{
+    tpace_scale *s = (tpace_scale *)r->scale;
+    tpace_device *d = &s->dev[r - s->rt];
+    if (!d->below_in_place) /* only this executor clears it */
+        return;
+    tpace_dev_flag_wait(r, tpace_dev_flag(r, ch->slot));
+    if (ch->c >= d->below_last)
+        tpace_crew_tell(&s->crew, &d->below_in_place, 0);
 }
 
 /* Executor r's slab planes [from, to) of chunk ch are on their way to the host: those
@@ -2061,6 +2114,29 @@ static void tpace_plan_devices(const tpace_shape *shape, const tpace_array *arra
 
 /* ---- The executors' phases, on their host threads ---- */
 
+/* Whether device d uploads its ghost planes of array a on `side` straight from the host
+ * arrays in every block: an array only read (no sweep writes it, nothing downloads it),
+ * those planes in another slab of this process (page-locked there). */
+static int tpace_read_in_place(const tpace_scale *s, const tpace_device *d, const tpace_array *a, int side)
+{
+    return s->in_place && a->transfer == TPACE_UP && (d->within[side] || d->beyond[side]);
+}
+
+/* Whether executor g's ghost planes on `side`, all beyond this rank, are read in place in
+ * the first block (and an array only read's in every block): this rank's host arrays hold
+ * them as the program set them up, and nothing writes them there before the last block
+ * (where the other ranks' results may come to rank 0's). The executor
+ * page-locks them with its slab (tpace_array's pin_lo, pin_hi), so that the uploads run at
+ * the bus's rate. */
+static int tpace_beyond_in_place(const tpace_scale *s, int g, int side)
+{
+    const tpace_device *d = &s->dev[g];
+    const long lo = side == 0 ? d->from : d->own_hi, hi = side == 0 ? d->own_lo : d->to;
+    /* Rank 0's may receive the other ranks' results during the last block: not where the first is the last. */
+    return s->in_place && tpace_the_world.ranks > 1 && !d->within[side] && lo < hi &&
+           (side == 0 ? hi <= s->rank_lo : lo >= s->rank_hi) && (tpace_the_world.rank != 0 || s->shape->steps > s->k);
+}
+
 /* Executor g's set-up: its grid (slab and ghost planes), its plan (the one chosen for all),
  * device buffers and queues, the host copies of its ghost planes, the device buffers of those
  * that come device to device, and access to the devices it copies into. */
@@ -2081,14 +2157,20 @@ static void tpace_device_setup(tpace_scale *s, int g)
     sub.dim_n = dim_n;
     tpace_array *mine = s->copies + (size_t)g * s->narrays;
     memcpy(mine, s->arrays, (size_t)s->narrays * sizeof *mine);
-    for (int a = 0; a < s->narrays; a++)
+    for (int side = 0; side < 2; side++)
+        d->beyond[side] = tpace_beyond_in_place(s, g, side);
+    for (int a = 0; a < s->narrays; a++) {
         mine[a].host = (char *)s->arrays[a].host + (size_t)(d->from - s->lo) * s->plane * s->arrays[a].elem;
+        mine[a].pin_lo = d->beyond[0] ? d->from : d->own_lo;
+        mine[a].pin_hi = d->beyond[1] ? d->to : d->own_hi;
+    }
     tpace_reduction *my_reds = s->nreds ? s->red_copies + (size_t)g * s->nreds : NULL;
     tpace_begin_slab(r, &sub, mine, s->narrays, my_reds, s->nreds, d->device, d->own_lo, d->own_hi, 1);
     r->scale = s;
     r->ghost_fill = tpace_ghost_fill;
     r->planes_out = tpace_planes_out;
     r->download_gate = tpace_download_gate;
+    r->ghost_read = tpace_ghost_read;
     for (int side = 0; side < 2; side++) {
         const long planes = side == 0 ? d->own_lo - d->from : d->to - d->own_hi;
         r->ghost[side] = (char **)calloc((size_t)s->narrays, sizeof(char *));
@@ -2099,6 +2181,10 @@ static void tpace_device_setup(tpace_scale *s, int g)
         for (int a = 0; a < s->narrays; a++) {
             if (planes <= 0 || !tpace_moves_in(&mine[a], 1))
                 continue;
+            if (tpace_read_in_place(s, d, &mine[a], side)) { /* no copy: nothing writes them */
+                r->ghost[side][a] = tpace_host_plane(r, &mine[a], side == 0 ? d->from : d->own_hi);
+                continue;
+            }
             const size_t bytes = (size_t)planes * s->plane * mine[a].elem;
             for (int parity = 0; parity < (d->local_side[side] && tpace_exchanged(&mine[a]) ? 2 : 1); parity++) {
                 char *buf = (char *)malloc(bytes);
@@ -2170,6 +2256,48 @@ static void tpace_ghost_upload_first(tpace_scale *s, int g, int side)
     tpace_dev_sync(r);
 }
 
+/* Whether executor g uploads the first block's ghost planes below it, [lo, hi), straight
+ * from the host arrays instead of a copy of them: they lie in the slab of another device
+ * of this process (page-locked there), which overwrites them only with its last downloads
+ * of the block, and then only once this device's uploads of them are done (tpace_ghost_read;
+ * so the executors run on threads of their own). The chunks that read them are the block's
+ * first, one a slot (mmtb), so that waiting for their uploads holds nothing else up. */
+static int tpace_below_in_place(const tpace_scale *s, int g, long lo, long hi)
+{
+    const tpace_device *d = &s->dev[g];
+    const tpace_plan *p = &s->rt[g].plan;
+    if (s->t != 0 || !s->in_place || !s->crew.threads || !d->within[0] || d->peer[0] || lo >= hi || p->b < 1)
+        return 0;
+    if (p->schedule != TPACE_MMTB && p->schedule != TPACE_INCORE)
+        return 0;
+    return (hi - 1 - p->s.lo) / p->b < p->slots;
+}
+
+/* Executor g's ghost planes below [lo, hi) in the first block: its exchanged arrays' read
+ * in place (tpace_below_in_place); the others' are copied as usual. */
+static void tpace_ghosts_below_in_place(tpace_scale *s, int g, long lo, long hi)
+{
+    tpace_rt *r = &s->rt[g];
+    tpace_device *d = &s->dev[g];
+    int any = 0;
+    for (int a = 0; a < r->narrays; a++) {
+        tpace_array *arr = &r->arrays[a];
+        /* Those with two sets of copies (the next block points them back at its own), or all of
+         * a run of one block. */
+        if (r->ghost[0][a] == NULL || !tpace_exchanged(arr) || (d->ghost_host[0][1][a] == NULL && d->local_side[0]))
+            continue;
+        r->ghost[0][a] = tpace_host_plane(r, arr, lo);
+        d->in_place_bytes += (size_t)(hi - lo) * s->plane * arr->elem;
+        any = 1;
+    }
+    if (!any)
+        return;
+    d->below_lo = lo;
+    d->below_hi = hi;
+    d->below_last = (hi - 1 - r->plan.s.lo) / r->plan.b;
+    d->below_in_place = 1;
+}
+
 /* Executor g at the start of block t: its ghost planes as they stand (device to device
  * from the neighbours' copies of the block before, or host copies). */
 static void tpace_device_ghosts(tpace_scale *s, int g)
@@ -2180,8 +2308,15 @@ static void tpace_device_ghosts(tpace_scale *s, int g)
     const int parity = (int)((s->t / s->k) % 2);
     /* No download waits for a late copy after the first block (none runs during this phase). */
     d->late_lo = d->late_hi = 0;
+    d->below_lo = d->below_hi = 0;
     for (int side = 0; side < 2; side++) {
         r->ghost_dev[side] = d->peer[side] ? d->ghost_dev[side][parity] : NULL;
+        /* An exchanged array's ghost planes beyond this rank: the first block's in place, later
+         * blocks' the neighbour rank's in its copies. */
+        for (int a = 0; a < s->narrays && d->beyond[side]; a++)
+            if (d->ghost_host[side][0][a] != NULL && tpace_exchanged(&r->arrays[a]))
+                r->ghost[side][a] = s->t == 0 ? tpace_host_plane(r, &r->arrays[a], side == 0 ? d->from : d->own_hi)
+                                              : d->ghost_host[side][0][a];
         if (s->t == 0 && d->peer[side])
             tpace_ghost_upload_first(s, g, side);
         /* The host copies this block reads: those its neighbours filled during the last one. */
@@ -2190,18 +2325,27 @@ static void tpace_device_ghosts(tpace_scale *s, int g)
                 r->ghost[side][a] = d->ghost_host[side][parity][a];
         long lo, hi;
         tpace_ghost_region(r, side, &lo, &hi);
+        for (int a = 0; a < s->narrays; a++)
+            if (r->ghost[side][a] != NULL && (tpace_read_in_place(s, d, &r->arrays[a], side) ||
+                                              (s->t == 0 && d->beyond[side] && tpace_exchanged(&r->arrays[a]))))
+                d->in_place_bytes += (size_t)(hi - lo) * s->plane * r->arrays[a].elem;
         /* The first block's planes above, another device's of this process, which it
          * overwrites with its first downloads while this one reads them in its last chunk:
          * the caller's thread copies them while the block starts, and those downloads wait
-         * for it (tpace_ghosts_late). The planes below are read first: copied here. */
-        if (s->t == 0 && side == 1 && s->crew.threads && d->local_side[1] && !d->peer[1] && lo < hi) {
+         * for it (tpace_ghosts_late). The planes below are read first: copied here, or read
+         * in place (tpace_below_in_place). */
+        if (s->t == 0 && side == 1 && s->crew.threads && d->within[1] && !d->peer[1] && lo < hi) {
             d->late_lo = lo;
             d->late_hi = hi;
             d->late_above = 1;
             r->ghost_ready[1] = 0;
             continue;
         }
+        if (side == 0 && tpace_below_in_place(s, g, lo, hi))
+            tpace_ghosts_below_in_place(s, g, lo, hi);
         tpace_ghost_start(r, side, ranks > 1 && s->t > 0 && (side == 0 ? lo < s->rank_lo : hi > s->rank_hi));
+        if (side == 0 && d->below_in_place)
+            r->ghost_ready[0] = 0; /* tpace_ghost_fill: nothing to copy (tests: late) */
     }
 }
 
@@ -2267,6 +2411,10 @@ static void tpace_phase_run(tpace_scale *s, int g, int phase)
         tpace_run_block(r, s->sweeps, s->nsweeps, s->fused, s->in, s->max_tau);
         if (s->crew.threads) {
             tpace_dev_activate(r);
+            if (s->dev[g].below_in_place) { /* never so (tpace_ghost_read); never let the device below hang */
+                tpace_dev_sync(r);
+                tpace_crew_tell(&s->crew, &s->dev[g].below_in_place, 0);
+            }
             tpace_results_hand_over(s, g);
             tpace_dev_sync(r);
         }
@@ -2438,14 +2586,14 @@ static void tpace_crew_stop(tpace_scale *s)
 }
 
 /* Whether executor g's ghost planes on `side` are in the slabs of this process's other
- * executors alone (none of another rank's), and a block after the first reads them. With
+ * executors alone (none of another rank's), and (`blocks`) a block after the first reads them. With
  * `able` (able[h * local + g]: h's device can copy into g's), whether they can all come
  * device to device. */
-static int tpace_local_side(const tpace_scale *s, const int *able, int g, int side)
+static int tpace_local_side(const tpace_scale *s, const int *able, int g, int side, int blocks)
 {
     const tpace_device *d = &s->dev[g];
     const long lo = side == 0 ? d->from : d->own_hi, hi = side == 0 ? d->own_lo : d->to;
-    if (lo >= hi || s->shape->steps <= s->k || lo < s->rank_lo || hi > s->rank_hi)
+    if (lo >= hi || (blocks && s->shape->steps <= s->k) || lo < s->rank_lo || hi > s->rank_hi)
         return 0;
     for (int h = 0; h < s->local && able; h++)
         if (h != g && TPACE_MAX(lo, s->dev[h].own_lo) < TPACE_MIN(hi, s->dev[h].own_hi) && !able[h * s->local + g])
@@ -2586,6 +2734,8 @@ static void tpace_run_devices(const tpace_shape *shape, tpace_array *arrays, int
     s.early = early_bytes > 0;
     s.delay_ms = tpace_env_long("TPACE_RESULTS_DELAY_MS", 0, 0, 600000);
     s.late_delay_ms = tpace_env_long("TPACE_LATE_GHOSTS_DELAY_MS", 0, 0, 600000);
+    s.below_delay_ms = tpace_env_long("TPACE_BELOW_DELAY_MS", 0, 0, 600000);
+    s.in_place = (int)tpace_env_long("TPACE_IN_PLACE", 1, 0, 1);
 #ifdef TPACE_MPI
     s.pull_delay_ms = tpace_env_long("TPACE_PULL_DELAY_MS", 0, 0, 600000);
     s.pack_delay_ms = tpace_env_long("TPACE_PACK_DELAY_MS", 0, 0, 600000);
@@ -2628,8 +2778,10 @@ static void tpace_run_devices(const tpace_shape *shape, tpace_array *arrays, int
             memcpy(s.red_copies + (size_t)g * nreds, reds, (size_t)nreds * sizeof *reds);
     }
     for (int g = 0; g < local; g++)
-        for (int side = 0; side < 2; side++)
-            s.dev[g].local_side[side] = tpace_local_side(&s, NULL, g, side);
+        for (int side = 0; side < 2; side++) {
+            s.dev[g].within[side] = tpace_local_side(&s, NULL, g, side, 0);
+            s.dev[g].local_side[side] = tpace_local_side(&s, NULL, g, side, 1);
+        }
     /* Set-up (page-locking, device buffers) is timed apart, as one device's report leaves
      * it out; the report's seconds run from the first block to the results in place. */
     const double setup_start = tpace_now();
@@ -2650,7 +2802,7 @@ static void tpace_run_devices(const tpace_shape *shape, tpace_array *arrays, int
     }
     for (int g = 0; g < local; g++)
         for (int side = 0; side < 2; side++)
-            s.dev[g].peer[side] = peer && s.dev[g].local_side[side] && tpace_local_side(&s, able, g, side);
+            s.dev[g].peer[side] = peer && s.dev[g].local_side[side] && tpace_local_side(&s, able, g, side, 1);
     tpace_crew_phase(&s, TPACE_PHASE_PEER);
 #ifdef TPACE_MPI
     /* Every rank starts its blocks at once: a rank whose set-up ends first would wait in its
@@ -2718,13 +2870,14 @@ static void tpace_run_devices(const tpace_shape *shape, tpace_array *arrays, int
     if (nreds)
         tpace_combine_reductions(&s, reds, nreds, steps);
     const double results_end = tpace_now();
-    size_t device_bytes = 0, up_bytes = 0, down_bytes = 0, peer_bytes = 0, host_ghost_bytes = 0;
+    size_t device_bytes = 0, up_bytes = 0, down_bytes = 0, peer_bytes = 0, host_ghost_bytes = 0, in_place_bytes = 0;
     for (int g = 0; g < local; g++) {
         device_bytes = TPACE_MAX(device_bytes, s.rt[g].plan.device_bytes + s.dev[g].ghost_dev_bytes);
         up_bytes += s.rt[g].plan.up_bytes;
         down_bytes += s.rt[g].plan.down_bytes;
         peer_bytes += s.dev[g].peer_bytes;
         host_ghost_bytes += s.dev[g].host_ghost_bytes + s.dev[g].late_bytes;
+        in_place_bytes += s.dev[g].in_place_bytes;
 #ifdef TPACE_MPI
         s.ghost_pulled += s.dev[g].pulled_bytes;
 #endif
@@ -2750,6 +2903,7 @@ static void tpace_run_devices(const tpace_shape *shape, tpace_array *arrays, int
     const double teardown = tpace_max_over_ranks(teardown_end - teardown_start);
     peer_bytes = tpace_sum_over_ranks(peer_bytes);
     host_ghost_bytes = tpace_sum_over_ranks(host_ghost_bytes);
+    in_place_bytes = tpace_sum_over_ranks(in_place_bytes);
     /* The early results: bytes each sender sent while its blocks ran and after them; what
      * rank 0 (which prints this) received while its own blocks ran, and its wait after. */
     const size_t sent_during = tpace_sum_over_ranks(s.sent_during), sent_after = tpace_sum_over_ranks(s.sent_after);
@@ -2783,7 +2937,7 @@ static void tpace_run_devices(const tpace_shape *shape, tpace_array *arrays, int
 #else
     (void)gr;
 #endif
-    char root_names[256], every_names[256], gb[2][32], early_text[512];
+    char root_names[256], every_names[256], gb[3][32], early_text[512];
     if (s.early)
         snprintf(early_text, sizeof early_text,
                  "; to rank 0 as the last block's chunks finished: %zu bytes sent while the senders' blocks ran, %zu "
@@ -2806,7 +2960,7 @@ static void tpace_run_devices(const tpace_shape *shape, tpace_array *arrays, int
     fprintf(stderr,
             "tpace: %s: phases over %d device(s) and %d rank(s): setup %.6f s (page-locking, device buffers; not in "
             "seconds=), blocks %.6f s (%s%s; of which waiting for neighbour ranks' planes %.6f s; ghost planes %s "
-            "device to device, %s through host memory%s), results %.6f s (last copies and reductions, then to rank 0 "
+            "device to device, %s through host memory, %s uploaded straight from the host arrays%s), results %.6f s (last copies and reductions, then to rank 0 "
             "alone: %s; to every rank: %s; %zu bytes between ranks%s), teardown %.6f s (unpinning the arrays, freeing "
             "device buffers; not in seconds=)\n",
             shape->where, s.devices, w->ranks, setup, blocks,
@@ -2815,7 +2969,8 @@ static void tpace_run_devices(const tpace_shape *shape, tpace_array *arrays, int
             : local > 1                 ? "devices issued in turn from one thread"
                                         : "one device in this process",
             cores_text, waited, tpace_bytes_text((double)peer_bytes, gb[0], sizeof gb[0]),
-            tpace_bytes_text((double)host_ghost_bytes, gb[1], sizeof gb[1]), ranks_text, whole.seconds - blocks,
+            tpace_bytes_text((double)host_ghost_bytes, gb[1], sizeof gb[1]),
+            tpace_bytes_text((double)in_place_bytes, gb[2], sizeof gb[2]), ranks_text, whole.seconds - blocks,
             w->ranks > 1 ? tpace_names_of(&s, 1, root_names, sizeof root_names) : "none (one rank)",
             w->ranks > 1 ? tpace_names_of(&s, 0, every_names, sizeof every_names) : "none (one rank)",
             between_ranks, early_text, teardown);

@@ -1104,6 +1104,8 @@ static inline void tpace_upload_planes(tpace_rt *r, const tpace_chunk *ch, long 
         }
     }
     r->plan.up_bytes += moved;
+    if (from < r->own_lo && r->ghost_read != NULL)
+        r->ghost_read(r, ch);
     tpace_trace_done(r, ch, TPACE_TRACE_UPLOAD, stamp, moved);
     if (r->trace.on && stamp >= 0)
         r->trace.ops[r->trace.n - 1].copied = copied;

@@ -140,6 +140,8 @@ typedef struct tpace_array {
     int to_root;                  /* several MPI ranks: 1 where the program only outputs it after the pipeline
                                    * (and only rank 0's output is kept), so rank 0 alone receives its final
                                    * values; 0: every rank does (the code after the pipeline may read it) */
+    long pin_lo, pin_hi;          /* several devices: the planes the target page-locks for the pipeline, where
+                                   * more than the executor's slab (ghost planes read in place); 0, 0: the slab */
 } tpace_array;
 
 /* The array whose storage array a's pointer names after `steps` steps of a pipeline whose
@@ -267,6 +269,8 @@ typedef struct tpace_rt {
     char **ghost[2];                 /* per array, host copies of the ghost planes below and above the slab */
     int ghost_ready[2];              /* whether the copies below / above hold this block's start */
     void (*ghost_fill)(struct tpace_rt *r, int side); /* fills them (waiting for a neighbour rank's planes) */
+    void (*ghost_read)(struct tpace_rt *r, const struct tpace_chunk *ch); /* chunk ch's upload of ghost planes
+                                      * below the slab is issued (NULL: nothing more) */
     char **ghost_dev[2];             /* per array, where this block's ghost planes below / above are on the device
                                       * (copied there from the neighbours' devices: peer copies); NULL: the host copies */
     void (*planes_out)(struct tpace_rt *r, const tpace_chunk *ch, long from, long to); /* the slab's planes
