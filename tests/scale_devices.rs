@@ -267,11 +267,34 @@ fn the_devices_of_one_process_run_at_once() {
 /// One run of the peer test: plan, devices, settings, whether ghost planes go device to device.
 type PeerRun = (Params, u64, Vec<(String, String)>, bool);
 
-/// Ghost planes between the devices of one process go device to device where they
-/// reach each other (peer copies), through host memory with TPACE_PEER=0 or where
-/// they do not (TPACE_EMU_PEER=0): the same answer, bit for bit, either way, over
-/// several blocks, uneven slabs, both schedules. A device that reads the ghost planes
-/// of the wrong block gives a wrong answer.
+/// Jacobi-2D 300 x 64 for three devices of one process (host path, OpenACC), named
+/// `name`: its translation, its sequential run of 9 steps, and the program to break.
+fn jacobi_on_three_devices<'a>(
+    tc: &Toolchain,
+    dir: &Path,
+    name: &'a str,
+    source: &'a str,
+) -> (Built, Execution, Broken<'a>) {
+    let (translated, seq) =
+        sequential_and_translated(tc, dir, name, source, (Target::Openacc, false), 9);
+    let broken = Broken {
+        name,
+        source,
+        target: Target::Openacc,
+        mpi: false,
+        edit: ("", ""),
+    };
+    (translated, seq, broken)
+}
+
+/// Three devices, mmtb with blocks of k steps, chunks of 20 planes, 2 streams.
+fn three_devices(k: u64) -> Params {
+    Params {
+        gpus: Some(3),
+        ..params("mmtb", k, 20, 2)
+    }
+}
+
 /// The first block's ghost planes above a device, which the device above overwrites with
 /// its first downloads, are copied by the caller's thread while the devices start the
 /// block; those downloads wait for the copy. Three devices of one process (host path,
@@ -281,21 +304,8 @@ fn the_first_blocks_ghost_planes_above_are_copied_while_the_block_starts() {
     let tc = Toolchain::detect();
     let dir = tempfile::tempdir().expect("scratch folder");
     let source = jacobi_source(300, 64);
-    let (translated, seq) = sequential_and_translated(
-        &tc,
-        dir.path(),
-        "late_ghosts",
-        &source,
-        (Target::Openacc, false),
-        9,
-    );
-    let broken = Broken {
-        name: "late_ghosts",
-        source: &source,
-        target: Target::Openacc,
-        mpi: false,
-        edit: ("", ""),
-    };
+    let (translated, seq, broken) =
+        jacobi_on_three_devices(&tc, dir.path(), "late_ghosts", &source);
     // Blocks of 4 steps, and one block of all 9 (k = 9).
     for k in [4, 9] {
         let late = Late {
@@ -306,10 +316,7 @@ fn the_first_blocks_ghost_planes_above_are_copied_while_the_block_starts() {
             ),
             what: format!("the first block's ghost planes above a device copied late, k = {k}"),
             ranks: None,
-            params: Params {
-                gpus: Some(3),
-                ..params("mmtb", k, 20, 2)
-            },
+            params: three_devices(k),
         };
         late.holds_and_its_wait_is_needed(&tc, dir.path(), &translated.binary, &broken, &seq);
     }
@@ -326,27 +333,11 @@ fn the_first_blocks_ghost_planes_below_are_read_in_place() {
     let tc = Toolchain::detect();
     let dir = tempfile::tempdir().expect("scratch folder");
     let source = jacobi_source(300, 64);
-    let (translated, seq) = sequential_and_translated(
-        &tc,
-        dir.path(),
-        "below_in_place",
-        &source,
-        (Target::Openacc, false),
-        9,
-    );
-    let broken = Broken {
-        name: "below_in_place",
-        source: &source,
-        target: Target::Openacc,
-        mpi: false,
-        edit: ("", ""),
-    };
+    let (translated, seq, broken) =
+        jacobi_on_three_devices(&tc, dir.path(), "below_in_place", &source);
     // Blocks of 4 steps, and one block of all 9 (k = 9).
     for k in [4, 9] {
-        let params = Params {
-            gpus: Some(3),
-            ..params("mmtb", k, 20, 2)
-        };
+        let params = three_devices(k);
         let in_place = |env: &[(&str, &str)]| {
             let got = run(
                 &tc,
@@ -439,6 +430,11 @@ fn ghost_planes_of_arrays_only_read_are_read_in_place() {
     }
 }
 
+/// Ghost planes between the devices of one process go device to device where they
+/// reach each other (peer copies), through host memory with TPACE_PEER=0 or where
+/// they do not (TPACE_EMU_PEER=0): the same answer, bit for bit, either way, over
+/// several blocks, uneven slabs, both schedules. A device that reads the ghost planes
+/// of the wrong block gives a wrong answer.
 #[test]
 fn ghost_planes_go_device_to_device_where_devices_reach_each_other() {
     let tc = Toolchain::detect();
