@@ -522,6 +522,7 @@ if [[ $parts == *mpi* ]]; then
     # none), MPI_STEPS, MPI_CHECK=0 (no small checks), MPI_ONLY_ROWS=0 (no `MPI only` rows),
     # MPI_RANK_VARIANTS="TPACE_CMA_THREADS=4 ..." (one more ranks row per setting),
     # MPI_PROC_VARIANTS="TPACE_IN_PLACE=0 ..." (one more 1-process row per setting),
+    # MPI_RANK_ROWS=0 (no ranks rows),
     # MPI_HUGE_RANKS=0 (the 84.6 GB grid in one process only), MPI_BUDGETS="8G" (not also
     # `none`) shorten it (bench/dry-run.sh does).
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -618,7 +619,7 @@ if [[ $parts == *mpi* ]]; then
                 mrun "${budget:-no budget} 1 process $ngpu GPUs" 1 "$ngpu" $b
                 # MPI_PROC_VARIANTS="A=1 B=2": one more 1-process row per setting.
                 for v in ${MPI_PROC_VARIANTS:-}; do mrun "${budget:-no budget} 1 process $ngpu GPUs $v" 1 "$ngpu" $b "$v"; done
-                mrun "${budget:-no budget} $ngpu ranks" "$ngpu" 1 $b
+                [[ ${MPI_RANK_ROWS:-1} == 1 ]] && mrun "${budget:-no budget} $ngpu ranks" "$ngpu" 1 $b
                 # The results to rank 0 by MPI alone, no node-local copies (at 8G only).
                 [[ -n $budget && ${MPI_ONLY_ROWS:-1} == 1 ]] && mrun "${budget} $ngpu ranks MPI only" "$ngpu" 1 $b TPACE_CMA=0
                 # MPI_RANK_VARIANTS="A=1 B=2": one more ranks row per setting, for ratios in one call.

@@ -287,11 +287,11 @@ fn jacobi_on_three_devices<'a>(
     (translated, seq, broken)
 }
 
-/// Three devices, mmtb with blocks of k steps, chunks of 20 planes, 2 streams.
-fn three_devices(k: u64) -> Params {
+/// Three devices, mmtb with blocks of k steps, chunks of b planes, 2 streams.
+fn three_devices(k: u64, b: u64) -> Params {
     Params {
         gpus: Some(3),
-        ..params("mmtb", k, 20, 2)
+        ..params("mmtb", k, b, 2)
     }
 }
 
@@ -316,7 +316,7 @@ fn the_first_blocks_ghost_planes_above_are_copied_while_the_block_starts() {
             ),
             what: format!("the first block's ghost planes above a device copied late, k = {k}"),
             ranks: None,
-            params: three_devices(k),
+            params: three_devices(k, 20),
         };
         late.holds_and_its_wait_is_needed(&tc, dir.path(), &translated.binary, &broken, &seq);
     }
@@ -335,9 +335,10 @@ fn the_first_blocks_ghost_planes_below_are_read_in_place() {
     let source = jacobi_source(300, 64);
     let (translated, seq, broken) =
         jacobi_on_three_devices(&tc, dir.path(), "below_in_place", &source);
-    // Blocks of 4 steps, and one block of all 9 (k = 9).
-    for k in [4, 9] {
-        let params = three_devices(k);
+    // Blocks of 4 steps, one block of all 9 (k = 9), and chunks of 2 planes: the ghost
+    // planes below a device span five chunks, more than the two slots.
+    for (k, b) in [(4, 20), (9, 20), (9, 2)] {
+        let params = three_devices(k, b);
         let in_place = |env: &[(&str, &str)]| {
             let got = run(
                 &tc,
@@ -351,7 +352,7 @@ fn the_first_blocks_ghost_planes_below_are_read_in_place() {
             assert_eq!(
                 first_difference(&seq.dump, &got.dump),
                 None,
-                "k = {k}, {env:?}"
+                "k = {k}, b = {b}, {env:?}"
             );
             between(
                 phases(&got),
@@ -363,9 +364,13 @@ fn the_first_blocks_ghost_planes_below_are_read_in_place() {
         assert_ne!(
             in_place(&[]),
             "0 B",
-            "k = {k}: two devices have ghost planes below"
+            "k = {k}, b = {b}: two devices have ghost planes below"
         );
-        assert_eq!(in_place(&[("TPACE_IN_PLACE", "0")]), "0 B", "k = {k}");
+        assert_eq!(
+            in_place(&[("TPACE_IN_PLACE", "0")]),
+            "0 B",
+            "k = {k}, b = {b}"
+        );
         let late = Late {
             env: &[("TPACE_BELOW_DELAY_MS", "200")],
             wait: (
@@ -373,7 +378,7 @@ fn the_first_blocks_ghost_planes_below_are_read_in_place() {
                 "if (to > s->dev[g].below_lo && from < s->dev[g].below_hi && 0)",
             ),
             what: format!(
-                "the first block's ghost planes below a device read in place, late, k = {k}"
+                "the first block's ghost planes below a device read in place, late, k = {k}, b = {b}"
             ),
             ranks: None,
             params,

@@ -922,9 +922,10 @@ static void tpace_ghost_fill(tpace_rt *r, int side)
 
 /* Chunk ch's upload of ghost planes below executor r's slab is issued (tpace_upload_planes
  * calls this through r->ghost_read). Where it reads them in place, in the host arrays
- * (the first block: tpace_below_in_place), it waits until that upload is done (its slot's
- * queue holds nothing before it), and after the chunk that reads the last of them lets
- * the device below download there. */
+ * (the first block: tpace_below_in_place), it waits until that upload is done, and after
+ * the chunk that reads the last of them lets the device below download there. (A chunk
+ * past the first `slots` waits for its slot's last occupant first; the previous chunk's
+ * kernels are issued by then, so only its download is issued that much later.) */
 static void tpace_ghost_read(tpace_rt *r, const tpace_chunk *ch)
 {
     tpace_scale *s = (tpace_scale *)r->scale;
@@ -2261,16 +2262,14 @@ static void tpace_ghost_upload_first(tpace_scale *s, int g, int side)
  * of this process (page-locked there), which overwrites them only with its last downloads
  * of the block, and then only once this device's uploads of them are done (tpace_ghost_read;
  * so the executors run on threads of their own). The chunks that read them are the block's
- * first, one a slot (mmtb), so that waiting for their uploads holds nothing else up. */
+ * first (mmtb: each uploads its own planes). */
 static int tpace_below_in_place(const tpace_scale *s, int g, long lo, long hi)
 {
     const tpace_device *d = &s->dev[g];
     const tpace_plan *p = &s->rt[g].plan;
     if (s->t != 0 || !s->in_place || !s->crew.threads || !d->within[0] || d->peer[0] || lo >= hi || p->b < 1)
         return 0;
-    if (p->schedule != TPACE_MMTB && p->schedule != TPACE_INCORE)
-        return 0;
-    return (hi - 1 - p->s.lo) / p->b < p->slots;
+    return p->schedule == TPACE_MMTB || p->schedule == TPACE_INCORE;
 }
 
 /* Executor g's ghost planes below [lo, hi) in the first block: its exchanged arrays' read
