@@ -828,7 +828,9 @@ fn re_planning_and_the_trace_file_on_one_device_and_on_two() {
 /// A plan taken after block 1 is checked after its own first block (block 2) in turn: with
 /// the wrong profile's link, the run leaves one step a kernel for mm after block 1 (the
 /// uploads thousands of times the prediction), and chunks this narrow keep mm's k below the
-/// steps left; bit for bit.
+/// steps left; bit for bit. Whether block 1 is off by more than the tolerance depends on the
+/// timings the first chunk gave the refit (on a loaded CI machine the two came out alike once,
+/// 2026-11-27): up to five runs, each bit for bit, until one switches after block 1.
 #[test]
 fn a_plan_taken_after_a_block_is_checked_after_its_first_block() {
     const LONG: u64 = 200;
@@ -839,19 +841,27 @@ fn a_plan_taken_after_a_block_is_checked_after_its_first_block() {
         ("TPACE_DEVICE_MEM".to_string(), "20000".to_string()),
         ("TPACE_REPLAN".to_string(), "1".to_string()),
     ];
-    let run = run_with(&b.binary, LONG, &Params::default(), &env, &dump);
-    let text = &run.stderr;
-    assert_eq!(first_difference(&b.reference.dump, &run.dump), None);
-    let switched = text
-        .split("re-planned after block 1: ")
-        .nth(1)
-        .unwrap_or_else(|| panic!("no switch after block 1: {text}"));
-    let k: u64 = run.report["k"].parse().unwrap();
-    assert!(k < LONG - 1, "{text}");
-    assert!(
-        switched.contains("after block 2: ") || switched.contains("block 2 as predicted"),
-        "{text}"
+    let mut texts = Vec::new();
+    for _ in 0..5 {
+        let run = run_with(&b.binary, LONG, &Params::default(), &env, &dump);
+        let text = &run.stderr;
+        assert_eq!(first_difference(&b.reference.dump, &run.dump), None);
+        let replans: u32 = run.report["replans"].parse().unwrap();
+        assert!(replans <= 3, "{text}");
+        let Some(switched) = text.split("re-planned after block 1: ").nth(1) else {
+            texts.push(text.clone());
+            continue;
+        };
+        let k: u64 = run.report["k"].parse().unwrap();
+        assert!(k < LONG - 1, "{text}");
+        assert!(
+            switched.contains("after block 2: ") || switched.contains("block 2 as predicted"),
+            "{text}"
+        );
+        return;
+    }
+    panic!(
+        "no switch after block 1 in five runs:\n{}",
+        texts.join("\n")
     );
-    let replans: u32 = run.report["replans"].parse().unwrap();
-    assert!(replans <= 3, "{text}");
 }
