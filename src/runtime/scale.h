@@ -402,8 +402,8 @@ typedef struct tpace_scale {
     size_t sent_during, sent_after; /* bytes this rank sent while its blocks ran, and after */
     long late_delay_ms;    /* for tests (TPACE_LATE_GHOSTS_DELAY_MS): the caller's thread waits this long before
                             * it copies the first block's ghost planes above a device (tpace_ghosts_late) */
-    int in_place;          /* TPACE_IN_PLACE=0: the first block's ghost planes below a device are copied, never
-                            * read in place (tpace_below_in_place) */
+    int in_place;          /* TPACE_IN_PLACE=0: ghost planes are copied, never read in place in the host arrays
+                            * (tpace_below_in_place, tpace_beyond_in_place, tpace_read_in_place) */
     long below_delay_ms;   /* for tests (TPACE_BELOW_DELAY_MS): a device waits this long before it uploads the
                             * first block's ghost planes below it in place (tpace_ghost_fill) */
     long delay_ms;         /* for tests (TPACE_RESULTS_DELAY_MS): rank 0 takes its last block's ghost planes this
@@ -750,8 +750,7 @@ static void tpace_ghost_from_rank(tpace_rt *r, int side)
 
 #endif
 
-/* Under the crew's lock, wait until *flag is 0 (the caller's thread clears it and says so:
- * tpace_crew_tell). */
+/* Under the crew's lock, wait until *flag is 0 (cleared and said so: tpace_crew_tell). */
 static void tpace_crew_wait_cleared(tpace_crew *c, const int *flag)
 {
     TPACE_PTHREAD(pthread_mutex_lock(&c->lock));
@@ -760,8 +759,9 @@ static void tpace_crew_wait_cleared(tpace_crew *c, const int *flag)
     TPACE_PTHREAD(pthread_mutex_unlock(&c->lock));
 }
 
-/* The caller's thread sets *flag to `value` and tells the executors waiting for it (under
- * the crew's lock where they run on threads of their own). */
+/* Set *flag to `value` and tell the executors waiting for it (under the crew's lock where
+ * they run on threads of their own): the caller's thread, or an executor whose uploads another
+ * device's downloads wait for (tpace_ghost_read). */
 static void tpace_crew_tell(tpace_crew *c, int *flag, int value)
 {
     if (c->threads)
@@ -2585,14 +2585,13 @@ static void tpace_crew_stop(tpace_scale *s)
 }
 
 /* Whether executor g's ghost planes on `side` are in the slabs of this process's other
- * executors alone (none of another rank's), and (`blocks`) a block after the first reads them. With
- * `able` (able[h * local + g]: h's device can copy into g's), whether they can all come
- * device to device. */
-static int tpace_local_side(const tpace_scale *s, const int *able, int g, int side, int blocks)
+ * executors alone (none of another rank's). With `able` (able[h * local + g]: h's device
+ * can copy into g's), whether they can all come device to device. */
+static int tpace_local_side(const tpace_scale *s, const int *able, int g, int side)
 {
     const tpace_device *d = &s->dev[g];
     const long lo = side == 0 ? d->from : d->own_hi, hi = side == 0 ? d->own_lo : d->to;
-    if (lo >= hi || (blocks && s->shape->steps <= s->k) || lo < s->rank_lo || hi > s->rank_hi)
+    if (lo >= hi || lo < s->rank_lo || hi > s->rank_hi)
         return 0;
     for (int h = 0; h < s->local && able; h++)
         if (h != g && TPACE_MAX(lo, s->dev[h].own_lo) < TPACE_MIN(hi, s->dev[h].own_hi) && !able[h * s->local + g])
@@ -2778,8 +2777,9 @@ static void tpace_run_devices(const tpace_shape *shape, tpace_array *arrays, int
     }
     for (int g = 0; g < local; g++)
         for (int side = 0; side < 2; side++) {
-            s.dev[g].within[side] = tpace_local_side(&s, NULL, g, side, 0);
-            s.dev[g].local_side[side] = tpace_local_side(&s, NULL, g, side, 1);
+            s.dev[g].within[side] = tpace_local_side(&s, NULL, g, side);
+            /* ... and a block after the first reads them */
+            s.dev[g].local_side[side] = s.dev[g].within[side] && shape->steps > s.k;
         }
     /* Set-up (page-locking, device buffers) is timed apart, as one device's report leaves
      * it out; the report's seconds run from the first block to the results in place. */
@@ -2801,7 +2801,7 @@ static void tpace_run_devices(const tpace_shape *shape, tpace_array *arrays, int
     }
     for (int g = 0; g < local; g++)
         for (int side = 0; side < 2; side++)
-            s.dev[g].peer[side] = peer && s.dev[g].local_side[side] && tpace_local_side(&s, able, g, side, 1);
+            s.dev[g].peer[side] = peer && s.dev[g].local_side[side] && tpace_local_side(&s, able, g, side);
     tpace_crew_phase(&s, TPACE_PHASE_PEER);
 #ifdef TPACE_MPI
     /* Every rank starts its blocks at once: a rank whose set-up ends first would wait in its
