@@ -118,11 +118,11 @@ if [[ $parts == *check* ]]; then
         TPACE_DUMP="$work/ref.dump" "$work/$name.ref" "$steps" >"$work/ref.out" 2>/dev/null
         # Fused kernels (Jacobi-2D, heat-3D): k=13 and 4 group 4 (2-D) or 2 (3-D) steps, k=5
         # and 9 leave single steps after the groups, b=1 runs mmtb unfused, fuse 3 and 2 by hand.
-        # Deeper fused kernels (2-D to 8 steps, 3-D to 4) by hand: mmtb with k=13 in 8s and 5s
-        # (a group and single steps), mm, in-core; a program whose kernels stop below the count
-        # refuses it in words (the row says so).
+        # Deeper fused kernels (to 8 steps; heat-3D in double to 7) by hand: mmtb with k=13 in
+        # 8s, 7s and 5s (a group and single steps), mm, in-core; a program whose kernels stop
+        # below the count refuses it in words (the row says so).
         for cfg in "mmtb 3 7 3" "mmtb 5 1 2" "mmtb 13 11 4" "mmtb 4 1000000 2" "mmtb 9 5 3 3" "mm 3 7 2" "mm 5 2 3" "mm 6 9 2 2" "naive 1 9 2" "incore 1 1 1" "model - - -" \
-            "mmtb 13 11 3 8" "mmtb 13 7 2 5" "mm 9 11 2 6" "incore 1 1 1 8" "incore 1 1 1 4"; do
+            "mmtb 13 11 3 8" "mmtb 13 9 2 7" "mmtb 13 7 2 5" "mm 9 11 2 6" "incore 1 1 1 8" "incore 1 1 1 4"; do
             read -r s k b n f <<<"$cfg"
             rm -f "$work/gpu.dump"
             if [[ $s == model ]]; then set_env=(); else set_env=(TPACE_SCHEDULE=$s TPACE_K=$k TPACE_CHUNK=$b TPACE_STREAMS=$n); fi
@@ -1400,7 +1400,7 @@ if [[ $parts == *kernels3d* ]]; then
     # plan, naive over K3D_NAIVE_STEPS steps, and the model's own in-core pick; the
     # stencil-dialect heat-3D (float, the same grid) and the ordinary-C 3-D fixtures
     # (himeno_struct, heat3d_poly) one step per kernel; Himeno ELARGE in-core; heat-3D in
-    # double in-core, fused. The device's copy rate (bench/peer/d2d_copy) is measured first:
+    # double in-core at every step count and the model's pick. The device's copy rate (bench/peer/d2d_copy) is measured first:
     # every row gets its ratio to march and to its single-step roofline (copy rate over the
     # model's bytes a point, `tpace plan`). Then ncu (K3D_NCU=0 skips it) of one launch each
     # of tpace's one-step and deepest fused heat-3D kernels and of march on a 512^3 grid:
@@ -1420,6 +1420,7 @@ if [[ $parts == *kernels3d* ]]; then
     label="heat3d ${hx}x${hy}x$hz"
     # The deepest fused step count the 3-D translation has ("TPACE_FUSE 1 to N").
     most=$("$tpace" check examples/heat3d.c 2>&1 | sed -n 's/.*TPACE_FUSE 1 to \([0-9]*\).*/\1/p' | head -1)
+    dmost=$("$tpace" check tests/fixtures/layouts/heat3d_double.c 2>&1 | sed -n 's/.*TPACE_FUSE 1 to \([0-9]*\).*/\1/p' | head -1)
     peerflags="-O3 -arch=sm_90" # as heat3d_peer.cu's first lines build it
     nvcc $peerflags bench/peer/heat3d_peer.cu -o "$work/peer" 2>"$out/peer.nvcc.txt" &
     nvcc $peerflags bench/peer/d2d_copy.cu -o "$work/copy" 2>"$out/copy.nvcc.txt" &
@@ -1456,23 +1457,24 @@ if [[ $parts == *kernels3d* ]]; then
     for t in $(seq 1 "${most:-4}"); do
         TRACE=1 run "$label incore fuse $t" "$work/heat.k3d" "$st" TPACE_SCHEDULE=incore TPACE_FUSE=$t
     done
-    TRACE=1 run "$label incore model" "$work/heat.k3d" "$st" TPACE_SCHEDULE=incore
+    # The model's rows plan with the probe's fresh profile where this call ran it (machine_env).
+    TRACE=1 run "$label incore model" "$work/heat.k3d" "$st" TPACE_SCHEDULE=incore $(machine_env)
     if [[ ${K3D_FAST:-1} == 1 ]]; then
         # The same with the interior tiles' steady rows without per-column selects (TPACE_TILE_FAST).
         for t in $(seq 2 "${most:-4}"); do
             TRACE=1 run "$label incore fuse $t fast" "$work/heat.k3dfast" "$st" TPACE_SCHEDULE=incore TPACE_FUSE=$t
         done
-        run "$label model $mem fast" "$work/heat.k3dfast" "$st" TPACE_DEVICE_MEM=$mem
+        run "$label model $mem fast" "$work/heat.k3dfast" "$st" TPACE_DEVICE_MEM=$mem $(machine_env)
     fi
-    run "$label model $mem" "$work/heat.k3d" "$st" TPACE_DEVICE_MEM=$mem
+    run "$label model $mem" "$work/heat.k3d" "$st" TPACE_DEVICE_MEM=$mem $(machine_env)
     run "$label naive $mem" "$work/heat.k3d" "${K3D_NAIVE_STEPS:-4}" TPACE_DEVICE_MEM=$mem TPACE_SCHEDULE=naive TPACE_STREAMS=3
     TRACE=1 run "stencil-heat3d ${hx}x${hy}x$hz incore fuse 1" "$work/sheat.k3d" "$st" TPACE_SCHEDULE=incore TPACE_FUSE=1
     TRACE=1 run "heat3d_poly double $pn^3 incore" "$work/poly.k3d" "${K3D_POLY_STEPS:-32}" TPACE_SCHEDULE=incore
     TRACE=1 run "himeno_struct ${hs//-D/} incore" "$work/hstruct.k3d" "${K3D_HIMENO_STEPS:-64}" TPACE_SCHEDULE=incore
     TRACE=1 run "himeno ${him//-D/} incore" "$work/himeno.k3d" "${K3D_HIMENO_STEPS:-64}" TPACE_SCHEDULE=incore
-    for t in 1 model; do
+    for t in $(seq 1 "${dmost:-4}") model; do
         if [[ $t == model ]]; then
-            TRACE=1 run "heat3d_double ${dx}x${dy}x$dz incore model" "$work/dheat.k3d" "$st" TPACE_SCHEDULE=incore
+            TRACE=1 run "heat3d_double ${dx}x${dy}x$dz incore model" "$work/dheat.k3d" "$st" TPACE_SCHEDULE=incore $(machine_env)
         else
             TRACE=1 run "heat3d_double ${dx}x${dy}x$dz incore fuse $t" "$work/dheat.k3d" "$st" TPACE_SCHEDULE=incore TPACE_FUSE=$t
         fi
@@ -1529,7 +1531,7 @@ if [[ $parts == *kernels3d* ]]; then
     k3d_line "heat3d_poly double $pn^3 incore" "$bp"
     k3d_line "himeno_struct ${hs//-D/} incore" "$bhs"
     k3d_line "himeno ${him//-D/} incore" "$bhi"
-    k3d_line "heat3d_double ${dx}x${dy}x$dz incore fuse 1" "$bd"
+    for t in $(seq 1 "${dmost:-4}"); do k3d_line "heat3d_double ${dx}x${dy}x$dz incore fuse $t" "$bd"; done
     k3d_line "heat3d_double ${dx}x${dy}x$dz incore model" "$bd"
     ratio "heat-3D, the model's plan under $mem over naive (issue 28 item 3: 40x)" "$label model $mem" "$label naive $mem"
     if [[ ${K3D_NCU:-1} == 1 ]]; then
@@ -1635,6 +1637,7 @@ if [[ $parts == *tiles3d* ]]; then
     read -r nx ny nz <<<"$ng"
     st=${K3D_STEPS:-128}
     most=$("$tpace" check examples/heat3d.c 2>&1 | sed -n 's/.*TPACE_FUSE 1 to \([0-9]*\).*/\1/p' | head -1)
+    dmost=$("$tpace" check tests/fixtures/layouts/heat3d_double.c 2>&1 | sed -n 's/.*TPACE_FUSE 1 to \([0-9]*\).*/\1/p' | head -1)
     tvariants=${TILES_VARIANTS:-unaligned aligned fast}
     tfuse=${TILES_FUSE:-2 ${most:-4}}
     tile_defs() { # VARIANT: its -D flags

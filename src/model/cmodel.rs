@@ -221,7 +221,13 @@ pub fn initializer(w: &Workload, m: &Machine) -> String {
         per_sm.join(", ")
     ));
     out.push_str("    0ULL, /* steps per kernel the run measured itself: none yet */\n");
-    out.push_str("    0ULL /* steps per kernel a search may take: any */\n}");
+    out.push_str("    0ULL, /* steps per kernel a search may take: any */\n");
+    let measured: u64 = (1..depths)
+        .filter(|d| figure(*d).is_some())
+        .fold(0, |bits, d| bits | 1 << d);
+    out.push_str(&format!(
+        "    {measured:#x}ULL /* steps per kernel the profile measured (bit d; Machine::depth_priced) */\n}}"
+    ));
     out
 }
 

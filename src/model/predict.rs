@@ -177,6 +177,22 @@ impl Machine {
             .find(|k| k.elem == w.elem && k.shape == w.shape && k.fuse == fuse.max(1))
     }
 
+    /// Whether the search may price `fuse` steps per kernel for `w`: one step always;
+    /// a fused depth where the profile measured it, or measured no depth of `w`'s
+    /// element type and shape class at all (a spec sheet: every depth from its
+    /// formula). A depth the profile left out beside measured ones would be priced
+    /// from the formula against measured neighbours, which flatters it (the H200's
+    /// measured table of one to four steps for 3-D tiles, eight offered: the formula
+    /// took six); `tpace probe` times it.
+    pub fn depth_priced(&self, w: &Workload, fuse: u64) -> bool {
+        fuse <= 1
+            || self.kernel_figure(w, fuse).is_some()
+            || !self
+                .kernels
+                .iter()
+                .any(|k| k.elem == w.elem && k.shape == w.shape)
+    }
+
     /// Seconds per point and step of `w`'s kernels with `fuse` steps each over
     /// chunks of `rows` planes, from the measured figure `f` (see the module comment).
     pub fn measured_point_cost(&self, w: &Workload, f: &KernelFigure, fuse: u64, rows: u64) -> f64 {

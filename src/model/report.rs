@@ -111,7 +111,7 @@ pub fn plan_report(
     };
     let elapsed = started.elapsed();
     let mut out = String::new();
-    header(&mut out, unit, profile, &w, &extents, choice.cap);
+    header(&mut out, unit, profile, &machine, &w, &extents, choice.cap);
     best(&mut out, &w, &machine, &choice.best, choice.cap);
     alternatives(&mut out, &choice);
     footer(&mut out, profile, &w, &choice, elapsed.as_secs_f64());
@@ -147,7 +147,7 @@ fn devices_report(
     )?;
     let elapsed = started.elapsed();
     let mut out = String::new();
-    header(&mut out, unit, profile, w, extents, d.choice.cap);
+    header(&mut out, unit, profile, machine, w, extents, d.choice.cap);
     let c = d.choice.best.config;
     let glups = if d.total_s > 0.0 {
         w.points() as f64 * w.steps as f64 / d.total_s * 1e-9
@@ -231,6 +231,7 @@ fn header(
     out: &mut String,
     unit: Unit<'_>,
     profile: &Profile,
+    m: &Machine,
     w: &Workload,
     extents: &[u64],
     cap: Option<u128>,
@@ -285,6 +286,19 @@ fn header(
             "  fused kernels: {} steps each (two-level blocking), computing {:.3} points per point kept",
             w.fuse, w.fuse_overhead[w.fuse as usize]
         );
+        let unpriced: Vec<String> = (2..=w.fuse_max)
+            .filter(|d| !m.depth_priced(w, *d))
+            .map(|d| d.to_string())
+            .collect();
+        if !unpriced.is_empty() {
+            let _ = writeln!(
+                out,
+                "  not searched: {} steps per kernel (the profile has no [[kernels]] entry for {} {} at that depth; `tpace probe` times every depth)",
+                unpriced.join(", "),
+                w.elem,
+                w.shape
+            );
+        }
     }
     let _ = writeln!(
         out,

@@ -170,7 +170,7 @@ pub fn choose_fused(
     let mut best: Option<Result<Choice, String>> = None;
     // The work of every depth's search, reported with the winner's.
     let (mut considered, mut too_big) = (0, 0);
-    for fuse in depths(w) {
+    for fuse in depths(w).into_iter().filter(|d| m.depth_priced(w, *d)) {
         let got = choose_among(&Workload { fuse, ..w.clone() }, m, cap, ks, schedules);
         if let Ok(c) = &got {
             considered += c.considered;
@@ -197,7 +197,8 @@ pub fn choose_fused(
 /// The steps per kernel the search tries, in the order ties go: the workload's
 /// own (`fuse`), then every other count its fused kernels have, from
 /// `fuse_max` down to 2, then one step per kernel (the runtime's
-/// `tpace_model_choose_fused`). The deeper a kernel fuses, the fewer times its
+/// `tpace_model_choose_fused`); the search takes those the profile prices
+/// ([`super::Machine::depth_priced`]). The deeper a kernel fuses, the fewer times its
 /// tile passes through device memory and the more halo columns and rows it
 /// computes again (`fuse_overhead`, [`super::predict::fuse_row_overhead`]).
 pub fn depths(w: &Workload) -> Vec<u64> {
@@ -469,6 +470,22 @@ mod tests {
             .map(|t| figure(t, if t == 1 { 0.5 } else { 3.0 }))
             .collect();
         assert_eq!(pick(&m, &w), 1);
+        // A profile that measured one to four steps only: five to eight are not searched,
+        // however the bandwidth figures would price them (with no floor per point computed
+        // the deepest would win, as above).
+        m.fused_point_s = 0.0;
+        m.kernels = (1..=4)
+            .map(|t| figure(t, if t == 3 { 2.0 } else { 3.0 }))
+            .collect();
+        assert!(m.depth_priced(&w, 1) && m.depth_priced(&w, 4) && !m.depth_priced(&w, 5));
+        assert_eq!(choose(&w, &m, None).unwrap().best.fuse, 3);
+        // Another class's table leaves this one's depths to the bandwidth figures, all of them.
+        m.kernels = vec![crate::model::profile::KernelFigure {
+            shape: "3d-r1".into(),
+            ..figure(4, 3.0)
+        }];
+        assert!(m.depth_priced(&w, 7));
+        assert_eq!(choose(&w, &m, None).unwrap().best.fuse, 8);
     }
 
     /// The search's work grows with the logarithm of the extents and the step

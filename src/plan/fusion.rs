@@ -24,9 +24,16 @@ pub const MAX_STEPS: u32 = 8;
 
 /// Most steps a 3-D tile kernel advances: a 32 x 32 tile keeps 24 x 24 of its
 /// columns at four steps of reach 1 (1.78 points computed per point kept), 16 x
-/// 16 at eight (4.0), and its rings, `(T + 1) · 3 · 4` registers a thread at
-/// reach 1, leave two blocks a multiprocessor at four steps, one at eight.
-pub const TILE_MAX_STEPS: u32 = 4;
+/// 16 at eight (4.0). Past four steps a block has a multiprocessor to itself
+/// (ptxas 13.5, sm_90, heat-3D in float: 195 registers a thread at five steps, 248
+/// at eight, none spilled); a step count whose rings alone would not fit a thread's
+/// registers is not offered ([`Fusion::tile_registers`]). Whether the deeper counts
+/// pay is the machine's to say: `tpace probe` times every count and the model picks.
+pub const TILE_MAX_STEPS: u32 = 8;
+
+/// Registers a thread of a fused kernel may hold (sm_50 on): a 3-D tile's step
+/// count whose estimate ([`Fusion::tile_registers`]) exceeds it would spill.
+pub const THREAD_REGISTERS: u64 = 255;
 
 /// Most steps a kernel advances for a target that chooses its steps per kernel
 /// itself (OpenCL's tiled kernels, sized by the evolution-vector model): its
@@ -163,10 +170,12 @@ impl Fusion {
     /// (`columns` along axis 2) and needs about 36 registers more, 12 more a step for
     /// each further word of a value (double) and 16 more for each row of the ring past
     /// three (wider reach: more reads in flight). Up to two steps, as many blocks (at
-    /// most four) as those registers allow; past two, two blocks of 128 registers while
+    /// most four) as those registers allow; past two and up to four, two blocks of 128 registers while
     /// they fit, else one block (255 registers). Fitted to the least cap without
     /// spills of the one-barrier-a-row kernel (ptxas 13.5, sm_90, issue 28): heat-3D in
-    /// float three blocks at two steps, two at three and four; in double three, two
+    /// float three blocks at two steps, two at three and four, one past four (at 128
+    /// registers five steps spill 188 bytes, six 556; one block: 248 registers at seven
+    /// and eight, no spills); in double three, two
     /// and one (two spill 76 bytes at four steps); the 13-point star in double two
     /// blocks (this rule: one); the 19-point star in float one at every count. (The
     /// H100, 512³ heat-3D in-core with the earlier kernel: two blocks that spill a
@@ -181,23 +190,29 @@ impl Fusion {
             }
             (65536 / (threads * regs)).min(2048 / threads).max(1)
         } else {
-            let columns: u64 = self.per_thread.iter().map(|c| u64::from(*c)).product();
-            let words = (self.elem_bytes / 4).max(1);
-            let ring = (self.reach_lo + self.reach_hi.max(1) + 1).unsigned_abs();
-            // The kernel's steps lag each other by at least a row (`TP_RHI` at least 1).
-            let regs = (t + 1) * ring * words * columns
-                + 36
-                + 12 * t * (words - 1)
-                + 16 * ring.saturating_sub(3);
+            let regs = self.tile_registers(steps);
             if steps <= 2 {
                 (65536 / (threads * regs)).clamp(1, 4)
-            } else if regs <= 128 {
+            } else if regs <= 128 && steps <= 4 {
                 2
             } else {
                 1
             }
         };
         blocks as u32
+    }
+
+    /// Registers a thread of the 3-D tile kernel needs to fuse `steps` steps without
+    /// spilling, by the fit [`Fusion::blocks_per_multiprocessor`] describes: its rings,
+    /// `(steps + 1) · ring_words · columns`, and about 36 more, 12 more a step for each
+    /// further word of a value and 16 more for each row of the ring past three.
+    pub fn tile_registers(&self, steps: u32) -> u64 {
+        let t = u64::from(steps);
+        let columns: u64 = self.per_thread.iter().map(|c| u64::from(*c)).product();
+        let words = (self.elem_bytes / 4).max(1);
+        let ring = (self.reach_lo + self.reach_hi.max(1) + 1).unsigned_abs();
+        // The kernel's steps lag each other by at least a row (`TP_RHI` at least 1).
+        (t + 1) * ring * words * columns + 36 + 12 * t * (words - 1) + 16 * ring.saturating_sub(3)
     }
 
     /// How many times more points a block computes than it keeps when it fuses
@@ -307,8 +322,12 @@ pub fn fusion(
     // Every fused step count must leave each block some columns of its own: wider
     // halos fuse fewer steps.
     let leaves_columns = |t: u32| (0..fusion.block.len()).all(|a| fusion.kept_columns(a, t) > 0);
+    // A 3-D tile's rings live in registers: deeper steps than a thread holds would spill.
+    let fits_registers = |t: u32| rank == 2 || fusion.tile_registers(t) <= THREAD_REGISTERS;
     let most = if rank == 2 { MAX_STEPS } else { TILE_MAX_STEPS };
-    fusion.max_steps = (2..=most).rev().find(|t| leaves_columns(*t))?;
+    fusion.max_steps = (2..=most)
+        .rev()
+        .find(|t| (2..=*t).all(|u| leaves_columns(u) && fits_registers(u)))?;
     fusion.default_steps = fusion.default_steps.min(fusion.max_steps);
     shared.then_some(fusion)
 }
@@ -406,10 +425,12 @@ mod tests {
     #[test]
     fn less_shared_memory_fuses_fewer_steps() {
         let f = fusion_of("heat3d_double.c", HEAT3D_DOUBLE).expect("fuses");
-        assert_eq!((f.max_steps, f.default_steps, f.elem_bytes), (4, 2, 8));
+        // Seven steps: eight would leave a 16-column tile none of its own along axis 2.
+        assert_eq!((f.max_steps, f.default_steps, f.elem_bytes), (7, 2, 8));
         assert_eq!((f.tile(), f.shared_bytes(4)), (vec![32, 16], 32 * 1024));
         let steps = |limit: u64| f.within(limit).map(|g| (g.max_steps, g.default_steps));
-        assert_eq!(steps(227 * 1024), Some((4, 2)), "H100: 227 KiB a block");
+        assert_eq!(steps(227 * 1024), Some((7, 2)), "H100: 227 KiB a block");
+        assert_eq!(steps(48 * 1024), Some((6, 2)), "48 KiB: six steps");
         assert_eq!(
             steps(32 * 1024 - 1),
             Some((3, 2)),
@@ -468,6 +489,35 @@ mod tests {
         // Reach 5 along axis 2 is more than the 4 columns a thread holds there: a
         // thread would need columns two threads away.
         assert_eq!(fusion_of("wide5.c", &wide(5)), None);
+    }
+
+    #[test]
+    fn rings_a_thread_can_not_hold_fuse_fewer_steps() {
+        // heat-3D in float fuses eight steps (a 32 x 32 tile keeps 16 x 16); double
+        // reads three planes away along the cut axis need rings of seven planes of two
+        // columns in two words: four steps would need 288 registers a thread, three 248.
+        let h = fusion_of("heat3d.c", HEAT3D).expect("fuses");
+        assert_eq!((h.max_steps, h.keep(8)), (8, 16 * 16));
+        assert!(h.tile_registers(8) <= super::THREAD_REGISTERS);
+        assert_eq!(
+            (
+                h.blocks_per_multiprocessor(4),
+                h.blocks_per_multiprocessor(5)
+            ),
+            (2, 1)
+        );
+        let src = HEAT3D_DOUBLE
+            .replace("halo([1:1][1:1][1:1])", "halo([3:3][1:1][1:1])")
+            .replace(
+                "a[i - 1][j][k] + a[i + 1][j][k]",
+                "a[i - 3][j][k] + a[i + 3][j][k]",
+            )
+            .replace("i = 1; i < NX - 1", "i = 3; i < NX - 3");
+        assert_ne!(src, HEAT3D_DOUBLE);
+        let deep = fusion_of("deep.c", &src).expect("reach 3 along the cut axis fuses");
+        assert_eq!((deep.reach_lo, deep.reach_hi), (3, 3));
+        assert_eq!((deep.tile_registers(3), deep.tile_registers(4)), (248, 288));
+        assert_eq!(deep.max_steps, 3);
     }
 
     #[test]

@@ -64,6 +64,7 @@ typedef struct tpace_model {
     tpace_u64 fuse_blocks_per_sm[TPACE_MC_FUSE_MAX + 1]; /* per fused step count: its blocks a multiprocessor holds */
     tpace_u64 refit_depths;      /* bit d: the run measured steps-per-kernel d itself (tpace_model_refit) */
     tpace_u64 search_depths;     /* bit d: a search may take d steps per kernel (0: any; a later re-plan's) */
+    tpace_u64 profile_depths;    /* bit d: the profile measured d steps per kernel for this class (0: none) */
 } tpace_model;
 
 /* One measured kernel time of a machine profile's [[kernels]] table (profile.rs KernelFigure). */
@@ -138,6 +139,7 @@ static inline void tpace_model_on(const tpace_model *program, const tpace_machin
     out->exchange_bps = mc->exchange_bps;
     out->exchange_latency_s = mc->exchange_latency_s;
     out->host_memory_bps = mc->host_memory_bps;
+    out->profile_depths = 0;
     for (int d = 0; d <= TPACE_MC_FUSE_MAX; d++) {
         const tpace_u64 per_sm = program->fuse_blocks_per_sm[d];
         out->fuse_wave[d] = d < 2 ? 0 : mc->units > 0 && per_sm > 0 ? mc->units * per_sm : 2048ULL;
@@ -154,6 +156,8 @@ static inline void tpace_model_on(const tpace_model *program, const tpace_machin
         out->kernel_blocks[d] = f ? f->blocks : 0;
         out->kernel_segment_rows[d] = f ? f->segment_rows : -1.0;
         out->kernel_launch_rows[d] = f ? f->launch_rows : 0.0;
+        if (d >= 1 && f != NULL)
+            out->profile_depths |= 1ULL << d;
     }
 }
 
@@ -1421,8 +1425,13 @@ static inline tpace_model_choice tpace_model_choose_fused(const tpace_model *m, 
                                                           int fixed_schedule, tpace_u64 fixed_k, tpace_u64 fixed_b,
                                                           tpace_u64 fixed_streams, int fixed_fuse, tpace_u64 fuse_most)
 {
-    /* A depth the search may take (m->search_depths: 0, any). */
-#define TPACE_MC_DEPTH_OK(t) (m->search_depths == 0 || (m->search_depths >> (t) & 1))
+    /* A depth the search may take: a later re-plan's (m->search_depths), else one step, or a
+     * depth the profile measured, or any where it measured none of this class (search.rs
+     * depth_priced: a depth left out beside measured ones is priced from the formula against
+     * measured neighbours, which flatters it). */
+#define TPACE_MC_DEPTH_OK(t)                                                                                  \
+    (m->search_depths != 0 ? (m->search_depths >> (t) & 1)                                                   \
+                           : ((t) <= 1 || m->profile_depths == 0 || (m->profile_depths >> (t) & 1)))
     tpace_model_choice best;
     if (TPACE_MC_DEPTH_OK(m->fuse) || fixed_fuse) {
         best = tpace_model_choose(m, w, cap, fixed_schedule, fixed_k, fixed_b, fixed_streams);

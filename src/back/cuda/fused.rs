@@ -609,7 +609,7 @@ mod tests {
             (
                 "heat3d.c",
                 include_str!("../../../examples/heat3d.c"),
-                "TP_T <= 2 ? 3 : 2",
+                "TP_T <= 2 ? 3 : TP_T <= 4 ? 2 : 1",
             ),
             (
                 "heat3d_double.c",
