@@ -55,6 +55,8 @@ table="$res/table.txt"
 : >"$table"
 echo "date: $(date -u +%Y-%m-%dT%H:%MZ)" | tee -a "$table"
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee -a "$table"
+# The clocks, power and temperature at the start (read only): kernels bound by issue follow the SM clock.
+nvidia-smi --query-gpu=clocks.sm,clocks.max.sm,clocks.mem,power.draw,power.limit,temperature.gpu --format=csv | tr '\n' ' ' | sed 's/ $/\n/' | tee -a "$table"
 nvcc --version | tail -1 | tee -a "$table"
 echo "tpace builds: nvcc $nvflags" | tee -a "$table"
 # bench/gen's programs carry the runtime of the tpace that translated them: say when that was
@@ -1120,7 +1122,7 @@ if [[ $parts == *sweep27* ]]; then
         # The model's k, b and S at other depths (the probe times 3-D depths on chunks of 40
         # planes, where 4 steps ran slower than 2 on the H200 while in-core 4 ran fastest).
         read -r bk bb bs <<<"$(sed -n 's/^best plan: [a-z]* k=\([0-9]*\) b=\([0-9]*\) streams=\([0-9]*\).*/\1 \2 \3/p' "$out/plan-$case.txt")"
-        case $name in jacobi2d) dl="2 4 6 8" ;; heat3d) dl="1 2 3 4" ;; *) dl="" ;; esac
+        case $name in jacobi2d) dl="2 4 6 8" ;; heat3d) dl="1 2 3 4 5 6 7 8" ;; *) dl="" ;; esac
         if [[ -n $bk ]]; then
             for f in $dl; do [[ $f != "${depth:-}" ]] && runners+="mmtb:$bk:$bb:$bs:$f "; done
         fi
