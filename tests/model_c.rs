@@ -104,6 +104,10 @@ fn cases() -> Vec<Case> {
     )
     .unwrap();
     let himeno_ext = workload::extents(himeno.unit(0), &elarge).unwrap();
+    // A spec sheet too (no [[kernels]]): the bandwidth formula prices the depths, all
+    // but a 3-D tile kernel alone on its multiprocessor (predict.rs formula_prices).
+    let spec_file = root.join("bench/showit/h200-spec.toml");
+    let spec = Machine::from_profile(&Profile::load(spec_file.to_str().unwrap()).unwrap()).unwrap();
     for (file, extents, steps) in [
         ("examples/jacobi2d.c", vec![49152, 61440], 128),
         ("examples/heat3d.c", vec![1152, 1536, 1728], 128),
@@ -112,7 +116,7 @@ fn cases() -> Vec<Case> {
     ] {
         let c = compiled(file);
         let w = Workload::from_unit(c.unit(0), &extents, steps).unwrap();
-        for m in [&h100, &h200] {
+        for m in [&h100, &h200, &spec] {
             for cap in [Some(8u128 << 30), Some(4u128 << 30), None] {
                 out.push(Case {
                     label: format!("{file} {extents:?} {steps} steps on {} cap {cap:?}", m.name),

@@ -178,19 +178,20 @@ impl Machine {
     }
 
     /// Whether the search may price `fuse` steps per kernel for `w`: one step always;
-    /// a fused depth where the profile measured it, or measured no depth of `w`'s
-    /// element type and shape class at all (a spec sheet: every depth from its
-    /// formula). A depth the profile left out beside measured ones would be priced
-    /// from the formula against measured neighbours, which flatters it (the H200's
-    /// measured table of one to four steps for 3-D tiles, eight offered: the formula
-    /// took six); `tpace probe` times it.
+    /// a fused depth where the profile measured it, or, where it measured no depth of
+    /// `w`'s element type and shape class at all (a spec sheet), every depth its
+    /// formula can price ([`formula_prices`]). A depth the profile left out beside
+    /// measured ones would be priced from the formula against measured neighbours,
+    /// which flatters it (the H200's measured table of one to four steps for 3-D
+    /// tiles, eight offered: the formula took six); `tpace probe` times it.
     pub fn depth_priced(&self, w: &Workload, fuse: u64) -> bool {
         fuse <= 1
             || self.kernel_figure(w, fuse).is_some()
-            || !self
+            || (!self
                 .kernels
                 .iter()
                 .any(|k| k.elem == w.elem && k.shape == w.shape)
+                && formula_prices(w, fuse))
     }
 
     /// Seconds per point and step of `w`'s kernels with `fuse` steps each over
@@ -269,6 +270,19 @@ impl Machine {
         };
         mem.max(flops).max(floor)
     }
+}
+
+/// Whether the bandwidth formula can price `fuse` steps per kernel for `w`: not where
+/// the kernel holds a multiprocessor alone while a shallower fused depth shares one
+/// (`fuse_blocks_per_sm`). The formula counts bytes and recomputed points, not the
+/// warps that hide a block's barriers: on the H100 heat-3D's five steps a kernel, one
+/// block a multiprocessor, took 4.04 ps a point and step against 2.16 at four with
+/// two blocks, and in double four steps (one block) 12.1 against 5.9 at three (two);
+/// the spec sheet's formula took six steps and ran 3.5 times its prediction
+/// (bench/RESULTS.md, sixteenth session).
+pub fn formula_prices(w: &Workload, fuse: u64) -> bool {
+    let blocks = |d: u64| w.fuse_blocks_per_sm.get(d as usize).copied().unwrap_or(0);
+    fuse <= 1 || blocks(fuse) != 1 || (2..fuse).all(|d| blocks(d) <= 1)
 }
 
 /// What one plan costs, according to the model.

@@ -291,12 +291,23 @@ fn header(
             .map(|d| d.to_string())
             .collect();
         if !unpriced.is_empty() {
+            let measured_class = m
+                .kernels
+                .iter()
+                .any(|k| k.elem == w.elem && k.shape == w.shape);
+            let why = if measured_class {
+                format!(
+                    "the profile has no [[kernels]] entry for {} {} at that depth",
+                    w.elem, w.shape
+                )
+            } else {
+                "a block alone on its multiprocessor, which the bandwidth figures do not price"
+                    .to_string()
+            };
             let _ = writeln!(
                 out,
-                "  not searched: {} steps per kernel (the profile has no [[kernels]] entry for {} {} at that depth; `tpace probe` times every depth)",
-                unpriced.join(", "),
-                w.elem,
-                w.shape
+                "  not searched: {} steps per kernel ({why}; `tpace probe` times every depth)",
+                unpriced.join(", ")
             );
         }
     }

@@ -486,6 +486,20 @@ mod tests {
         }];
         assert!(m.depth_priced(&w, 7));
         assert_eq!(choose(&w, &m, None).unwrap().best.fuse, 8);
+        // There, a depth whose kernel has a multiprocessor to itself where shallower ones
+        // share one is left out (heat-3D's tiles: three blocks at two steps, two at three
+        // and four, one past four); where every depth has one block, none is.
+        let mut tiles = w.clone();
+        tiles.fuse_blocks_per_sm = vec![0, 0, 3, 2, 2, 1, 1, 1, 1];
+        let priced: Vec<u64> = (1..=8).filter(|d| m.depth_priced(&tiles, *d)).collect();
+        assert_eq!(priced, [1, 2, 3, 4]);
+        assert_eq!(choose(&tiles, &m, None).unwrap().best.fuse, 4);
+        tiles.fuse_blocks_per_sm = vec![0, 0, 1, 1, 1, 1, 1, 1, 1];
+        assert!((1..=8).all(|d| m.depth_priced(&tiles, d)));
+        // A measured table of the class decides alone.
+        m.kernels = (1..=8).map(|t| figure(t, 3.0 - 0.1 * t as f64)).collect();
+        tiles.fuse_blocks_per_sm = vec![0, 0, 3, 2, 2, 1, 1, 1, 1];
+        assert_eq!(choose(&tiles, &m, None).unwrap().best.fuse, 8);
     }
 
     /// The search's work grows with the logarithm of the extents and the step

@@ -1416,6 +1416,19 @@ static inline int tpace_mc_better(const tpace_model_choice *a, const tpace_model
                         (a->seconds == b->seconds && a->device_bytes < b->device_bytes));
 }
 
+/* Whether the bandwidth formula can price `t` steps a kernel (predict.rs formula_prices): not
+ * where that kernel holds a multiprocessor alone while a shallower fused depth shares one (the
+ * formula does not see the warps that hide a block's barriers). */
+static inline int tpace_mc_formula_prices(const tpace_model *m, tpace_u64 t)
+{
+    if (t <= 1 || t > TPACE_MC_FUSE_MAX || m->fuse_blocks_per_sm[t] != 1)
+        return 1;
+    for (tpace_u64 d = 2; d < t; d++)
+        if (m->fuse_blocks_per_sm[d] > 1)
+            return 0;
+    return 1;
+}
+
 /* tpace_model_choose, and where the kernels can advance several steps each and
  * `fixed_fuse` is 0, the same for every other step count per kernel the device holds
  * (2 .. `fuse_most`, at most m->fuse_max) and for one step per kernel: the fastest
@@ -1426,12 +1439,13 @@ static inline tpace_model_choice tpace_model_choose_fused(const tpace_model *m, 
                                                           tpace_u64 fixed_streams, int fixed_fuse, tpace_u64 fuse_most)
 {
     /* A depth the search may take: a later re-plan's (m->search_depths), else one step, or a
-     * depth the profile measured, or any where it measured none of this class (search.rs
-     * depth_priced: a depth left out beside measured ones is priced from the formula against
-     * measured neighbours, which flatters it). */
+     * depth the profile measured, or where it measured none of this class any the formula can
+     * price (predict.rs depth_priced: a depth left out beside measured ones is priced from the
+     * formula against measured neighbours, which flatters it). */
 #define TPACE_MC_DEPTH_OK(t)                                                                                  \
     (m->search_depths != 0 ? (m->search_depths >> (t) & 1)                                                   \
-                           : ((t) <= 1 || m->profile_depths == 0 || (m->profile_depths >> (t) & 1)))
+                           : ((t) <= 1 || (m->profile_depths >> (t) & 1) ||                           \
+                              (m->profile_depths == 0 && tpace_mc_formula_prices(m, (t)))))
     tpace_model_choice best;
     if (TPACE_MC_DEPTH_OK(m->fuse) || fixed_fuse) {
         best = tpace_model_choose(m, w, cap, fixed_schedule, fixed_k, fixed_b, fixed_streams);
