@@ -1062,6 +1062,10 @@ bench_summary() {
                   printf "    %s: %s %.1f Glup/s = %.3f of the best (%s, %.1f Glup/s); predicted %.4g s, measured %.4g s (%.2fx)\n",
                          l, p[i], g[i], best / s[i], bp, bg, q[i], s[i], s[i] / (q[i] > 0 ? q[i] : 1) }' "$rows" | tee -a "$table"
 }
+# fuse_most FILE: the deepest fused step count FILE's translation has (`tpace check`: "TPACE_FUSE 1 to N").
+fuse_most() {
+    "$tpace" check "$1" 2>&1 | sed -n 's/.*TPACE_FUSE 1 to \([0-9]*\).*/\1/p' | head -1
+}
 # The profile the device plans with when the probe ran in this call (its fresh file), else the
 # bundled one the program finds by the device's name.
 machine_env() {
@@ -1421,8 +1425,8 @@ if [[ $parts == *kernels3d* ]]; then
     st=${K3D_STEPS:-128}
     label="heat3d ${hx}x${hy}x$hz"
     # The deepest fused step count the 3-D translation has ("TPACE_FUSE 1 to N").
-    most=$("$tpace" check examples/heat3d.c 2>&1 | sed -n 's/.*TPACE_FUSE 1 to \([0-9]*\).*/\1/p' | head -1)
-    dmost=$("$tpace" check tests/fixtures/layouts/heat3d_double.c 2>&1 | sed -n 's/.*TPACE_FUSE 1 to \([0-9]*\).*/\1/p' | head -1)
+    most=$(fuse_most examples/heat3d.c)
+    dmost=$(fuse_most tests/fixtures/layouts/heat3d_double.c)
     peerflags="-O3 -arch=sm_90" # as heat3d_peer.cu's first lines build it
     nvcc $peerflags bench/peer/heat3d_peer.cu -o "$work/peer" 2>"$out/peer.nvcc.txt" &
     nvcc $peerflags bench/peer/d2d_copy.cu -o "$work/copy" 2>"$out/copy.nvcc.txt" &
@@ -1638,8 +1642,7 @@ if [[ $parts == *tiles3d* ]]; then
     read -r dx dy dz <<<"$dg"
     read -r nx ny nz <<<"$ng"
     st=${K3D_STEPS:-128}
-    most=$("$tpace" check examples/heat3d.c 2>&1 | sed -n 's/.*TPACE_FUSE 1 to \([0-9]*\).*/\1/p' | head -1)
-    dmost=$("$tpace" check tests/fixtures/layouts/heat3d_double.c 2>&1 | sed -n 's/.*TPACE_FUSE 1 to \([0-9]*\).*/\1/p' | head -1)
+    most=$(fuse_most examples/heat3d.c)
     tvariants=${TILES_VARIANTS:-unaligned aligned fast}
     tfuse=${TILES_FUSE:-2 ${most:-4}}
     tile_defs() { # VARIANT: its -D flags

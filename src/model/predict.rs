@@ -187,11 +187,14 @@ impl Machine {
     pub fn depth_priced(&self, w: &Workload, fuse: u64) -> bool {
         fuse <= 1
             || self.kernel_figure(w, fuse).is_some()
-            || (!self
-                .kernels
-                .iter()
-                .any(|k| k.elem == w.elem && k.shape == w.shape)
-                && formula_prices(w, fuse))
+            || (!self.measured_class(w) && formula_prices(w, fuse))
+    }
+
+    /// Whether the profile measured any depth of `w`'s element type and shape class.
+    pub fn measured_class(&self, w: &Workload) -> bool {
+        self.kernels
+            .iter()
+            .any(|k| k.elem == w.elem && k.shape == w.shape)
     }
 
     /// Seconds per point and step of `w`'s kernels with `fuse` steps each over

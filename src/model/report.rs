@@ -291,11 +291,7 @@ fn header(
             .map(|d| d.to_string())
             .collect();
         if !unpriced.is_empty() {
-            let measured_class = m
-                .kernels
-                .iter()
-                .any(|k| k.elem == w.elem && k.shape == w.shape);
-            let why = if measured_class {
+            let why = if m.measured_class(w) {
                 format!(
                     "the profile has no [[kernels]] entry for {} {} at that depth",
                     w.elem, w.shape
