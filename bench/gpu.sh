@@ -11,8 +11,11 @@
 # (default 13; the pointer-rotating fixtures of tests/fixtures/sweeps want an even one too).
 # BENCH_PARTS picks what runs: check, run, jacobi, heat, depth, huge, beyond, himeno, cip, tune,
 # fast, profile, probe, ab, mpi, opencl, managed, openacc-gpu, streams, close, plans, cc, codes, sweep27, showit,
-# kernels3d, march, tiles3d
+# kernels3d, march, tiles3d, links
 # (default: check run himeno cip).
+# links (issue 25): every GPU of the node copying to and from page-locked host memory at once
+# (bench/links/host_links.cu), 1 to N GPUs, each way and both: the host's memory, shared by the
+# GPUs, bounds what N GPUs can gain on a pipeline that moves the grid in and out.
 # cc: tests/fixtures/cc built by its Makefile with CC='tpace cc --target cuda' against CC=gcc (issue 26).
 # codes: issue 26's hotspot3D and Parboil fixtures against the CPU on a medium grid, then timed on 512^3.
 # kernels3d: issue 28, tpace's 3-D kernels beside hand-written ones (bench/peer), ratios to march.
@@ -509,6 +512,14 @@ if [[ $parts == *ab* ]]; then
                 done
             done
         fi
+    fi
+fi
+if [[ $parts == *links* ]]; then
+    echo "== links: $(nvidia-smi -L | grep -c GPU) GPU(s) copying to and from host memory at once (bench/links) ==" | tee -a "$table"
+    if nvcc -O2 -arch=sm_90 bench/links/host_links.cu -o "$work/host_links" -lpthread 2>"$out/links.nvcc.txt"; then
+        "$work/host_links" "${LINKS_GB:-1}" "${LINKS_REPS:-4}" 2>&1 | tee -a "$table"
+    else
+        echo "links: nvcc failed: $(head -3 "$out/links.nvcc.txt" | tr '\n' ' ')" | tee -a "$table"
     fi
 fi
 if [[ $parts == *mpi* ]]; then
