@@ -42,6 +42,8 @@ while [[ $# -gt 0 ]]; do
     esac
     shift
 done
+# bench/links (part links) against its CPU stand-in of the CUDA runtime (memcpy for copies).
+[[ ${srcs[*]} == *bench/links/* ]] && defs+=(-Ibench/links/cpu_shim)
 # bench/peer's hand-written CUDA (part kernels3d) has no CPU emulation: a stand-in that
 # prints lines of the same form, with made-up figures.
 if [[ ${srcs[*]} == *bench/peer/* ]]; then
@@ -91,7 +93,8 @@ export K3D_SIZES=tiny K3D_STEPS=12 K3D_NAIVE_STEPS=2 K3D_POLY_STEPS=3 K3D_HIMENO
 export TILES_VARIANTS="unaligned scalar aligned fast"
 export OPENACC_DEVICE=host OPENACC_STEPS=4 OPENACC_TIMEOUT=60
 export OPENACC_GRIDS="jacobi2d:-DX=200,-DY=120:100K heat3d:-DNX=24,-DNY=20,-DNZ=16:80K"
-# Part mpi: two emulated GPUs that reach each other, tiny grids, a "huge" one that the host holds.
+# Part links: 0.05 GB copies. Part mpi: two emulated GPUs that reach each other, tiny grids, a "huge" one that the host holds.
+export LINKS_GB=0.05 LINKS_REPS=2
 export TPACE_EMU_DEVICES=2 MPI_STEPS=8 MPI_GRIDS="jacobi2d:-DX=300,-DY=200 heat3d:-DNX=40,-DNY=24,-DNZ=20"
 export MPI_HUGE="jacobi2d:-DX=400,-DY=300"
 export SWEEP27_SIZES=tiny SHOWIT_SIZES=tiny SHOWIT_STEPS="8 24"
@@ -140,6 +143,10 @@ if [[ $BENCH_PARTS == *mpi* ]]; then
     grep -q 'phases: 2 device(s) and 2 rank(s).*to rank 0 alone: a;' "$res/table.txt" || want=1
     grep -q 'phases: 2 device(s) and 2 rank(s).*chunks finished: [0-9]* bytes .* of which [1-9][0-9]* copied straight' "$res/table.txt" || want=1
     grep -q 'phases: 2 device(s) and 2 rank(s).*chunks finished: [0-9]* bytes .* of which 0 copied straight' "$res/table.txt" || want=1
+fi
+if [[ $BENCH_PARTS == *links* ]]; then
+    # The two stand-in GPUs: 1 and 2 of them, each way and both (6 lines with rates).
+    [[ $(grep -cE '^gpus=[12] way=(host-to-device|device-to-host|both ways) +[0-9]+\.[0-9] GB/s in all' "$res/table.txt") == 6 ]] || want=1
 fi
 if [[ $BENCH_PARTS == *kernels3d* ]]; then
     # The copy rate; the peer's 2 rows, tpace's 4 + 3 heat-3D rows (fuse 1 .. 4 at least), 4

@@ -516,7 +516,7 @@ if [[ $parts == *ab* ]]; then
 fi
 if [[ $parts == *links* ]]; then
     echo "== links: $(nvidia-smi -L | grep -c GPU) GPU(s) copying to and from host memory at once (bench/links) ==" | tee -a "$table"
-    if nvcc -O2 -arch=sm_90 bench/links/host_links.cu -o "$work/host_links" -lpthread 2>"$out/links.nvcc.txt"; then
+    if nvcc -O2 -arch=sm_90 bench/links/host_links.cu -o "$work/host_links" 2>"$out/links.nvcc.txt"; then
         "$work/host_links" "${LINKS_GB:-1}" "${LINKS_REPS:-4}" 2>&1 | tee -a "$table"
     else
         echo "links: nvcc failed: $(head -3 "$out/links.nvcc.txt" | tr '\n' ' ')" | tee -a "$table"

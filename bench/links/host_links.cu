@@ -5,7 +5,7 @@
  * the slowest GPU's seconds, the best of 3 rounds of REPS copies of GB gigabytes a way.
  * The bound it shows: a grid's bytes in and out over the both-ways figure is the least
  * time any number of these GPUs can take for a pipeline that moves the grid once.
- * Build: nvcc -O2 -arch=sm_90 host_links.cu -o host_links -lpthread
+ * Build: nvcc -O2 -arch=sm_90 host_links.cu -o host_links (bench/dry-run.sh: g++ against cpu_shim/)
  * Usage: host_links [GB] [REPS] (defaults 1 and 4). Prints one line per GPU count and way. */
 #include <cuda_runtime.h>
 #include <pthread.h>
