@@ -4,7 +4,8 @@
 # script's own logic (builds, checks, rows, ratios) before the one run on the GPU:
 #   nvidia-smi  prints a made-up GPU;
 #   nvcc        builds with g++/gcc instead: tpace's CUDA output against its CPU
-#               emulation (no __CUDACC__), bench/managed against bench/managed/cpu_shim;
+#               emulation (no __CUDACC__), bench/links against the same emulation,
+#               bench/managed against bench/managed/cpu_shim;
 #   OpenACC     bench/offload/gcc-offload's programs fall back to the host
 #               (OPENACC_DEVICE=host: no ACC_DEVICE_TYPE=nvidia).
 # Needs bench/gen (bench/prepare.sh) and, for openacc-gpu, bench/offload (setup.sh).
@@ -42,8 +43,6 @@ while [[ $# -gt 0 ]]; do
     esac
     shift
 done
-# bench/links (part links) against its CPU stand-in of the CUDA runtime (memcpy for copies).
-[[ ${srcs[*]} == *bench/links/* ]] && defs+=(-Ibench/links/cpu_shim)
 # bench/peer's hand-written CUDA (part kernels3d) has no CPU emulation: a stand-in that
 # prints lines of the same form, with made-up figures.
 if [[ ${srcs[*]} == *bench/peer/* ]]; then
@@ -145,7 +144,7 @@ if [[ $BENCH_PARTS == *mpi* ]]; then
     grep -q 'phases: 2 device(s) and 2 rank(s).*chunks finished: [0-9]* bytes .* of which 0 copied straight' "$res/table.txt" || want=1
 fi
 if [[ $BENCH_PARTS == *links* ]]; then
-    # The two stand-in GPUs: 1 and 2 of them, each way and both (6 lines with rates).
+    # The two emulated GPUs (TPACE_EMU_DEVICES): 1 and 2 of them, each way and both (6 lines with rates).
     [[ $(grep -cE '^gpus=[12] way=(host-to-device|device-to-host|both ways) +[0-9]+\.[0-9] GB/s in all' "$res/table.txt") == 6 ]] || want=1
 fi
 if [[ $BENCH_PARTS == *kernels3d* ]]; then

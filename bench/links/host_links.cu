@@ -5,14 +5,19 @@
  * the slowest GPU's seconds, the best of 3 rounds of REPS copies of GB gigabytes a way.
  * The bound it shows: a grid's bytes in and out over the both-ways figure is the least
  * time any number of these GPUs can take for a pipeline that moves the grid once.
- * Build: nvcc -O2 -arch=sm_90 host_links.cu -o host_links (bench/dry-run.sh: g++ against cpu_shim/)
+ * Build: nvcc -O2 -arch=sm_90 host_links.cu -o host_links. Without nvcc (bench/dry-run.sh), g++
+ * builds it against tpace's CPU emulation of CUDA (TPACE_EMU_DEVICES devices, memcpy for copies).
  * Usage: host_links [GB] [REPS] (defaults 1 and 4). Prints one line per GPU count and way. */
-#include <cuda_runtime.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#ifdef __CUDACC__
+#include <cuda_runtime.h>
+#else
+#include "../../src/runtime/cuda_emulation.cuh"
+#endif
 
 #define MAX_GPUS 16
 
@@ -59,8 +64,7 @@ static void *round_main(void *arg)
         if (g->ways & 2)
             CHECK(cudaMemcpyAsync(g->host_down, g->dev_down, g->bytes, cudaMemcpyDeviceToHost, g->down));
     }
-    CHECK(cudaStreamSynchronize(g->up));
-    CHECK(cudaStreamSynchronize(g->down));
+    CHECK(cudaDeviceSynchronize());
     g->seconds = now() - t0;
     return NULL;
 }
@@ -83,15 +87,22 @@ int main(int argc, char **argv)
         g[d].bytes = bytes;
         g[d].reps = reps;
         CHECK(cudaSetDevice(d));
-        CHECK(cudaHostAlloc((void **)&g[d].host_up, bytes, cudaHostAllocPortable));
-        CHECK(cudaHostAlloc((void **)&g[d].host_down, bytes, cudaHostAllocPortable));
+        /* Page-locked as tpace's runtime locks the user's arrays: malloc, touched, registered. */
+        g[d].host_up = (char *)malloc(bytes);
+        g[d].host_down = (char *)malloc(bytes);
+        if (g[d].host_up == NULL || g[d].host_down == NULL) {
+            fprintf(stderr, "host_links: host memory ran out; lower GB\n");
+            return 1;
+        }
         memset(g[d].host_up, 1, bytes);
         memset(g[d].host_down, 0, bytes);
+        CHECK(cudaHostRegister(g[d].host_up, bytes, cudaHostRegisterPortable));
+        CHECK(cudaHostRegister(g[d].host_down, bytes, cudaHostRegisterPortable));
         CHECK(cudaMalloc((void **)&g[d].dev_up, bytes));
         CHECK(cudaMalloc((void **)&g[d].dev_down, bytes));
-        CHECK(cudaMemset(g[d].dev_down, 2, bytes));
-        CHECK(cudaStreamCreateWithFlags(&g[d].up, cudaStreamNonBlocking));
-        CHECK(cudaStreamCreateWithFlags(&g[d].down, cudaStreamNonBlocking));
+        CHECK(cudaStreamCreate(&g[d].up));
+        CHECK(cudaStreamCreate(&g[d].down));
+        CHECK(cudaMemcpyAsync(g[d].dev_down, g[d].host_up, bytes, cudaMemcpyHostToDevice, g[d].down));
         CHECK(cudaDeviceSynchronize());
     }
     printf("host_links: %d GPU(s), %.2f GB a copy, %d copies a way, best of 3 rounds\n", n, gb, reps);
@@ -129,8 +140,10 @@ int main(int argc, char **argv)
     }
     for (int d = 0; d < n; d++) {
         CHECK(cudaSetDevice(d));
-        CHECK(cudaFreeHost(g[d].host_up));
-        CHECK(cudaFreeHost(g[d].host_down));
+        CHECK(cudaHostUnregister(g[d].host_up));
+        CHECK(cudaHostUnregister(g[d].host_down));
+        free(g[d].host_up);
+        free(g[d].host_down);
         CHECK(cudaFree(g[d].dev_up));
         CHECK(cudaFree(g[d].dev_down));
         CHECK(cudaStreamDestroy(g[d].up));
