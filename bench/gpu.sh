@@ -515,7 +515,7 @@ if [[ $parts == *ab* ]]; then
     fi
 fi
 if [[ $parts == *links* ]]; then
-    echo "== links: $(nvidia-smi -L | grep -c GPU) GPU(s) copying to and from host memory at once (bench/links) ==" | tee -a "$table"
+    echo "== links: the GPUs copying to and from host memory at once (bench/links; it counts them) ==" | tee -a "$table"
     if nvcc -O2 -arch=sm_90 bench/links/host_links.cu -o "$work/host_links" 2>"$out/links.nvcc.txt"; then
         "$work/host_links" "${LINKS_GB:-1}" "${LINKS_REPS:-4}" 2>&1 | tee -a "$table"
     else

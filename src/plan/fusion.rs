@@ -325,9 +325,10 @@ pub fn fusion(
     // A 3-D tile's rings live in registers: deeper steps than a thread holds would spill.
     let fits_registers = |t: u32| rank == 2 || fusion.tile_registers(t) <= THREAD_REGISTERS;
     let most = if rank == 2 { MAX_STEPS } else { TILE_MAX_STEPS };
+    // Both only get harder with more steps: the deepest count that passes passes below it too.
     fusion.max_steps = (2..=most)
         .rev()
-        .find(|t| (2..=*t).all(|u| leaves_columns(u) && fits_registers(u)))?;
+        .find(|t| leaves_columns(*t) && fits_registers(*t))?;
     fusion.default_steps = fusion.default_steps.min(fusion.max_steps);
     shared.then_some(fusion)
 }
