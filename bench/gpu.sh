@@ -1436,14 +1436,19 @@ if [[ $parts == *kernels3d* ]]; then
     st=${K3D_STEPS:-128}
     label="heat3d ${hx}x${hy}x$hz"
     # The deepest fused step count the 3-D translation has ("TPACE_FUSE 1 to N").
-    most=$(fuse_most examples/heat3d.c)
-    dmost=$(fuse_most tests/fixtures/layouts/heat3d_double.c)
+    # K3D_MOST / K3D_DMOST: fewer (float / double) in-core depths, to fit one call.
+    most=${K3D_MOST:-$(fuse_most examples/heat3d.c)}
+    dmost=${K3D_DMOST:-$(fuse_most tests/fixtures/layouts/heat3d_double.c)}
     peerflags="-O3 -arch=sm_90" # as heat3d_peer.cu's first lines build it
     nvcc $peerflags bench/peer/heat3d_peer.cu -o "$work/peer" 2>"$out/peer.nvcc.txt" &
     nvcc $peerflags bench/peer/d2d_copy.cu -o "$work/copy" 2>"$out/copy.nvcc.txt" &
     nvcc $nvflags -DNX=$hx -DNY=$hy -DNZ=$hz $(cuda_sources bench/gen/heat3d) -o "$work/heat.k3d" &
-    # K3D_FAST=0 leaves out the interior tiles without per-column selects (TPACE_TILE_FAST).
-    [[ ${K3D_FAST:-1} == 1 ]] && nvcc $nvflags -DTPACE_TILE_FAST=1 -DNX=$hx -DNY=$hy -DNZ=$hz $(cuda_sources bench/gen/heat3d) -o "$work/heat.k3dfast" 2>"$out/heat.k3dfast.nvcc.txt" &
+    # A second build of heat-3D, its rows named "fast": K3D_FAST_FLAGS (default the interior tiles
+    # without per-column selects, -DTPACE_TILE_FAST=1; any -D the runtime reads, to set two
+    # builds side by side in one call), its in-core rows from K3D_FAST_FROM steps a kernel (2) to
+    # the deepest. K3D_FAST=0 leaves it out.
+    fastflags=${K3D_FAST_FLAGS:--DTPACE_TILE_FAST=1}
+    [[ ${K3D_FAST:-1} == 1 ]] && nvcc $nvflags $fastflags -DNX=$hx -DNY=$hy -DNZ=$hz $(cuda_sources bench/gen/heat3d) -o "$work/heat.k3dfast" 2>"$out/heat.k3dfast.nvcc.txt" &
     nvcc $nvflags -DNZ=$hx -DNY=$hy -DNX=$hz $(cuda_sources bench/gen/stencil-heat3d) -o "$work/sheat.k3d" &
     nvcc $nvflags -DN=$pn $(cuda_sources bench/gen/heat3d_poly) -o "$work/poly.k3d" &
     nvcc $nvflags $hs $(cuda_sources bench/gen/himeno_struct) -o "$work/hstruct.k3d" &
@@ -1477,8 +1482,9 @@ if [[ $parts == *kernels3d* ]]; then
     # The model's rows plan with the probe's fresh profile where this call ran it (machine_env).
     TRACE=1 run "$label incore model" "$work/heat.k3d" "$st" TPACE_SCHEDULE=incore $(machine_env)
     if [[ ${K3D_FAST:-1} == 1 ]]; then
-        # The same with the interior tiles' steady rows without per-column selects (TPACE_TILE_FAST).
-        for t in $(seq 2 "${most:-4}"); do
+        # The same built with $fastflags (K3D_FAST_FLAGS).
+        echo "  rows named fast: heat-3D built with $fastflags" | tee -a "$table"
+        for t in $(seq "${K3D_FAST_FROM:-2}" "${most:-4}"); do
             TRACE=1 run "$label incore fuse $t fast" "$work/heat.k3dfast" "$st" TPACE_SCHEDULE=incore TPACE_FUSE=$t
         done
         run "$label model $mem fast" "$work/heat.k3dfast" "$st" TPACE_DEVICE_MEM=$mem $(machine_env)
@@ -1539,7 +1545,7 @@ if [[ $parts == *kernels3d* ]]; then
     for t in $(seq 1 "${most:-4}"); do k3d_line "$label incore fuse $t" "$bh"; done
     k3d_line "$label incore model" "$bh"
     if [[ ${K3D_FAST:-1} == 1 ]]; then
-        for t in $(seq 2 "${most:-4}"); do k3d_line "$label incore fuse $t fast" "$bh"; done
+        for t in $(seq "${K3D_FAST_FROM:-2}" "${most:-4}"); do k3d_line "$label incore fuse $t fast" "$bh"; done
         k3d_line "$label model $mem fast" "$bh"
     fi
     k3d_line "$label model $mem" "$bh"
